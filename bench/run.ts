@@ -1,0 +1,2 @@
+// Placeholder runner replaced by the benchmark suite (issue 9).
+console.log('bench: no benchmarks yet');

@@ -1,0 +1,2 @@
+// Filled in by the chaos issue.
+export {};

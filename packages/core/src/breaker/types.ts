@@ -1,0 +1,142 @@
+import type { Event } from '../internal/events.js';
+import type { Clock } from '../time/clock.js';
+
+/** The three states of the one circuit-breaker state machine. */
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/** A sliding window that judges the failure rate (in addition to the consecutive count). */
+export type FailureRateWindow =
+  | {
+      /** The last `size` calls. */
+      type: 'count';
+      size: number;
+      /** Calls needed in the window before the rate is judged. Defaults to `size`. */
+      minimumCalls?: number;
+      /** Failure (and slow-call) rate in `(0, 1]` that opens the circuit. */
+      failureRateThreshold: number;
+    }
+  | {
+      /** Calls in the last `sizeMs` milliseconds. */
+      type: 'time';
+      sizeMs: number;
+      /** Calls needed in the window before the rate is judged. Defaults to 1. */
+      minimumCalls?: number;
+      /** Failure (and slow-call) rate in `(0, 1]` that opens the circuit. */
+      failureRateThreshold: number;
+    };
+
+/** Slow successes count toward the failure rate. */
+export interface SlowCallRule {
+  /** A success that took at least this many ms is slow. */
+  durationMs: number;
+  /** Slow-call rate in `(0, 1]` that opens the circuit (needs a window). */
+  rateThreshold: number;
+}
+
+/** Settings of the circuit-breaker state machine (SPEC §2). */
+export interface CircuitBreakerConfig {
+  /** Consecutive counted failures that open the circuit. Integer > 0. Defaults to 5. */
+  failureThreshold: number;
+  /** How long the circuit stays open before a probe, in ms. Defaults to 30 000. */
+  openDurationMs: number;
+  /** Each failed probe multiplies the open duration by this (>= 1). Defaults to 1. */
+  backoffMultiplier: number;
+  /** Cap on the open duration, in ms. Defaults to `Infinity` (no cap beyond the multiplier). */
+  maxOpenDurationMs: number;
+  /** Probes admitted while half-open; `Infinity` lets all traffic through. Defaults to 1. */
+  halfOpenMaxCalls: number;
+  /** Successes in half-open that close the circuit. Defaults to 1. */
+  successThreshold: number;
+  /** Optional failure-rate window. */
+  window?: FailureRateWindow;
+  /** Optional slow-call rule (counts toward the window's rate). */
+  slowCall?: SlowCallRule;
+}
+
+/** How a call admitted by the breaker ended. `neutral` neither counts nor resets. */
+export type CallOutcome = 'success' | 'failure' | 'neutral';
+
+/** Emitted on every state transition. Carries no request data. */
+export interface CircuitStateChange {
+  /** Name of the breaker, when it has one. */
+  name: string | undefined;
+  from: CircuitState;
+  to: CircuitState;
+  /** Clock time of the transition. */
+  at: number;
+  /** Open duration in force after the transition (ms), when it opened. */
+  openDurationMs?: number;
+}
+
+/** Emitted when the breaker refuses a call. */
+export interface CircuitRejection {
+  name: string | undefined;
+  state: CircuitState;
+  retryAfterMs: number;
+}
+
+/**
+ * The stateful breaker every Breakwater piece shares (standalone, `protect`,
+ * router, health registry, adapters).
+ *
+ * Low-level composition contract: `tryAcquire()` admits one call and returns a
+ * non-negative permit number (it encodes the admitting generation and whether
+ * the call is a half-open probe), or `-1` when refused; the caller must later
+ * hand the permit to `release(permit, outcome)` exactly once. Outcomes from an
+ * older generation do not move the current state; a neutral probe frees its
+ * probe slot. This allocates nothing per call.
+ */
+export interface CircuitBreaker {
+  /** Current state (open → half-open is evaluated lazily on read). */
+  readonly state: CircuitState;
+  /**
+   * Runs `fn` if admitted and records its outcome; rejects with
+   * `CircuitOpenError` without calling `fn` when refused. A rejection caused by
+   * `options.signal` aborting is neutral.
+   */
+  execute<T>(
+    fn: (signal: AbortSignal) => Promise<T> | T,
+    options?: { signal?: AbortSignal },
+  ): Promise<T>;
+  /** Admission check that consumes a half-open probe slot when it admits. */
+  canExecute(): boolean;
+  /** Records a success into the current generation (pairs with `canExecute`). */
+  onSuccess(durationMs?: number): void;
+  /** Records a failure into the current generation (pairs with `canExecute`). */
+  onFailure(durationMs?: number): void;
+  /** Admits one call: a permit `>= 0`, or `-1` when refused. */
+  tryAcquire(): number;
+  /** Reports the outcome of a call admitted by `tryAcquire`. */
+  release(permit: number, outcome: CallOutcome, durationMs?: number): void;
+  /** Milliseconds until a probe may be admitted (0 when closed or admitting). */
+  retryAfterMs(): number;
+  /** Forces the circuit open until `reset()`. */
+  isolate(): void;
+  /** Forces the circuit closed and clears its counters. */
+  reset(): void;
+  /** A JSON-safe snapshot that `initialState` accepts. */
+  toJSON(): CircuitBreakerSnapshot;
+  /** Subscribes to state transitions. */
+  readonly onStateChange: Event<CircuitStateChange>;
+  /** Subscribes to refusals. */
+  readonly onReject: Event<CircuitRejection>;
+}
+
+/** Serialisable breaker state, for `toJSON()` / `initialState`. */
+export interface CircuitBreakerSnapshot {
+  state: CircuitState;
+  consecutiveFailures: number;
+  openedAt: number;
+  openDurationMs: number;
+  isolated: boolean;
+}
+
+/** Options of `createCircuitBreaker`: any config field plus clock, name and restored state. */
+export interface CircuitBreakerOptions extends Partial<CircuitBreakerConfig> {
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+  /** Name carried in events and errors. */
+  name?: string;
+  /** State restored from an earlier `toJSON()`. */
+  initialState?: CircuitBreakerSnapshot;
+}

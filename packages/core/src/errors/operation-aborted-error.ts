@@ -1,0 +1,17 @@
+import { brandError, hasBrand } from './brand.js';
+
+/** The caller cancelled the operation (its `AbortSignal` aborted without an `Error` reason). */
+export class OperationAbortedError extends Error {
+  constructor(options?: { message?: string; cause?: unknown }) {
+    super(
+      options?.message ?? 'Operation aborted',
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
+    brandError(this, 'OperationAbortedError');
+  }
+}
+
+/** True for an {@link OperationAbortedError} from any copy of Breakwater. */
+export function isOperationAbortedError(e: unknown): e is OperationAbortedError {
+  return hasBrand(e, 'OperationAbortedError');
+}
