@@ -1,0 +1,9 @@
+export {
+  createPool,
+  type Pool,
+  type PoolOptions,
+  type PoolQueueFullEvent,
+  type PoolRunOptions,
+  type PoolStats,
+  type PoolTask,
+} from './pool.js';

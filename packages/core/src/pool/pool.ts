@@ -1,0 +1,247 @@
+import { QueueFullError } from '../errors/queue-full-error.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { type Event, EventEmitter } from '../internal/events.js';
+import { checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+
+/** Work run by a {@link Pool}; receives the caller's signal, or a never-aborted one. */
+export type PoolTask<T> = (signal: AbortSignal) => T | PromiseLike<T>;
+
+/** Per-call options of {@link Pool.run}. */
+export interface PoolRunOptions {
+  /** Cancels the call: before it starts it never runs; while queued it leaves the queue at once. Defaults to none. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Options of {@link createPool}. */
+export interface PoolOptions {
+  /** Most tasks running at once, an integer >= 1 or `Infinity`. Required. */
+  concurrency: number;
+  /** Most tasks waiting for a slot (0 = no queue). Defaults to `Infinity`. */
+  maxQueue?: number;
+}
+
+/** Counters of a {@link Pool}, since it was created. */
+export interface PoolStats {
+  /** Tasks running now. */
+  active: number;
+  /** Tasks waiting for a slot now. */
+  queued: number;
+  /** Tasks that were started. */
+  started: number;
+  /** Started tasks that fulfilled. */
+  completed: number;
+  /** Started tasks that threw or rejected. */
+  failed: number;
+  /** Calls refused without running: `queueFull + aborted`. */
+  rejected: number;
+  /** Calls refused with `QueueFullError`. */
+  queueFull: number;
+  /** Calls whose signal aborted before their task started (already aborted, or while queued). */
+  aborted: number;
+}
+
+/** Emitted when a call is refused because every slot is busy and the queue is full. */
+export interface PoolQueueFullEvent {
+  /** Tasks running when the call was refused. */
+  active: number;
+  /** Tasks queued when the call was refused. */
+  queued: number;
+  /** The queue bound. */
+  maxQueue: number;
+}
+
+/** A concurrency limiter with a bounded FIFO wait queue. */
+export interface Pool {
+  /**
+   * Runs `task` when a slot is free, FIFO. Rejects with `QueueFullError`
+   * (task not run) when the queue is full, and with the abort error when
+   * `signal` aborts before the task starts. A started task keeps its slot until it settles.
+   */
+  run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T>;
+  /** Resolves when no task is running or queued (at once if already so). */
+  onIdle(): Promise<void>;
+  /** Subscribes to queue-full refusals. */
+  readonly onQueueFull: Event<PoolQueueFullEvent>;
+  /** Tasks running now. */
+  readonly active: number;
+  /** Tasks waiting for a slot now. */
+  readonly queued: number;
+  /** The configured concurrency. */
+  readonly concurrency: number;
+  /** The configured queue bound. */
+  readonly maxQueue: number;
+  /** A snapshot of the counters. */
+  stats(): PoolStats;
+}
+
+/** A waiting call: a node of an intrusive doubly-linked list, so an abort unlinks it in O(1). */
+interface Waiter {
+  task: PoolTask<unknown>;
+  signal: AbortSignal | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  onAbort: (() => void) | undefined;
+  prev: Waiter | undefined;
+  next: Waiter | undefined;
+}
+
+class PoolImpl implements Pool {
+  active = 0;
+  queued = 0;
+  private head: Waiter | undefined;
+  private tail: Waiter | undefined;
+  private started = 0;
+  private completed = 0;
+  private failed = 0;
+  private queueFull = 0;
+  private aborted = 0;
+  private idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  private readonly queueFullEvents = new EventEmitter<PoolQueueFullEvent>();
+  readonly onQueueFull = this.queueFullEvents.on;
+
+  constructor(
+    readonly concurrency: number,
+    readonly maxQueue: number,
+  ) {}
+
+  run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T> {
+    const signal = options?.signal;
+    if (signal?.aborted) {
+      this.aborted++;
+      return Promise.reject(abortError(signal));
+    }
+    // Fast path: a free slot costs no queue entry and no listener.
+    if (this.active < this.concurrency) {
+      this.active++;
+      return this.execute(task, signal ?? neverAbortedSignal);
+    }
+    if (this.queued >= this.maxQueue) {
+      this.queueFull++;
+      if (this.queueFullEvents.active) {
+        this.queueFullEvents.emit({
+          active: this.active,
+          queued: this.queued,
+          maxQueue: this.maxQueue,
+        });
+      }
+      return Promise.reject(new QueueFullError(this.maxQueue));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const w: Waiter = {
+        task: task as PoolTask<unknown>,
+        signal,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        onAbort: undefined,
+        prev: this.tail,
+        next: undefined,
+      };
+      if (this.tail) this.tail.next = w;
+      else this.head = w;
+      this.tail = w;
+      this.queued++;
+      if (signal) {
+        w.onAbort = () => {
+          this.unlink(w);
+          this.aborted++;
+          reject(abortError(signal));
+          this.checkIdle();
+        };
+        signal.addEventListener('abort', w.onAbort, { once: true });
+      }
+    });
+  }
+
+  private async execute<T>(task: PoolTask<T>, signal: AbortSignal): Promise<T> {
+    this.started++;
+    try {
+      const value = await task(signal);
+      this.completed++;
+      return value;
+    } catch (e) {
+      this.failed++;
+      throw e;
+    } finally {
+      this.active--;
+      this.drain();
+    }
+  }
+
+  private unlink(w: Waiter): void {
+    if (w.prev) w.prev.next = w.next;
+    else this.head = w.next;
+    if (w.next) w.next.prev = w.prev;
+    else this.tail = w.prev;
+    w.prev = undefined;
+    w.next = undefined;
+    this.queued--;
+    if (w.onAbort && w.signal) w.signal.removeEventListener('abort', w.onAbort);
+  }
+
+  /** Starts queued tasks while slots are free, oldest first. */
+  private drain(): void {
+    while (this.head !== undefined && this.active < this.concurrency) {
+      const w = this.head;
+      this.unlink(w);
+      this.active++;
+      this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
+    }
+    this.checkIdle();
+  }
+
+  private checkIdle(): void {
+    if (this.idle !== undefined && this.active === 0 && this.queued === 0) {
+      const { resolve } = this.idle;
+      this.idle = undefined;
+      resolve();
+    }
+  }
+
+  onIdle(): Promise<void> {
+    if (this.active === 0 && this.queued === 0) return Promise.resolve();
+    if (this.idle === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.idle = { promise, resolve };
+    }
+    return this.idle.promise;
+  }
+
+  stats(): PoolStats {
+    return {
+      active: this.active,
+      queued: this.queued,
+      started: this.started,
+      completed: this.completed,
+      failed: this.failed,
+      rejected: this.queueFull + this.aborted,
+      queueFull: this.queueFull,
+      aborted: this.aborted,
+    };
+  }
+}
+
+/**
+ * Creates a pool that runs at most `concurrency` tasks at once and queues the
+ * rest FIFO, up to `maxQueue`. It owns no timers; queued calls cost one list
+ * node and, when they carry a signal, one abort listener removed when they leave.
+ * @example
+ * const pool = createPool({ concurrency: 4, maxQueue: 100 });
+ * const user = await pool.run((signal) => fetchUser(id, { signal }), { signal });
+ */
+export function createPool(options: PoolOptions): Pool {
+  checkObject('createPool(options)', options, false);
+  const concurrency = checkNumber('concurrency', options.concurrency, {
+    min: 1,
+    integer: true,
+    allowInfinity: true,
+  });
+  const maxQueue = optionalNumber('maxQueue', options.maxQueue, Number.POSITIVE_INFINITY, {
+    min: 0,
+    integer: true,
+    allowInfinity: true,
+  });
+  return new PoolImpl(concurrency, maxQueue);
+}
