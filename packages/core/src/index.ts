@@ -1,5 +1,6 @@
 // @breakwater/core — user-facing factories first, types and extension points below.
 
+export * from './breaker/index.js';
 export * from './errors/index.js';
 export { type Duration, parseDuration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';

@@ -135,8 +135,13 @@ export interface CircuitBreakerSnapshot {
 export interface CircuitBreakerOptions extends Partial<CircuitBreakerConfig> {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
-  /** Name carried in events and errors. */
+  /** Name carried in events and errors. Defaults to none. */
   name?: string;
-  /** State restored from an earlier `toJSON()`. */
+  /** State restored from an earlier `toJSON()`. Defaults to a fresh closed circuit. */
   initialState?: CircuitBreakerSnapshot;
+  /**
+   * Decides whether an error thrown inside `execute` counts as a failure;
+   * `false` (or a throwing classifier) makes it neutral. Defaults to counting every error.
+   */
+  isFailure?: (error: unknown) => boolean;
 }

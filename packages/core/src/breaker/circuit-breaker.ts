@@ -1,0 +1,193 @@
+import { CircuitOpenError } from '../errors/circuit-open-error.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { EventEmitter } from '../internal/events.js';
+import { checkFunction, checkObject, describeValue } from '../internal/validate.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import { validateCircuitBreakerConfig } from './config.js';
+import {
+  admit,
+  closeCircuit,
+  encodePermit,
+  isolateCircuitInPlace,
+  type MutableCircuit,
+  newCircuit,
+  permitGeneration,
+  refresh,
+  retryAfter,
+  settle,
+} from './machine.js';
+import { fromSnapshot, toSnapshot } from './snapshot.js';
+import type {
+  CallOutcome,
+  CircuitBreaker,
+  CircuitBreakerOptions,
+  CircuitBreakerSnapshot,
+  CircuitRejection,
+  CircuitState,
+  CircuitStateChange,
+} from './types.js';
+
+const countEveryError = (): boolean => true;
+
+// A class keeps the per-call methods on the prototype: no closure per breaker call.
+class StatefulCircuitBreaker implements CircuitBreaker {
+  readonly onStateChange;
+  readonly onReject;
+  private readonly changes = new EventEmitter<CircuitStateChange>();
+  private readonly rejections = new EventEmitter<CircuitRejection>();
+  // The slow-call rule is the only reason to read the clock around a call.
+  private readonly timed: boolean;
+
+  constructor(
+    private readonly m: MutableCircuit,
+    private readonly clock: Clock,
+    private readonly name: string | undefined,
+    private readonly isFailure: (error: unknown) => boolean,
+  ) {
+    this.onStateChange = this.changes.on;
+    this.onReject = this.rejections.on;
+    this.timed = m.config.slowCall !== undefined;
+  }
+
+  get state(): CircuitState {
+    const from = this.m.state;
+    refresh(this.m, this.clock);
+    this.announce(from);
+    return this.m.state;
+  }
+
+  async execute<T>(
+    fn: (signal: AbortSignal) => Promise<T> | T,
+    options?: { signal?: AbortSignal },
+  ): Promise<T> {
+    const signal = options?.signal ?? neverAbortedSignal;
+    if (signal.aborted) throw abortError(signal);
+    const permit = this.tryAcquire();
+    if (permit < 0) throw this.openError();
+    const start = this.timed ? this.clock() : 0;
+    let value: T;
+    try {
+      value = await fn(signal);
+    } catch (error) {
+      this.release(permit, this.judge(error, signal), this.elapsed(start));
+      throw error;
+    }
+    this.release(permit, 'success', this.elapsed(start));
+    return value;
+  }
+
+  canExecute(): boolean {
+    return this.tryAcquire() >= 0;
+  }
+
+  onSuccess(durationMs?: number): void {
+    this.release(encodePermit(this.m.generation, false), 'success', durationMs);
+  }
+
+  onFailure(durationMs?: number): void {
+    this.release(encodePermit(this.m.generation, false), 'failure', durationMs);
+  }
+
+  tryAcquire(): number {
+    const m = this.m;
+    // Closed admits without reading the clock: the hot path.
+    if (m.state === 'closed') return m.generation * 2;
+    const from = m.state;
+    const permit = admit(m, this.clock);
+    this.announce(from);
+    if (permit < 0 && this.rejections.active) {
+      this.rejections.emit({ name: this.name, state: m.state, retryAfterMs: this.retryAfterMs() });
+    }
+    return permit;
+  }
+
+  release(permit: number, outcome: CallOutcome, durationMs?: number): void {
+    if (permit < 0) return;
+    const from = this.m.state;
+    settle(this.m, this.clock, permitGeneration(permit), outcome, durationMs);
+    this.announce(from);
+  }
+
+  retryAfterMs(): number {
+    const from = this.m.state;
+    const ms = retryAfter(this.m, this.clock);
+    this.announce(from);
+    return ms;
+  }
+
+  isolate(): void {
+    const from = this.m.state;
+    isolateCircuitInPlace(this.m, this.clock());
+    this.announce(from);
+  }
+
+  reset(): void {
+    const from = this.m.state;
+    closeCircuit(this.m, this.clock());
+    this.announce(from);
+  }
+
+  toJSON(): CircuitBreakerSnapshot {
+    return toSnapshot(this.m);
+  }
+
+  private judge(error: unknown, signal: AbortSignal): CallOutcome {
+    // A call the caller gave up on says nothing about the dependency.
+    if (signal.aborted) return 'neutral';
+    try {
+      return this.isFailure(error) ? 'failure' : 'neutral';
+    } catch {
+      return 'neutral';
+    }
+  }
+
+  private elapsed(start: number): number | undefined {
+    return this.timed ? this.clock() - start : undefined;
+  }
+
+  private openError(): CircuitOpenError {
+    const options: { retryAfterMs: number; circuit?: string } = {
+      retryAfterMs: retryAfter(this.m, this.clock),
+    };
+    if (this.name !== undefined) options.circuit = this.name;
+    return new CircuitOpenError(options);
+  }
+
+  private announce(from: CircuitState): void {
+    const m = this.m;
+    if (m.state === from || !this.changes.active) return;
+    const event: CircuitStateChange = { name: this.name, from, to: m.state, at: m.changedAt };
+    if (m.state === 'open') event.openDurationMs = m.openDurationMs;
+    this.changes.emit(event);
+  }
+}
+
+/**
+ * Creates the stateful circuit breaker shared by every Breakwater piece. Options
+ * are the {@link CircuitBreakerConfig} fields (validated; defaults from
+ * {@link getDefaultCircuitBreakerConfig}) plus `clock`, `name`, `initialState`
+ * and `isFailure`.
+ * @example
+ * const breaker = createCircuitBreaker({ failureThreshold: 3, openDurationMs: 10_000 });
+ * try {
+ *   const user = await breaker.execute((signal) => fetchUser(id, { signal }));
+ * } catch (e) {
+ *   if (isCircuitOpenError(e)) console.log(`try again in ${e.retryAfterMs} ms`);
+ * }
+ */
+export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
+  checkObject('options', options, false);
+  const config = validateCircuitBreakerConfig(options);
+  checkFunction('clock', options.clock);
+  checkFunction('isFailure', options.isFailure);
+  if (options.name !== undefined && typeof options.name !== 'string') {
+    throw new TypeError(`name must be a string, got ${describeValue(options.name)}`);
+  }
+  const clock = options.clock ?? systemClock;
+  const now = clock();
+  const m =
+    options.initialState === undefined
+      ? newCircuit(config, now)
+      : fromSnapshot(options.initialState, config, now);
+  return new StatefulCircuitBreaker(m, clock, options.name, options.isFailure ?? countEveryError);
+}

@@ -1,0 +1,184 @@
+/**
+ * The one circuit-breaker state machine (SPEC §2), as in-place transitions on a
+ * plain record. The immutable API copies the record first; the stateful
+ * breaker owns one record and mutates it, so the hot path allocates nothing.
+ * Both read the clock only when a rule needs the time.
+ * @internal
+ */
+import type { Clock } from '../time/clock.js';
+import type { CallOutcome, CircuitBreakerConfig, CircuitState } from './types.js';
+import {
+  CODE_FAILED,
+  CODE_SLOW,
+  clearWindow,
+  cloneWindow,
+  createWindow,
+  type RateWindowState,
+  recordCall,
+  windowTripped,
+} from './window.js';
+
+/** The complete state of one circuit, as the pure API passes it around. Never mutate it. */
+export interface CircuitBreakerState {
+  /** `closed`, `open` or `half-open`. */
+  readonly state: CircuitState;
+  /** Bumped by every transition; outcomes of calls admitted in an older generation are ignored. */
+  readonly generation: number;
+  /** Counted failures in a row (kept while open and half-open; reset when it closes). */
+  readonly consecutiveFailures: number;
+  /** Clock time the circuit last opened. */
+  readonly openedAt: number;
+  /** Cool-down in force: the base, multiplied by each failed probe, capped. */
+  readonly openDurationMs: number;
+  /** Half-open probe slots taken (a neutral probe gives its slot back). */
+  readonly probesAdmitted: number;
+  /** Successful probes in this half-open generation. */
+  readonly probeSuccesses: number;
+  /** Forced open by `isolate` until reset. */
+  readonly isolated: boolean;
+  /** Clock time of the last transition. */
+  readonly changedAt: number;
+  /** Failure-rate window of the closed circuit, when configured. */
+  readonly window: RateWindowState | undefined;
+  /** The validated settings this circuit runs with. */
+  readonly config: CircuitBreakerConfig;
+}
+
+/** The same record, writable. @internal */
+export type MutableCircuit = { -readonly [K in keyof CircuitBreakerState]: CircuitBreakerState[K] };
+
+/** A fresh closed circuit. @internal */
+export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircuit {
+  return {
+    state: 'closed',
+    generation: 0,
+    consecutiveFailures: 0,
+    openedAt: 0,
+    openDurationMs: config.openDurationMs,
+    probesAdmitted: 0,
+    probeSuccesses: 0,
+    isolated: false,
+    changedAt: now,
+    window: config.window === undefined ? undefined : createWindow(config.window),
+    config,
+  };
+}
+
+/** A deep copy (the window is the only nested mutable part). @internal */
+export function copyCircuit(s: CircuitBreakerState): MutableCircuit {
+  return { ...s, window: s.window === undefined ? undefined : cloneWindow(s.window) };
+}
+
+/** Permit for a call admitted in `generation`: encodes both in one number. @internal */
+export function encodePermit(generation: number, probe: boolean): number {
+  return generation * 2 + (probe ? 1 : 0);
+}
+
+/** The generation a permit was issued in. @internal */
+export function permitGeneration(permit: number): number {
+  return Math.floor(permit / 2);
+}
+
+function transition(m: MutableCircuit, to: CircuitState, now: number): void {
+  m.state = to;
+  m.generation += 1;
+  m.changedAt = now;
+  m.probesAdmitted = 0;
+  m.probeSuccesses = 0;
+}
+
+function open(m: MutableCircuit, now: number, durationMs: number): void {
+  transition(m, 'open', now);
+  m.openedAt = now;
+  m.openDurationMs = durationMs;
+  if (m.window !== undefined) clearWindow(m.window);
+}
+
+/** Open → half-open once the cool-down has run out (lazily; there is no timer). @internal */
+export function refresh(m: MutableCircuit, clock: Clock): void {
+  if (m.state !== 'open' || m.isolated) return;
+  const now = clock();
+  if (now >= m.openedAt + m.openDurationMs) transition(m, 'half-open', now);
+}
+
+/** Admission check: a permit `>= 0`, or `-1` when refused. @internal */
+export function admit(m: MutableCircuit, clock: Clock): number {
+  if (m.state === 'closed') return m.generation * 2;
+  refresh(m, clock);
+  if (m.state === 'half-open' && m.probesAdmitted < m.config.halfOpenMaxCalls) {
+    m.probesAdmitted += 1;
+    return encodePermit(m.generation, true);
+  }
+  return -1;
+}
+
+/** Milliseconds until a call may be admitted. @internal */
+export function retryAfter(m: MutableCircuit, clock: Clock): number {
+  refresh(m, clock);
+  if (m.state !== 'open') return 0;
+  if (m.isolated) return Number.POSITIVE_INFINITY;
+  return Math.max(0, m.openedAt + m.openDurationMs - clock());
+}
+
+/**
+ * Records the outcome of a call admitted in `generation`. Older generations are
+ * ignored; neutral outcomes only give a probe slot back.
+ * @internal
+ */
+export function settle(
+  m: MutableCircuit,
+  clock: Clock,
+  generation: number,
+  outcome: CallOutcome,
+  durationMs: number | undefined,
+): void {
+  if (generation !== m.generation || outcome === 'neutral') {
+    if (generation === m.generation && m.state === 'half-open' && m.probesAdmitted > 0) {
+      m.probesAdmitted -= 1;
+    }
+    return;
+  }
+  const c = m.config;
+  if (m.state === 'closed') {
+    const failed = outcome === 'failure';
+    m.consecutiveFailures = failed ? m.consecutiveFailures + 1 : 0;
+    let tripped = m.consecutiveFailures >= c.failureThreshold;
+    if (m.window !== undefined && c.window !== undefined) {
+      const now = clock();
+      // An unknown duration is never slow.
+      const slow =
+        c.slowCall !== undefined && durationMs !== undefined && durationMs >= c.slowCall.durationMs;
+      recordCall(m.window, (failed ? CODE_FAILED : 0) | (slow ? CODE_SLOW : 0), now);
+      tripped ||= windowTripped(m.window, c.window, c.slowCall, now);
+      if (tripped) open(m, now, m.openDurationMs);
+    } else if (tripped) {
+      open(m, clock(), m.openDurationMs);
+    }
+  } else if (m.state === 'half-open') {
+    if (outcome === 'failure') {
+      // The streak is kept, so the health registry's "next failure re-opens at once" holds.
+      m.consecutiveFailures += 1;
+      open(m, clock(), Math.min(m.openDurationMs * c.backoffMultiplier, c.maxOpenDurationMs));
+      return;
+    }
+    m.probeSuccesses += 1;
+    if (m.probeSuccesses >= c.successThreshold) closeCircuit(m, clock());
+  }
+  // Open: nothing is admitted in an open generation, so a stray report changes nothing.
+}
+
+/** Closes the circuit: counters and window cleared, cool-down back to base. @internal */
+export function closeCircuit(m: MutableCircuit, now: number): void {
+  transition(m, 'closed', now);
+  m.consecutiveFailures = 0;
+  m.openDurationMs = m.config.openDurationMs;
+  m.isolated = false;
+  if (m.window !== undefined) clearWindow(m.window);
+}
+
+/** Forces the circuit open until {@link closeCircuit}. @internal */
+export function isolateCircuitInPlace(m: MutableCircuit, now: number): void {
+  if (m.isolated) return;
+  open(m, now, m.openDurationMs);
+  m.isolated = true;
+}
