@@ -1,2 +1,2 @@
 // Filled in by the chaos issue.
-export {};
+export * from './trpc/index.js';

@@ -1,0 +1,13 @@
+export {
+  FetchEventSource,
+  type FetchEventSourceEvent,
+  type FetchEventSourceInit,
+} from './event-source.js';
+export type { TrpcFaultPlan, TrpcInjectedError } from './faults.js';
+export type { ChaosTrpcStats } from './recorder.js';
+export { type ChaosTrpcContext, type ChaosTrpcRouter, chaosTrpcRouter } from './router.js';
+export {
+  type ChaosTrpcServer,
+  type ChaosTrpcServerOptions,
+  createChaosTrpcServer,
+} from './server.js';

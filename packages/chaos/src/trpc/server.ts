@@ -1,0 +1,181 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type RandomSource, type Sleep, systemSleep } from '@breakwater/core';
+import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { seededRandom } from '../grpc/seeded-random.js';
+import { checkFaultPlan, decideFault, type TrpcFaultPlan } from './faults.js';
+import { type ChaosTrpcStats, TrpcRecorder } from './recorder.js';
+import { writeInjectedError } from './responses.js';
+import { type ChaosTrpcContext, chaosTrpcRouter } from './router.js';
+import { cutStreamAfter } from './stream-drop.js';
+
+/** Options of {@link createChaosTrpcServer}. */
+export interface ChaosTrpcServerOptions {
+  /** Server name, sent as `x-chaos-server` and in `echo` answers. Defaults to `'trpc'`. */
+  name?: string;
+  /** Port to listen on; 0 picks a free one (kept across `stop()`/`start()`). Defaults to 0. */
+  port?: number;
+  /** Interface to listen on. Defaults to `'127.0.0.1'`. */
+  host?: string;
+  /** Initial fault schedule; change it later with `setFaults`. Defaults to no faults. */
+  faults?: TrpcFaultPlan;
+  /** Seed of the fault randomness, so a run replays. Defaults to 1. */
+  seed?: number;
+  /** Randomness source; overrides `seed`. */
+  random?: RandomSource;
+  /** How added latency waits. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+}
+
+/** A running chaos tRPC server. */
+export interface ChaosTrpcServer {
+  /** Name given in the options. */
+  readonly name: string;
+  /** The port, fixed after the first start. */
+  readonly port: number;
+  /** Base URL for `httpBatchLink({ url })`. */
+  readonly url: string;
+  /** Whether the listener is open (false after `stop()`: connections are refused). */
+  readonly listening: boolean;
+  /** Replaces the fault schedule; applies to requests that arrive afterwards. */
+  setFaults(faults: TrpcFaultPlan): void;
+  /** A copy of what the server saw since start or `resetStats()`. */
+  stats(): ChaosTrpcStats;
+  /** Clears the counts (not the counter procedure's value). */
+  resetStats(): void;
+  /** Closes the listener and every open connection: clients get ECONNREFUSED. */
+  stop(): Promise<void>;
+  /** Listens again on the same port. */
+  start(): Promise<void>;
+  /** Stops for good (same as `stop()`). */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Procedure paths in a tRPC URL (`/a,b?batch=1` → `['a', 'b']`). */
+function procedurePaths(url: URL): string[] {
+  return decodeURIComponent(url.pathname)
+    .replace(/^\/+|\/+$/g, '')
+    .split(',')
+    .filter((p) => p.length > 0);
+}
+
+/**
+ * Starts a tRPC standalone server with {@link chaosTrpcRouter} behind a
+ * fault-injecting HTTP layer on `127.0.0.1` and resolves once it listens.
+ * @example
+ * const server = await createChaosTrpcServer({ faults: { failFirst: 2 } });
+ * try { ... } finally { await server.close(); }
+ */
+export async function createChaosTrpcServer(
+  options: ChaosTrpcServerOptions = {},
+): Promise<ChaosTrpcServer> {
+  const name = options.name ?? 'trpc';
+  const host = options.host ?? '127.0.0.1';
+  const random = options.random ?? seededRandom(options.seed ?? 1);
+  const sleep = options.sleep ?? systemSleep;
+  let plan: TrpcFaultPlan = options.faults ?? {};
+  checkFaultPlan(plan);
+  let streamsDropped = 0;
+  const recorder = new TrpcRecorder(name);
+  const context: ChaosTrpcContext = {
+    server: name,
+    state: { counter: 0, subscriptionStarts: recorder.subscriptionStarts },
+  };
+  const trpc = createHTTPHandler({ router: chaosTrpcRouter, createContext: () => context });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://chaos.invalid');
+    const paths = procedurePaths(url);
+    const callId = (req.headers['x-call-id'] as string | undefined) ?? `${req.method} ${req.url}`;
+    const attempt = recorder.request(paths, callId);
+    res.setHeader('x-chaos-server', name);
+    const current = plan;
+    const applies = !current.paths || paths.some((p) => current.paths?.includes(p));
+    if (applies) {
+      const decision = decideFault(current, attempt, random);
+      if (decision.delayMs > 0) {
+        recorder.fault('delayed');
+        const gone = new AbortController();
+        const onClose = () => gone.abort();
+        req.once('close', onClose);
+        await sleep(decision.delayMs, gone.signal);
+        req.off('close', onClose);
+        if (gone.signal.aborted) return;
+      }
+      if (decision.action === 'hang') {
+        // Never answered: the client's own deadline or `stop()` ends it.
+        recorder.fault('hang');
+        return;
+      }
+      if (decision.action === 'error') {
+        recorder.fault('error');
+        writeInjectedError(
+          res,
+          current.error ?? { type: 'status' },
+          paths,
+          url.searchParams.has('batch'),
+        );
+        return;
+      }
+      const cutAfter = current.dropStreamAfter;
+      const isStream = (req.headers.accept ?? '').includes('text/event-stream');
+      if (cutAfter && isStream && streamsDropped < (current.dropStreamTimes ?? Infinity)) {
+        cutStreamAfter(res, cutAfter, () => {
+          streamsDropped++;
+          recorder.fault('dropped');
+        });
+      }
+    }
+    recorder.handled();
+    trpc(req, res);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  let port = options.port ?? 0;
+
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      if (server.listening) return resolve();
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        port = (server.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      // Keep-alive and hung connections would hold `close` open forever.
+      server.closeAllConnections();
+    });
+
+  await start();
+  return {
+    name,
+    get port() {
+      return port;
+    },
+    get url() {
+      return `http://${host}:${port}`;
+    },
+    get listening() {
+      return server.listening;
+    },
+    setFaults(faults) {
+      checkFaultPlan(faults);
+      plan = faults;
+      streamsDropped = 0;
+    },
+    stats: () => recorder.snapshot(),
+    resetStats: () => recorder.reset(),
+    stop,
+    start,
+    close: stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
