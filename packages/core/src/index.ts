@@ -1,10 +1,15 @@
 // @breakwater/core — user-facing factories first, types and extension points below.
 
 export * from './breaker/index.js';
+export * from './cache/index.js';
+export * from './deadline/index.js';
 export * from './errors/index.js';
+export * from './health/index.js';
 export { type Duration, parseDuration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';
 export * from './limit/index.js';
 export * from './pool/index.js';
+export * from './protect/index.js';
 export { type Err, err, isErr, isOk, type Ok, ok, type Result } from './result/result.js';
+export * from './retry/index.js';
 export * from './time/index.js';

@@ -1,0 +1,74 @@
+import { abortError } from '../internal/abort.js';
+
+/** What a probe may resolve with; resolving with nothing means healthy. */
+export interface ProbeResult {
+  /** Whether the target looked available. */
+  healthy: boolean;
+  /** Human-readable explanation, for events and logs. */
+  reason?: string;
+}
+
+/** A probe outcome that always explains itself (what readiness rules and runProbe return). */
+export interface HealthVerdict {
+  /** Whether the target looked available. */
+  healthy: boolean;
+  /** Human-readable explanation. */
+  reason: string;
+}
+
+/** What every probe receives besides its target. */
+export interface ProbeContext {
+  /** The provider (registry name) being probed. */
+  provider: string;
+  /** Aborts when the probe is cut short (checker stopped, deadline passed). */
+  signal: AbortSignal;
+}
+
+/**
+ * Checks that a target is available — not that it behaves correctly.
+ * Resolve (with nothing or `{ healthy: true }`) for healthy; reject or resolve
+ * `{ healthy: false, reason }` for unhealthy.
+ * @example
+ * const probe: Probe<string> = async (url, { signal }) => {
+ *   const res = await fetch(url, { signal });
+ *   if (!res.ok) return { healthy: false, reason: `status ${res.status}` };
+ * };
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: `async () => {}` (Promise<void>) must be a valid probe.
+export type Probe<T = string> = (target: T, ctx: ProbeContext) => Promise<ProbeResult | void>;
+
+/** A probe, or `'none'`: nothing is checked and nothing is recorded. */
+export type ProbeSetting<T = string> = Probe<T> | 'none';
+
+/** Text of a thrown value, for a probe's reason. @internal */
+export function describeFailure(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+/**
+ * Runs `probe` and normalises its outcome into a {@link HealthVerdict}: a
+ * rejection becomes `{ healthy: false, reason: <message> }`. When `ctx.signal`
+ * has aborted by the time the probe settles, rejects with the abort reason
+ * instead, so callers can tell a cut probe from an unhealthy target.
+ */
+export async function runProbe<T>(
+  probe: Probe<T>,
+  target: T,
+  ctx: ProbeContext,
+): Promise<HealthVerdict> {
+  let verdict: HealthVerdict;
+  try {
+    const result = await probe(target, ctx);
+    if (result === undefined || result === null) verdict = { healthy: true, reason: 'ok' };
+    else {
+      const healthy = result.healthy !== false;
+      verdict = { healthy, reason: result.reason ?? (healthy ? 'ok' : 'unhealthy') };
+    }
+  } catch (error) {
+    if (ctx.signal.aborted) throw abortError(ctx.signal);
+    verdict = { healthy: false, reason: describeFailure(error) };
+  }
+  if (ctx.signal.aborted) throw abortError(ctx.signal);
+  return verdict;
+}

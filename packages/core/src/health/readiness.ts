@@ -1,0 +1,205 @@
+import { abortError } from '../internal/abort.js';
+import { type Duration, parseDuration } from '../internal/duration.js';
+import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import { type Sleep, systemSleep } from '../time/sleep.js';
+import { describeFailure, type HealthVerdict, type ProbeContext } from './probe.js';
+
+/**
+ * A metric-driven health rule. Call it directly (`await rule()`) or use it as a
+ * {@link Probe}: the target is handed to the sample functions, the signal cuts
+ * a two-sample wait short (the rule then rejects with the abort reason).
+ */
+export type ReadinessRule<T = unknown> = (
+  target?: T,
+  ctx?: Partial<ProbeContext>,
+) => Promise<HealthVerdict>;
+
+/** Reads one number (a counter, a gauge); gets the probe's target when used as a probe. */
+export type Sample<T = unknown> = (target?: T) => number | PromiseLike<number>;
+
+/** Options shared by the rules that take two samples `intervalMs` apart. */
+export interface TwoSampleOptions<T = unknown> {
+  /** Reads the value. */
+  sample: Sample<T>;
+  /** Time between the two samples. Defaults to 1000 ms. */
+  interval?: Duration;
+  /** Name used in the reason text. Defaults to `'counter'` / `'value'`. */
+  name?: string;
+  /** Waits between the samples. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+}
+
+/** Options of {@link belowLimit}. */
+export interface BelowLimitOptions<T = unknown> {
+  /** Reads the value. */
+  sample: Sample<T>;
+  /** Healthy while the value is strictly below this. */
+  limit: number;
+  /** Name used in the reason text. Defaults to `'value'`. */
+  name?: string;
+}
+
+/** Options of {@link ratioBelow}. */
+export interface RatioBelowOptions<T = unknown> {
+  /** Reads the numerator (e.g. dropped events). */
+  numerator: Sample<T>;
+  /** Reads the denominator (e.g. ingested events); 0 is treated as 1. */
+  denominator: Sample<T>;
+  /** Healthy while the ratio is strictly below this. */
+  limit: number;
+  /** Name used in the reason text. Defaults to `'ratio'`. */
+  name?: string;
+}
+
+/** Options of {@link startupGrace}. */
+export interface StartupGraceOptions<T = unknown> {
+  /** How long after `startedAt` the target counts as healthy whatever else says. */
+  grace: Duration;
+  /** Start of the grace period (clock ms). Defaults to the clock at creation. */
+  startedAt?: number;
+  /** Judges the target once the grace period is over. Defaults to none (then unhealthy). */
+  rule?: ReadinessRule<T>;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+}
+
+/** Reads a sample, or explains why it could not. */
+async function read<T>(sample: Sample<T>, target: T | undefined, name: string) {
+  try {
+    return { value: await sample(target) };
+  } catch (error) {
+    return { failure: `${name} could not be read: ${describeFailure(error)}` };
+  }
+}
+
+function checkSample(where: string, sample: unknown): void {
+  checkFunction(where, sample, false);
+}
+
+/** Takes two samples `interval` apart and lets `judge` compare them. */
+function twoSamples<T>(
+  rule: string,
+  options: TwoSampleOptions<T>,
+  defaultName: string,
+  judge: (first: number, second: number, name: string, ms: number) => HealthVerdict,
+): ReadinessRule<T> {
+  checkObject(`${rule}(options)`, options, false);
+  checkSample(`${rule} sample`, options.sample);
+  checkFunction(`${rule} sleep`, options.sleep);
+  const ms =
+    options.interval === undefined ? 1000 : parseDuration(`${rule} interval`, options.interval);
+  const { sample, name = defaultName, sleep = systemSleep } = options;
+  return async (target, ctx) => {
+    const signal = ctx?.signal;
+    const first = await read(sample, target, name);
+    if (first.failure !== undefined) return { healthy: false, reason: first.failure };
+    await sleep(ms, signal);
+    if (signal?.aborted) throw abortError(signal);
+    const second = await read(sample, target, name);
+    if (second.failure !== undefined) return { healthy: false, reason: second.failure };
+    return judge(first.value, second.value, name, ms);
+  };
+}
+
+/**
+ * Healthy when a counter increased between two samples `interval` apart, or
+ * has never moved from `initial` (nothing to deliver yet is not a fault).
+ * @example counterProgress({ sample: () => metrics.get('events.delivered'), interval: 50 })
+ */
+export function counterProgress<T = unknown>(
+  options: TwoSampleOptions<T> & {
+    /** The counter's starting value; staying there is healthy. Defaults to 0. */
+    initial?: number;
+  },
+): ReadinessRule<T> {
+  const initial = options?.initial ?? 0;
+  return twoSamples('counterProgress', options, 'counter', (a, b, name, ms) => {
+    if (b > a) return { healthy: true, reason: `${name} moved from ${a} to ${b} in ${ms} ms` };
+    if (a === initial && b === initial) {
+      return { healthy: true, reason: `${name} has not moved from ${initial} yet` };
+    }
+    return { healthy: false, reason: `${name} made no progress in ${ms} ms (stuck at ${b})` };
+  });
+}
+
+/**
+ * Healthy when a value is the same in two samples `interval` apart (e.g. a
+ * drop counter that must not move).
+ * @example unchanged({ sample: () => metrics.get('events.dropped'), interval: 100, name: 'drops' })
+ */
+export function unchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
+  return twoSamples('unchanged', options, 'value', (a, b, name, ms) =>
+    a === b
+      ? { healthy: true, reason: `${name} stayed at ${a} for ${ms} ms` }
+      : { healthy: false, reason: `${name} changed from ${a} to ${b} in ${ms} ms` },
+  );
+}
+
+/**
+ * Healthy while a value is strictly below `limit`.
+ * @example belowLimit({ sample: () => metrics.get('retry.scheduled'), limit: 5, name: 'retries' })
+ */
+export function belowLimit<T = unknown>(options: BelowLimitOptions<T>): ReadinessRule<T> {
+  checkObject('belowLimit(options)', options, false);
+  checkSample('belowLimit sample', options.sample);
+  const limit = checkNumber('belowLimit limit', options.limit, { allowInfinity: true });
+  const { sample, name = 'value' } = options;
+  return async (target) => {
+    const r = await read(sample, target, name);
+    if (r.failure !== undefined) return { healthy: false, reason: r.failure };
+    return r.value < limit
+      ? { healthy: true, reason: `${name} is ${r.value}, below ${limit}` }
+      : { healthy: false, reason: `${name} is ${r.value}, not below ${limit}` };
+  };
+}
+
+/**
+ * Healthy while `numerator / denominator` is strictly below `limit`; a zero
+ * denominator counts as 1 (nothing processed yet is not a 100% failure rate).
+ * @example ratioBelow({ numerator: dropped, denominator: ingested, limit: 0.05, name: 'drop rate' })
+ */
+export function ratioBelow<T = unknown>(options: RatioBelowOptions<T>): ReadinessRule<T> {
+  checkObject('ratioBelow(options)', options, false);
+  checkSample('ratioBelow numerator', options.numerator);
+  checkSample('ratioBelow denominator', options.denominator);
+  const limit = checkNumber('ratioBelow limit', options.limit, { allowInfinity: true });
+  const { numerator, denominator, name = 'ratio' } = options;
+  return async (target) => {
+    const [n, d] = await Promise.all([
+      read(numerator, target, `${name} numerator`),
+      read(denominator, target, `${name} denominator`),
+    ]);
+    if (n.failure !== undefined) return { healthy: false, reason: n.failure };
+    if (d.failure !== undefined) return { healthy: false, reason: d.failure };
+    const ratio = n.value / (d.value === 0 ? 1 : d.value);
+    const shown = `${name} is ${ratio} (${n.value}/${d.value})`;
+    return ratio < limit
+      ? { healthy: true, reason: `${shown}, below ${limit}` }
+      : { healthy: false, reason: `${shown}, not below ${limit}` };
+  };
+}
+
+/**
+ * Healthy during a start-up grace period; afterwards `rule` decides (or, with
+ * no rule, the grace having ended is itself unhealthy — combine with `any`).
+ * @example startupGrace({ grace: '60s', rule: belowLimit({ sample: lag, limit: 100 }) })
+ */
+export function startupGrace<T = unknown>(options: StartupGraceOptions<T>): ReadinessRule<T> {
+  checkObject('startupGrace(options)', options, false);
+  const graceMs = parseDuration('startupGrace grace', options.grace);
+  checkFunction('startupGrace rule', options.rule);
+  checkFunction('startupGrace clock', options.clock);
+  const clock = options.clock ?? systemClock;
+  const startedAt =
+    options.startedAt === undefined
+      ? clock()
+      : checkNumber('startupGrace startedAt', options.startedAt);
+  const { rule } = options;
+  return async (target, ctx) => {
+    const left = startedAt + graceMs - clock();
+    if (left > 0) return { healthy: true, reason: `in start-up grace period (${left} ms left)` };
+    if (rule) return rule(target, ctx);
+    return { healthy: false, reason: `start-up grace period of ${graceMs} ms is over` };
+  };
+}

@@ -1,0 +1,232 @@
+import type { CircuitBreakerState, CircuitState } from '../breaker/index.js';
+import { type Duration, parseDuration } from '../internal/duration.js';
+import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import {
+  circuitAt,
+  circuitFailure,
+  circuitFromFacts,
+  circuitNeutral,
+  circuitOpenUntil,
+  circuitSuccess,
+  newHealthCircuit,
+} from './registry-circuit.js';
+
+/** Options of {@link createHealthRegistry} and {@link HealthRegistry.scoped}. */
+export interface HealthRegistryOptions {
+  /** Failures in a row that open a provider's circuit (integer > 0). Defaults to 3. */
+  failures?: number;
+  /** How long an opened circuit stays open: ms or `"500ms"`, `"30s"`, `"1m"`. Defaults to 30 000 ms. */
+  reset?: Duration;
+  /** Time source. Defaults to `systemClock` (for `scoped`, the parent's clock). */
+  clock?: Clock;
+}
+
+/** Options of {@link HealthRegistry.success}. */
+export interface HealthSuccessOptions {
+  /** Count the success but leave the failure streak and the circuit alone. Defaults to false. */
+  keepStreak?: boolean;
+}
+
+/** One provider's entry in {@link HealthRegistry.snapshot}. */
+export interface ProviderHealth {
+  /** Successes recorded. */
+  ok: number;
+  /** Failures recorded. */
+  fail: number;
+  /** Failures since the last streak-resetting success. */
+  streak: number;
+  /** Smoothed latency in ms, or undefined before the first timed success. */
+  latency: number | undefined;
+  /** Clock time until which the circuit is (or was) open in the current streak; 0 if it has not opened. */
+  openUntil: number;
+  /** `!isOpen(name)` now. */
+  healthy: boolean;
+}
+
+/** Write side of the registry: what probes, checkers and routers record into. */
+export interface HealthRecorder {
+  /** Records a success; `ms` feeds the smoothed latency. */
+  success(name: string, ms?: number, options?: HealthSuccessOptions): void;
+  /** Records a failure. */
+  failure(name: string): void;
+}
+
+/** Per-provider health counts with a circuit per provider (SPEC §3). */
+export interface HealthRegistry extends HealthRecorder {
+  /**
+   * ok += 1; the streak resets and the circuit closes for good, unless
+   * `keepStreak`. `ms` updates the latency: first sample as is, then
+   * `0.7 × previous + 0.3 × ms`.
+   */
+  success(name: string, ms?: number, options?: HealthSuccessOptions): void;
+  /** A deferred success was confirmed: streak = 0, circuit closed. A no-op for an unknown name. */
+  settle(name: string): void;
+  /** fail += 1, streak += 1; at `streak >= failures` the circuit opens until `now + reset`. */
+  failure(name: string): void;
+  /** `streak >= failures && now < lastFailure + reset`. False for an unknown name. */
+  isOpen(name: string): boolean;
+  /** `closed`, `open`, or `half-open` (cool-down over, streak kept: the next failure re-opens). */
+  circuitState(name: string): CircuitState;
+  /** Milliseconds until the circuit stops refusing; 0 when it is not open. */
+  retryAfterMs(name: string): number;
+  /** `(ok + 1) / (ok + fail + 1)`; 1 for an unknown name. */
+  successRate(name: string): number;
+  /** Smoothed latency in ms, or undefined. */
+  latency(name: string): number | undefined;
+  /** Every provider that has recorded anything, judged now. */
+  snapshot(): Record<string, ProviderHealth>;
+  /** A view over the same counts (recording through it writes them) judged by other settings. */
+  scoped(options?: HealthRegistryOptions): HealthRegistry;
+  /** The resolved failure threshold. */
+  readonly failures: number;
+  /** The resolved reset, in ms. */
+  readonly reset: number;
+  /** The clock this view judges by. */
+  readonly clock: Clock;
+}
+
+/** Shared counts of one provider, plus one circuit per (failures, reset) setting that read them. */
+interface Entry {
+  ok: number;
+  fail: number;
+  streak: number;
+  latency: number | undefined;
+  lastFailure: number;
+  circuits: Map<string, CircuitBreakerState>;
+}
+
+type Store = Map<string, Entry>;
+
+const checkName = (name: unknown) => {
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(`name must be a non-empty string, got ${describeValue(name)}`);
+  }
+};
+
+/** Applies one change to every circuit of `entry` (each view's settings). */
+function update(entry: Entry, change: (c: CircuitBreakerState) => CircuitBreakerState): void {
+  for (const [key, c] of entry.circuits) entry.circuits.set(key, change(c));
+}
+
+function createView(
+  store: Store,
+  options: HealthRegistryOptions,
+  parent?: HealthRegistry,
+): HealthRegistry {
+  checkObject('options', options);
+  const failures =
+    options.failures === undefined
+      ? (parent?.failures ?? 3)
+      : checkNumber('failures', options.failures, { integer: true, above: 0 });
+  const reset =
+    options.reset === undefined ? (parent?.reset ?? 30_000) : parseDuration('reset', options.reset);
+  checkFunction('clock', options.clock);
+  const clock = options.clock ?? parent?.clock ?? systemClock;
+  const key = `${failures}:${reset}`;
+
+  const entry = (name: string): Entry => {
+    checkName(name);
+    let e = store.get(name);
+    if (e === undefined) {
+      e = { ok: 0, fail: 0, streak: 0, latency: undefined, lastFailure: 0, circuits: new Map() };
+      store.set(name, e);
+    }
+    return e;
+  };
+
+  // This view's circuit for `e`; a view meeting an entry first derives it from the counts.
+  const circuit = (e: Entry): CircuitBreakerState => {
+    let c = e.circuits.get(key);
+    if (c === undefined) {
+      c =
+        e.streak === 0
+          ? newHealthCircuit(failures, reset)
+          : circuitFromFacts(failures, reset, e.streak, e.lastFailure);
+      e.circuits.set(key, c);
+    }
+    return c;
+  };
+
+  const judge = (name: string) => {
+    const e = store.get(name);
+    return e === undefined
+      ? { state: 'closed' as const, retryAfterMs: 0 }
+      : circuitAt(circuit(e), clock());
+  };
+
+  const view: HealthRegistry = {
+    failures,
+    reset,
+    clock,
+    success(name, ms, opts) {
+      if (ms !== undefined) checkNumber('ms', ms, { min: 0 });
+      const e = entry(name);
+      circuit(e);
+      e.ok += 1;
+      if (ms !== undefined) e.latency = e.latency === undefined ? ms : 0.7 * e.latency + 0.3 * ms;
+      const now = clock();
+      if (opts?.keepStreak === true) update(e, (c) => circuitNeutral(c, now));
+      else {
+        e.streak = 0;
+        update(e, (c) => circuitSuccess(c, now));
+      }
+    },
+    settle(name) {
+      checkName(name);
+      const e = store.get(name);
+      if (e === undefined) return;
+      e.streak = 0;
+      const now = clock();
+      update(e, (c) => circuitSuccess(c, now));
+    },
+    failure(name) {
+      const e = entry(name);
+      circuit(e);
+      const now = clock();
+      e.fail += 1;
+      e.streak += 1;
+      e.lastFailure = now;
+      update(e, (c) => circuitFailure(c, now));
+    },
+    isOpen: (name) => judge(name).state === 'open',
+    circuitState: (name) => judge(name).state,
+    retryAfterMs: (name) => judge(name).retryAfterMs,
+    successRate(name) {
+      const e = store.get(name);
+      return e === undefined ? 1 : (e.ok + 1) / (e.ok + e.fail + 1);
+    },
+    latency: (name) => store.get(name)?.latency,
+    snapshot() {
+      const out: Record<string, ProviderHealth> = {};
+      for (const [name, e] of store) {
+        const c = circuit(e);
+        out[name] = {
+          ok: e.ok,
+          fail: e.fail,
+          streak: e.streak,
+          latency: e.latency,
+          openUntil: circuitOpenUntil(c),
+          healthy: circuitAt(c, clock()).state !== 'open',
+        };
+      }
+      return out;
+    },
+    scoped: (scopedOptions = {}) => createView(store, scopedOptions, view),
+  };
+  return view;
+}
+
+/**
+ * Creates a health registry: per-provider success/failure counts, smoothed
+ * latency and a circuit per provider — the shared breaker state machine with
+ * `halfOpenMaxCalls: Infinity`. After `reset` the circuit lets traffic through
+ * again but keeps the streak, so the next failure re-opens it at once; a
+ * success closes it for good. Reading never creates an entry.
+ * @example
+ * const health = createHealthRegistry({ failures: 3, reset: '30s' });
+ * health.failure('eu'); health.isOpen('eu'); // false until the third failure in a row
+ */
+export function createHealthRegistry(options: HealthRegistryOptions = {}): HealthRegistry {
+  return createView(new Map(), options);
+}
