@@ -1,0 +1,8 @@
+export {
+  type Cache,
+  type CacheLoader,
+  type CacheLookup,
+  type CacheOptions,
+  type CacheStats,
+  createCache,
+} from './cache.js';
