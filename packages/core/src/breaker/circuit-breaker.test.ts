@@ -1,0 +1,269 @@
+import { describe, expect, it, vi } from 'vitest';
+import { isCircuitOpenError } from '../errors/circuit-open-error.js';
+import { neverAbortedSignal } from '../internal/abort.js';
+import { createManualClock } from '../time/manual-clock.js';
+import { createCircuitBreaker } from './circuit-breaker.js';
+import type { CircuitBreakerOptions, CircuitStateChange } from './types.js';
+
+const boom = () => {
+  throw new Error('boom');
+};
+
+function setup(options: CircuitBreakerOptions = {}) {
+  const clock = createManualClock(1000);
+  const breaker = createCircuitBreaker({
+    clock,
+    failureThreshold: 2,
+    openDurationMs: 100,
+    ...options,
+  });
+  const changes: Array<Pick<CircuitStateChange, 'from' | 'to' | 'at'>> = [];
+  breaker.onStateChange(({ from, to, at }) => changes.push({ from, to, at }));
+  const trip = async () => {
+    for (let i = 0; i < 2; i++) await breaker.execute(boom).catch(() => {});
+  };
+  return { clock, breaker, changes, trip };
+}
+
+describe('execute', () => {
+  it('returns the value and hands fn the shared never-aborted signal or the caller’s', async () => {
+    const { breaker } = setup();
+    const seen: AbortSignal[] = [];
+    const fn = (signal: AbortSignal) => {
+      seen.push(signal);
+      return 42;
+    };
+    const caller = new AbortController().signal;
+    expect(await breaker.execute(fn)).toBe(42);
+    expect(await breaker.execute(fn, { signal: caller })).toBe(42);
+    expect(seen).toEqual([neverAbortedSignal, caller]);
+  });
+
+  it('rejects with CircuitOpenError without calling fn when open, and fires onReject', async () => {
+    const { breaker, clock, trip } = setup({ name: 'users' });
+    const rejects: unknown[] = [];
+    breaker.onReject((e) => rejects.push(e));
+    await trip();
+    clock.advance(30);
+    const fn = vi.fn(() => 1);
+    const error = await breaker.execute(fn).catch((e: unknown) => e);
+    expect(fn).not.toHaveBeenCalled();
+    expect(isCircuitOpenError(error)).toBe(true);
+    expect(error).toMatchObject({ retryAfterMs: 70, circuit: 'users' });
+    expect(rejects).toEqual([{ name: 'users', state: 'open', retryAfterMs: 70 }]);
+  });
+
+  it('rethrows fn’s error unchanged and counts it', async () => {
+    const { breaker } = setup();
+    const error = new Error('x');
+    await expect(breaker.execute(() => Promise.reject(error))).rejects.toBe(error);
+    expect(breaker.toJSON().consecutiveFailures).toBe(1);
+  });
+
+  it('a failure after the caller’s signal aborted is neutral', async () => {
+    const { breaker } = setup();
+    const ac = new AbortController();
+    await expect(
+      breaker.execute(
+        () => {
+          ac.abort();
+          throw new Error('cancelled');
+        },
+        { signal: ac.signal },
+      ),
+    ).rejects.toThrow('cancelled');
+    expect(breaker.toJSON().consecutiveFailures).toBe(0);
+  });
+
+  it('never calls fn on an already-aborted signal and rejects with its reason', async () => {
+    const { breaker } = setup();
+    const reason = new Error('gone');
+    const fn = vi.fn();
+    await expect(breaker.execute(fn, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('isFailure decides what counts; a throwing classifier makes it neutral', async () => {
+    const { breaker } = setup({
+      isFailure: (e) => {
+        if ((e as Error).message === 'bad classifier') throw new Error('oops');
+        return (e as Error).message !== 'ignored';
+      },
+    });
+    await breaker.execute(() => Promise.reject(new Error('ignored'))).catch(() => {});
+    await breaker.execute(() => Promise.reject(new Error('bad classifier'))).catch(() => {});
+    expect(breaker.toJSON().consecutiveFailures).toBe(0);
+    await breaker.execute(boom).catch(() => {});
+    expect(breaker.toJSON().consecutiveFailures).toBe(1);
+  });
+
+  it('measures durations with the clock for the slow-call rule', async () => {
+    const { breaker, clock } = setup({
+      failureThreshold: Number.POSITIVE_INFINITY,
+      window: { type: 'count', size: 2, failureRateThreshold: 1 },
+      slowCall: { durationMs: 50, rateThreshold: 1 },
+    });
+    await breaker.execute(() => clock.advance(10));
+    await breaker.execute(() => clock.advance(60));
+    expect(breaker.state).toBe('closed'); // one slow of two
+    await breaker.execute(() => clock.advance(50));
+    expect(breaker.state).toBe('open'); // both of the last two slow
+  });
+});
+
+describe('half-open through the stateful API', () => {
+  it('goes half-open lazily, admits one probe via canExecute, and onSuccess closes', async () => {
+    const { breaker, clock, changes, trip } = setup();
+    await trip();
+    clock.advance(100);
+    expect(changes).toEqual([{ from: 'closed', to: 'open', at: 1000 }]);
+    expect(breaker.retryAfterMs()).toBe(0);
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.canExecute()).toBe(true);
+    expect(breaker.canExecute()).toBe(false);
+    breaker.onSuccess();
+    expect(breaker.state).toBe('closed');
+    expect(changes.map((c) => `${c.from}>${c.to}@${c.at}`)).toEqual([
+      'closed>open@1000',
+      'open>half-open@1100',
+      'half-open>closed@1100',
+    ]);
+  });
+
+  it('onFailure from a probe re-opens with the multiplied duration in the event', async () => {
+    const { breaker, clock, trip } = setup({ backoffMultiplier: 2 });
+    const events: CircuitStateChange[] = [];
+    breaker.onStateChange((e) => events.push(e));
+    await trip();
+    clock.advance(100);
+    expect(breaker.canExecute()).toBe(true);
+    clock.advance(5);
+    breaker.onFailure();
+    expect(events.at(-1)).toEqual({
+      name: undefined,
+      from: 'half-open',
+      to: 'open',
+      at: 1105,
+      openDurationMs: 200,
+    });
+    expect(breaker.retryAfterMs()).toBe(200);
+  });
+
+  it('release with a stale permit does not move state; a neutral probe frees the slot', async () => {
+    const { breaker, clock, trip } = setup();
+    const stale = breaker.tryAcquire();
+    await trip();
+    clock.advance(100);
+    const probe = breaker.tryAcquire();
+    expect(probe % 2).toBe(1);
+    expect(breaker.tryAcquire()).toBe(-1);
+    breaker.release(stale, 'failure');
+    breaker.release(stale, 'neutral');
+    expect(breaker.state).toBe('half-open');
+    expect(breaker.tryAcquire()).toBe(-1);
+    breaker.release(probe, 'neutral');
+    const next = breaker.tryAcquire();
+    expect(next).toBe(probe);
+    breaker.release(next, 'success', 3);
+    expect(breaker.state).toBe('closed');
+    breaker.release(-1, 'failure'); // a refused permit is ignored
+    expect(breaker.toJSON().consecutiveFailures).toBe(0);
+  });
+
+  it('listeners can be disposed', async () => {
+    const { breaker, trip } = setup();
+    const seen: string[] = [];
+    const sub = breaker.onStateChange((e) => seen.push(e.to));
+    sub.dispose();
+    sub.dispose();
+    await trip();
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('isolate, reset, snapshots', () => {
+  it('isolate refuses everything until reset; both fire events', async () => {
+    const { breaker, clock, changes } = setup();
+    breaker.isolate();
+    clock.advance(1_000_000);
+    const error = await breaker.execute(() => 1).catch((e: unknown) => e);
+    expect(error).toMatchObject({ retryAfterMs: Number.POSITIVE_INFINITY });
+    expect(breaker.state).toBe('open');
+    breaker.reset();
+    expect(await breaker.execute(() => 'ok')).toBe('ok');
+    expect(changes.map((c) => c.to)).toEqual(['open', 'closed']);
+  });
+
+  it('toJSON round-trips through initialState, keeping the cool-down', async () => {
+    const { breaker, clock, trip } = setup({ backoffMultiplier: 3 });
+    await trip();
+    clock.advance(100);
+    breaker.canExecute();
+    breaker.onFailure(); // open for 300 from 1100
+    const snapshot = JSON.parse(JSON.stringify(breaker.toJSON()));
+    expect(snapshot).toEqual({
+      state: 'open',
+      consecutiveFailures: 3,
+      openedAt: 1100,
+      openDurationMs: 300,
+      isolated: false,
+    });
+    const restored = createCircuitBreaker({
+      clock,
+      openDurationMs: 100,
+      initialState: snapshot,
+    });
+    expect(restored.retryAfterMs()).toBe(300);
+    clock.advance(300);
+    expect(restored.tryAcquire()).toBeGreaterThanOrEqual(0);
+    restored.onSuccess();
+    expect(restored.toJSON()).toMatchObject({ state: 'closed', openDurationMs: 100 });
+  });
+
+  it('restores isolation and half-open', () => {
+    const clock = createManualClock();
+    const base = { state: 'open', consecutiveFailures: 0, openedAt: 0, openDurationMs: 0 } as const;
+    const isolated = createCircuitBreaker({ clock, initialState: { ...base, isolated: true } });
+    expect(isolated.canExecute()).toBe(false);
+    const half = createCircuitBreaker({
+      clock,
+      initialState: { ...base, state: 'half-open', isolated: false },
+    });
+    expect([half.canExecute(), half.canExecute()]).toEqual([true, false]);
+  });
+
+  it('rejects bad options and snapshots, naming them', () => {
+    const snap = { state: 'open', consecutiveFailures: 0, openedAt: 0, openDurationMs: 0 };
+    const make = (o: unknown) => () => createCircuitBreaker(o as CircuitBreakerOptions);
+    expect(make({ clock: 5 })).toThrow(/clock/);
+    expect(make({ name: 5 })).toThrow(/name/);
+    expect(make({ isFailure: 'yes' })).toThrow(/isFailure/);
+    expect(make({ failureThreshold: -1 })).toThrow(/failureThreshold/);
+    expect(make({ initialState: 'open' })).toThrow(/initialState/);
+    expect(make({ initialState: { ...snap, state: 'ajar', isolated: false } })).toThrow(
+      /initialState\.state/,
+    );
+    expect(make({ initialState: { ...snap, isolated: 'no' } })).toThrow(/initialState\.isolated/);
+    expect(make({ initialState: { ...snap, openedAt: Number.NaN, isolated: false } })).toThrow(
+      /initialState\.openedAt/,
+    );
+  });
+});
+
+describe('hot path', () => {
+  it('the closed success path never reads the clock', async () => {
+    let reads = 0;
+    const breaker = createCircuitBreaker({
+      clock: () => {
+        reads += 1;
+        return 0;
+      },
+    });
+    reads = 0;
+    for (let i = 0; i < 100; i++) {
+      breaker.release(breaker.tryAcquire(), 'success');
+      await breaker.execute(() => i);
+    }
+    expect(reads).toBe(0);
+  });
+});
