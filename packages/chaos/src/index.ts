@@ -1,2 +1,3 @@
 // Filled in by the chaos issue.
+export * from './grpc/index.js';
 export * from './trpc/index.js';

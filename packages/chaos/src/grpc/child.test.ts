@@ -1,0 +1,40 @@
+import { status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { spawnGrpcChaosServer } from './child.js';
+import { echoUnary } from './echo-calls.js';
+import { createEchoClient } from './echo-client.js';
+
+describe('spawnGrpcChaosServer', () => {
+  it('runs in a child process that can be killed and restarted on the same port', async () => {
+    const server = await spawnGrpcChaosServer({ replica: 'child-a' });
+    const client = createEchoClient(server.address);
+    try {
+      const first = await echoUnary(client, { message: 'hi' }, { callId: 'c' });
+      expect(first.value).toMatchObject({ message: 'hi', replica: 'child-a', attempt: 1 });
+
+      await server.setFaults([{ firstAttempts: 1, status: status.UNAVAILABLE }]);
+      expect((await echoUnary(client, {}, { callId: 'd' })).error?.code).toBe(status.UNAVAILABLE);
+      const stats = await server.stats();
+      expect(stats.total).toBe(2);
+      expect(stats.observed.map((o) => o.callId)).toEqual(['c', 'd']);
+
+      const { port, pid } = server;
+      await server.kill();
+      expect(server.pid).toBeUndefined();
+      const down = await echoUnary(client, {}, { callOptions: { deadline: Date.now() + 2_000 } });
+      expect(down.error?.code).toBe(status.UNAVAILABLE);
+
+      await server.restart();
+      expect(server.port).toBe(port);
+      expect(server.pid).not.toBe(pid);
+      await expect
+        .poll(async () => (await echoUnary(client, { message: 'back' })).value?.message, {
+          timeout: 5_000,
+        })
+        .toBe('back');
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+});
