@@ -12,4 +12,5 @@ export * from './pool/index.js';
 export * from './protect/index.js';
 export { type Err, err, isErr, isOk, type Ok, ok, type Result } from './result/result.js';
 export * from './retry/index.js';
+export * from './routing/index.js';
 export * from './time/index.js';

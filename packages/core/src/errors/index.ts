@@ -9,4 +9,10 @@ export { ErrorPolicyError, isErrorPolicyError } from './error-policy-error.js';
 export { isOperationAbortedError, OperationAbortedError } from './operation-aborted-error.js';
 export { isQueueFullError, QueueFullError } from './queue-full-error.js';
 export { isRateLimitError, RateLimitError } from './rate-limit-error.js';
+export {
+  isRoutingError,
+  RoutingError,
+  type RoutingSkipReason,
+  type RoutingVisit,
+} from './routing-error.js';
 export { isThrottledError, ThrottledError } from './throttled-error.js';

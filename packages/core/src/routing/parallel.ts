@@ -1,0 +1,149 @@
+import { OperationAbortedError } from '../errors/operation-aborted-error.js';
+import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
+import { abortError } from '../internal/abort.js';
+import type { ErrorPolicy } from '../retry/verdict.js';
+import { LinkedController } from './linked-controller.js';
+import type { RouterCore } from './router.js';
+import type { RouteOperation } from './types.js';
+import { type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
+
+/** Reason given to visits that lost to another provider: they end neutral, never as failures. */
+const lostReason = () => new OperationAbortedError({ message: 'Another provider answered first' });
+
+const noop = () => {};
+
+interface Running<R> {
+  p: ProviderRuntime<R>;
+  controller: LinkedController;
+}
+
+/**
+ * Traversal with several visits in flight: `race` starts every eligible
+ * provider at once; hedging starts the next provider whenever the latest
+ * visit has been outstanding longer than the hedge delay (fixed, or the
+ * observed latency percentile), within `maxHedges` and the retry budget. A
+ * failed visit fails over to the next provider at once. The first success
+ * wins and aborts the rest, whose outcomes are neutral for circuits and health.
+ * @internal
+ */
+export function routeParallel<R, T>(
+  core: RouterCore<R>,
+  fn: RouteOperation<R, T>,
+  signal: AbortSignal,
+  policy: ErrorPolicy | undefined,
+): Promise<T> {
+  const { selection, providers, hedge } = core.config;
+  const generation = selection.generation;
+  const order = selection.order();
+  const race = selection.type === 'race';
+
+  return new Promise<T>((resolve, reject) => {
+    const running = new Set<Running<R>>();
+    let visits: RoutingVisit[] | undefined;
+    let next = 0;
+    let launched = 0;
+    let hedges = 0;
+    let done = false;
+    let timer: AbortController | undefined;
+
+    const finish = () => {
+      done = true;
+      timer?.abort();
+      signal.removeEventListener('abort', onAbort);
+      for (const r of running) {
+        r.controller.abort(lostReason());
+        r.controller.unlink();
+      }
+      running.clear();
+    };
+    const fail = (error: unknown) => {
+      if (done) return;
+      finish();
+      reject(error);
+    };
+    const onAbort = () => fail(abortError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    /** Starts the next admissible provider; false when none is left. */
+    const launch = (asHedge: boolean): boolean => {
+      while (next < order.length) {
+        const p = providers[order[next++] as number] as ProviderRuntime<R>;
+        const permit = core.admit(p);
+        if (permit < -1) {
+          visits = core.skip(p, permit, visits);
+          continue;
+        }
+        const healthProbe = core.claimedHealthProbe;
+        const probe = core.isProbe(p, permit);
+        const entry: Running<R> = { p, controller: new LinkedController(signal) };
+        running.add(entry);
+        launched++;
+        if (core.selected.active) {
+          core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
+        }
+        runVisit(p, permit, fn, entry.controller.signal, policy, core).then(
+          (value) => {
+            if (healthProbe) p.healthProbing = false;
+            if (done) return;
+            running.delete(entry);
+            entry.controller.unlink();
+            finish();
+            core.won(p, generation, probe);
+            resolve(value);
+          },
+          (error: unknown) => {
+            if (healthProbe) p.healthProbing = false;
+            running.delete(entry);
+            entry.controller.unlink();
+            if (done) return;
+            if (!(error instanceof VisitFailure)) return fail(error);
+            visits = core.fail(p, error, visits);
+            if (!error.failover) return fail(error.error);
+            // Fail over at once; a race already started everyone.
+            if (!race && launch(false)) return;
+            if (running.size === 0) fail(new RoutingError(visits));
+          },
+        );
+        if (!race) arm(p);
+        return true;
+      }
+      return false;
+    };
+
+    /** (Re)starts the hedge timer for the visit just launched. */
+    const arm = (current: ProviderRuntime<R>) => {
+      timer?.abort();
+      timer = undefined;
+      if (hedge === undefined || hedges >= hedge.maxHedges || next >= order.length) return;
+      const delayMs = hedge.delayMs >= 0 ? hedge.delayMs : hedge.sample?.value();
+      // Percentile hedging waits until enough latencies have been observed.
+      if (delayMs === undefined) return;
+      const t = new AbortController();
+      timer = t;
+      core.sleep(delayMs, t.signal).then(() => {
+        if (t.signal.aborted || done) return;
+        // Hedges draw from the retry budget: a refused withdrawal means no hedge.
+        if (core.budget !== undefined && !core.budget.tryRetry()) return;
+        const from = current.id;
+        hedges++;
+        if (!launch(true)) {
+          hedges--;
+          if (running.size === 0) fail(new RoutingError(visits ?? []));
+          return;
+        }
+        if (core.hedged.active) {
+          const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
+          core.hedged.emit({ fromProviderId: from, toProviderId: to.id, delayMs });
+        }
+        // A Sleep never rejects by contract; a broken one only means no hedge.
+      }, noop);
+    };
+
+    if (race) {
+      while (launch(false));
+    } else {
+      launch(false);
+    }
+    if (!done && running.size === 0) fail(new RoutingError(visits ?? []));
+  });
+}

@@ -1,0 +1,214 @@
+import type { CircuitBreaker } from '../breaker/types.js';
+import type { RoutingSkipReason } from '../errors/routing-error.js';
+import type { ProbeSetting } from '../health/probe.js';
+import type { HealthRegistry } from '../health/registry.js';
+import type { Duration } from '../internal/duration.js';
+import type { Event } from '../internal/events.js';
+import type { ProtectRetryBudget } from '../protect/types.js';
+import type { ErrorPolicy } from '../retry/verdict.js';
+import type { Clock } from '../time/clock.js';
+import type { RandomSource } from '../time/random.js';
+import type { Sleep } from '../time/sleep.js';
+import type { RouteProtection } from './protection.js';
+
+/** One interchangeable resource (client, channel, link) the router spreads calls over. */
+export interface RouteProvider<R> {
+  /** Non-empty id, unique within the router; names the provider in health, events and errors. */
+  id: string;
+  /** The resource handed to the operation when this provider is chosen. */
+  resource: R;
+  /** Overrides of the router's shared protection for this provider. Defaults to the shared one. */
+  protection?: RouteProtection;
+}
+
+/** The order in which providers are tried. */
+export type RouteSelection =
+  | {
+      /** Highest priority first; ties by registration order. The default. */
+      type: 'priority';
+      /** Priority per provider id; missing ids are 0. Defaults to all 0. */
+      priorities?: Readonly<Record<string, number>>;
+    }
+  | {
+      /** Keep the last successful provider until it fails or its circuit refuses. */
+      type: 'sticky';
+    }
+  | {
+      /** Start each request at the next provider in registration order. */
+      type: 'round-robin';
+    }
+  | {
+      /** Lowest smoothed latency first; providers with no latency yet first of all. */
+      type: 'least-latency';
+    }
+  | {
+      /** Two random healthy providers; the one with fewer calls in flight (then lower latency) first. */
+      type: 'power-of-two';
+    }
+  | {
+      /** Every eligible provider at once; the first success wins and the others are aborted. */
+      type: 'race';
+    };
+
+/** Name of a {@link RouteSelection}. */
+export type RouteSelectionType = RouteSelection['type'];
+
+/** Hedging: start another provider when the current attempt is slow. Only for operations safe to repeat. */
+export interface RouteHedge {
+  /** Start a hedge when an attempt has been outstanding this long (ms). Give this or `percentile`. */
+  delayMs?: number;
+  /** Start a hedge after the router's observed latency at this percentile, in `(0, 100)`. */
+  percentile?: number;
+  /** Most hedges per request (0 disables hedging). Defaults to 1. */
+  maxHedges?: number;
+}
+
+/** What the operation receives besides the resource. */
+export interface RouteContext {
+  /** Aborts on caller cancellation, attempt timeout, or when another provider already won. */
+  signal: AbortSignal;
+  /** Id of the provider whose resource this is. */
+  providerId: string;
+  /** Attempt number on this provider, starting at 1. */
+  attempt: number;
+}
+
+/** The operation the router runs on the chosen provider's resource. */
+export type RouteOperation<R, T> = (resource: R, context: RouteContext) => T | PromiseLike<T>;
+
+/** Per-call options of {@link Router.execute}. */
+export interface RouteExecuteOptions<T> {
+  /** Cancels the request: queued, between attempts, and inside the operation. Defaults to none. */
+  signal?: AbortSignal | undefined;
+  /** Replaces the router's error policy for this call. Defaults to the router's. */
+  errorPolicy?: ErrorPolicy | undefined;
+  /**
+   * Runs once after the final error (a `RoutingError`, a `failover: false` error)
+   * or at once on queue overflow; never on success, cancellation or a throwing
+   * policy. Its result or error is the call's. Defaults to none.
+   */
+  fallback?: ((error: unknown, context: { signal: AbortSignal }) => T | PromiseLike<T>) | undefined;
+}
+
+/** A provider was chosen for a visit. */
+export interface RouteSelectedEvent {
+  providerId: string;
+  /** Position of this visit in the request's traversal, starting at 1. */
+  visit: number;
+  /** True when this visit is a hedge started while another was outstanding. */
+  hedge: boolean;
+}
+
+/** A provider was passed over. */
+export interface RouteSkippedEvent {
+  providerId: string;
+  reason: RoutingSkipReason;
+}
+
+/** A provider's visit failed (after its own retries). */
+export interface RouteFailedEvent {
+  providerId: string;
+  /** `name` of the final error, when it has one. */
+  errorName: string | undefined;
+  /** Whether the failure counted toward the provider's circuit and health. */
+  counted: boolean;
+  /** Duration of the visit in ms. */
+  durationMs: number;
+}
+
+/** A hedge was started because the outstanding visit was slow. */
+export interface RouteHedgedEvent {
+  /** The provider still outstanding. */
+  fromProviderId: string;
+  /** The provider the hedge went to. */
+  toProviderId: string;
+  /** The hedge delay in force, in ms. */
+  delayMs: number;
+}
+
+/** A provider whose circuit had opened answered its recovery probe successfully. */
+export interface RouteRecoveredEvent {
+  providerId: string;
+}
+
+/** Health settings of a router. */
+export interface RouteHealthOptions<R> {
+  /** Registry to record into and consult, e.g. one shared with other routers. Defaults to the router's own. */
+  registry?: HealthRegistry;
+  /** Background probe per provider (gets the provider's resource), or `'none'`. Defaults to no probing. */
+  probe?: ProbeSetting<R>;
+  /** Time between probe rounds in ms. Defaults to 10 000. */
+  intervalMs?: number;
+  /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
+  timeoutMs?: number;
+  /** Consecutive failures that open a provider in the router's own registry. Defaults to 3. */
+  failures?: number;
+  /** How long a provider stays open in the router's own registry, in ms or as a duration string. Defaults to 30 000. */
+  reset?: Duration;
+}
+
+/** Options of {@link createRouter}. */
+export interface RouterOptions<R> {
+  /** The interchangeable providers, in registration order. At least one. */
+  providers: readonly RouteProvider<R>[];
+  /** Protection every provider inherits (retries, backoff, timeout, circuit). Defaults to one attempt, no timeout, no circuit. */
+  protection?: RouteProtection;
+  /** Order in which providers are tried: an object or just its type name. Defaults to `{ type: 'priority' }`. */
+  selection?: RouteSelection | RouteSelectionType;
+  /**
+   * Health: record outcomes into a registry and skip providers it reports
+   * open; optionally probe them in the background. Defaults to a private
+   * registry that only records (latency, counts) and is never consulted.
+   */
+  health?: RouteHealthOptions<R>;
+  /** Start another provider when the current one is slow. Defaults to no hedging. */
+  hedge?: RouteHedge;
+  /** Requests routed at once (one slot covers the whole traversal); an integer >= 1 or `Infinity`. Defaults to `Infinity`. */
+  concurrency?: number;
+  /** Requests waiting for a slot (0 = none, `Infinity` = unbounded). Defaults to 0. */
+  maxQueue?: number;
+  /** Judges each failed attempt: `retry`, `failover`, `countForCircuit`. Defaults to allowing all three. */
+  errorPolicy?: ErrorPolicy;
+  /** Retry budget: every request deposits; retries and hedges withdraw. Defaults to none. */
+  budget?: ProtectRetryBudget;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+  /** Waits for backoff, timeouts and hedge delays. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+  /** Randomness for jitter and power-of-two choices. Defaults to `systemRandom`. */
+  random?: RandomSource;
+}
+
+/** Spreads calls over interchangeable providers with failover, health and hedging. */
+export interface Router<R> {
+  /**
+   * Runs `fn` on the chosen provider's resource, failing over as the
+   * selection and error policy allow. Rejects with a `RoutingError` when every
+   * candidate failed or was skipped, with the operation's error when the
+   * policy said `failover: false`, with the abort reason on cancellation and
+   * with `QueueFullError` on overflow.
+   */
+  execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T>;
+  /** Provider ids in registration order. */
+  readonly providerIds: readonly string[];
+  /** The registry the router records into. */
+  readonly health: HealthRegistry;
+  /** A provider's circuit, or `undefined` when it has none. Throws for an unknown id. */
+  circuit(providerId: string): CircuitBreaker | undefined;
+  /** Requests holding a slot now. */
+  readonly active: number;
+  /** Requests waiting for a slot now. */
+  readonly queued: number;
+  /** Stops background probing. Idempotent; routing keeps working. */
+  stop(): void;
+  /** A provider was chosen for a visit. */
+  readonly onSelected: Event<RouteSelectedEvent>;
+  /** A provider was passed over (`'circuit-open'`, `'probe-busy'`). */
+  readonly onSkipped: Event<RouteSkippedEvent>;
+  /** A provider's visit failed after its own retries. */
+  readonly onFailed: Event<RouteFailedEvent>;
+  /** A hedge was started. */
+  readonly onHedged: Event<RouteHedgedEvent>;
+  /** A provider answered its recovery probe successfully. */
+  readonly onRecovered: Event<RouteRecoveredEvent>;
+}

@@ -1,0 +1,146 @@
+import type { CircuitBreaker } from '../breaker/types.js';
+import { ErrorPolicyError } from '../errors/error-policy-error.js';
+import type { HealthRegistry } from '../health/registry.js';
+import { abortError } from '../internal/abort.js';
+import { backoffDelay } from '../protect/backoff.js';
+import type { ProtectConfig } from '../protect/options.js';
+import type { ProtectRetryBudget } from '../protect/types.js';
+import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
+import type { Clock } from '../time/clock.js';
+import type { RandomSource } from '../time/random.js';
+import type { Sleep } from '../time/sleep.js';
+import { attemptWithTimeout } from './attempt.js';
+import type { LatencySample } from './latency-sample.js';
+import type { RouteOperation } from './types.js';
+
+/** A registered provider with its resolved protection and live counters. @internal */
+export interface ProviderRuntime<R> {
+  readonly index: number;
+  readonly id: string;
+  readonly resource: R;
+  readonly config: ProtectConfig;
+  readonly breaker: CircuitBreaker | undefined;
+  /** Visits in flight (power-of-two load). */
+  inflight: number;
+  /** The one recovery probe allowed while the health registry reports this provider half-open is out. */
+  healthProbing: boolean;
+}
+
+/** Router-wide dependencies of a visit. @internal */
+export interface VisitEnv {
+  readonly clock: Clock;
+  readonly sleep: Sleep;
+  readonly random: RandomSource;
+  readonly budget: ProtectRetryBudget | undefined;
+  readonly health: HealthRegistry;
+  /** Latency sample for percentile hedging, when hedging uses one. */
+  readonly sample: LatencySample | undefined;
+}
+
+/**
+ * A provider's visit ended in an operation failure (after its own retries).
+ * Internal wrapper: the router unwraps `error` before anything reaches users.
+ * @internal
+ */
+export class VisitFailure {
+  constructor(
+    readonly error: unknown,
+    /** The policy allowed moving on to another provider. */
+    readonly failover: boolean,
+    /** The failure counted toward the circuit and health. */
+    readonly counted: boolean,
+    readonly durationMs: number,
+  ) {}
+}
+
+const ALLOW: ErrorVerdict = {};
+
+/** `ErrorPolicyError`s raised by the router's own policy calls (an operation may throw one too). */
+const policyErrors = new WeakSet<object>();
+
+/** True for an `ErrorPolicyError` the router raised because its policy threw. @internal */
+export function isPolicyError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && policyErrors.has(error);
+}
+
+/**
+ * Visits one provider: `protect()`-style attempts with backoff, per-attempt
+ * timeout and error policy, then reports the visit's outcome once to the
+ * provider's circuit (the `permit` from `tryAcquire`, or -1 without a circuit)
+ * and its health. Resolves with the operation's value. Rejects with a
+ * {@link VisitFailure} for an operation failure, with the abort error when
+ * `signal` aborted (neutral: never counted, never retried), or with an
+ * `ErrorPolicyError` when the policy threw (neutral).
+ * @internal
+ */
+export async function runVisit<R, T>(
+  p: ProviderRuntime<R>,
+  permit: number,
+  fn: RouteOperation<R, T>,
+  signal: AbortSignal,
+  policy: ErrorPolicy | undefined,
+  env: VisitEnv,
+): Promise<T> {
+  const { config } = p;
+  const visitStart = env.clock();
+  p.inflight++;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw abortError(signal);
+      const start = attempt === 1 ? visitStart : env.clock();
+      let error: unknown;
+      try {
+        const value =
+          config.timeoutMs < 0
+            ? await fn(p.resource, { signal, providerId: p.id, attempt })
+            : await attemptWithTimeout(
+                fn,
+                p.resource,
+                signal,
+                p.id,
+                attempt,
+                config.timeoutMs,
+                config.waitOnTimeout,
+                env.sleep,
+              );
+        const ms = env.clock() - start;
+        if (permit >= 0) p.breaker?.release(permit, 'success', ms);
+        permit = -1;
+        env.health.success(p.id, ms);
+        env.sample?.record(ms);
+        return value;
+      } catch (e) {
+        error = e;
+      }
+      // Cancellation (the caller's, or a hedge/race that was already won) is never judged.
+      if (signal.aborted) throw abortError(signal);
+      let verdict: ErrorVerdict;
+      try {
+        verdict = policy === undefined ? ALLOW : policy(error);
+      } catch (policyError) {
+        const wrapped = new ErrorPolicyError(error, policyError);
+        policyErrors.add(wrapped);
+        throw wrapped;
+      }
+      if (
+        attempt < config.attempts &&
+        verdict.retry !== false &&
+        (env.budget === undefined || env.budget.tryRetry())
+      ) {
+        const backoff = config.backoff ? backoffDelay(config.backoff, attempt, env.random) : 0;
+        const delay = Math.max(backoff, verdict.retryAfterMs ?? 0);
+        if (delay > 0) await env.sleep(delay, signal);
+        continue;
+      }
+      const counted = verdict.countForCircuit !== false;
+      if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
+      permit = -1;
+      if (counted) env.health.failure(p.id);
+      throw new VisitFailure(error, verdict.failover !== false, counted, env.clock() - visitStart);
+    }
+  } finally {
+    p.inflight--;
+    // Every other way out (abort, throwing policy) is neutral for the circuit.
+    if (permit >= 0) p.breaker?.release(permit, 'neutral');
+  }
+}
