@@ -1,0 +1,28 @@
+export {
+  type Backoff,
+  type BackoffJitter,
+  type BackoffOptions,
+  type BackoffStrategy,
+  createBackoff,
+  MAX_DELAY_MS,
+} from './backoff.js';
+export {
+  createRetryBudget,
+  type RetryBudget,
+  type RetryBudgetOptions,
+  type RetryBudgetStats,
+} from './budget.js';
+export {
+  createTransientErrorPredicate,
+  isTransientError,
+  type TransientErrorPredicate,
+  type TransientErrorPredicateOptions,
+} from './transient.js';
+export type { ErrorPolicy, ErrorVerdict } from './verdict.js';
+export {
+  type RetryAttemptInfo,
+  type RetryOperation,
+  type RetryOptions,
+  type ShouldRetry,
+  withRetry,
+} from './with-retry.js';

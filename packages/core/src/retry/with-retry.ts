@@ -1,0 +1,206 @@
+import { type TimeoutOptions, withTimeout } from '../deadline/with-timeout.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
+import { type Sleep, systemSleep } from '../time/sleep.js';
+import { type Backoff, createBackoff } from './backoff.js';
+import type { RetryBudget } from './budget.js';
+import { isTransientError } from './transient.js';
+import type { ErrorVerdict } from './verdict.js';
+
+/** What `onRetry` hears before each backoff sleep. */
+export interface RetryAttemptInfo {
+  /** The attempt that just failed (1 = the first call). */
+  attempt: number;
+  /** How long the chain will sleep before the next attempt, in ms. */
+  delayMs: number;
+  /** The error the attempt failed with. */
+  error: unknown;
+}
+
+/**
+ * Decides whether a failure is retried: a boolean, or an {@link ErrorVerdict}
+ * (`retry` defaults to true; `retryAfterMs` raises the next delay).
+ */
+export type ShouldRetry = (error: unknown, attempt: number) => boolean | ErrorVerdict;
+
+/** Options of {@link withRetry}. */
+export interface RetryOptions {
+  /** The delay schedule. Defaults to exponential from 100 ms, capped at 10 s, additive jitter. */
+  backoff?: Backoff;
+  /** Calls in total, the first included (integer >= 1, <= `backoff.budgetedAttempts`). Defaults to `backoff.budgetedAttempts`, else 3. */
+  attempts?: number;
+  /** Which failures to retry. Defaults to {@link isTransientError}. */
+  shouldRetry?: ShouldRetry;
+  /** Observer called before each backoff sleep; its errors are ignored. Defaults to none. */
+  onRetry?: (info: RetryAttemptInfo) => void;
+  /** Caller cancellation: checked before each attempt, before `shouldRetry`, and during each sleep. Defaults to none. */
+  signal?: AbortSignal;
+  /** Bounds the whole chain, attempts and sleeps, with `DeadlineExceededError` (ms, > 0). Defaults to none. */
+  timeoutMs?: number;
+  /** A retry budget; a retry it refuses ends the chain with the last error. Defaults to none. */
+  budget?: RetryBudget;
+  /** Waits between attempts. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+  /** Accepted so one options object serves `withRetry` and `withTimeout`; time flows through `sleep`. Defaults to `systemClock`. */
+  clock?: Clock;
+}
+
+/** The operation retried; it should stop when `signal` aborts. */
+export type RetryOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
+
+const defaultBackoff = createBackoff({
+  baseDelayMs: 100,
+  strategy: 'exponential',
+  maxDelayMs: 10_000,
+});
+
+const NO_OPTIONS: RetryOptions = Object.freeze({});
+
+/** A chain's settings after validation; built only once an attempt has failed. */
+interface Chain<T> {
+  op: RetryOperation<T>;
+  attempts: number;
+  backoff: Backoff;
+  shouldRetry: ShouldRetry;
+  onRetry: ((info: RetryAttemptInfo) => void) | undefined;
+  budget: RetryBudget | undefined;
+  sleep: Sleep;
+}
+
+function validate(options: RetryOptions): number {
+  checkObject('withRetry(options)', options, false);
+  const { backoff } = options;
+  if (backoff !== undefined) {
+    checkObject('backoff', backoff, false);
+    checkFunction('backoff.delayFor', backoff.delayFor, false);
+  }
+  const budgeted = backoff?.budgetedAttempts;
+  let attempts = budgeted ?? 3;
+  if (options.attempts !== undefined) {
+    attempts = checkNumber('attempts', options.attempts, { min: 1, integer: true });
+    if (budgeted !== undefined && attempts > budgeted) {
+      throw new RangeError(
+        `attempts ${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
+      );
+    }
+  }
+  checkFunction('shouldRetry', options.shouldRetry);
+  checkFunction('onRetry', options.onRetry);
+  checkFunction('sleep', options.sleep);
+  if (options.budget !== undefined) {
+    checkObject('budget', options.budget, false);
+    checkFunction('budget.tryRetry', options.budget.tryRetry, false);
+    checkFunction('budget.recordRequest', options.budget.recordRequest, false);
+  }
+  if (options.timeoutMs !== undefined) checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new TypeError('signal must be an AbortSignal');
+  }
+  return attempts;
+}
+
+/**
+ * Runs `op`, retrying failures that `shouldRetry` accepts on the `backoff`
+ * schedule. The last error is rethrown unchanged; cancellation is never
+ * retried and rejects with the signal's reason when that is an `Error`, else
+ * `OperationAbortedError`. A `retryAfterMs` on the error or the verdict
+ * (server pushback) raises the next delay to at least that value. Invalid
+ * options throw synchronously.
+ * @example
+ * const user = await withRetry((signal) => api.getUser(id, { signal }), { backoff, timeoutMs: 20_000 });
+ */
+export function withRetry<T>(
+  op: RetryOperation<T>,
+  options: RetryOptions = NO_OPTIONS,
+): Promise<T> {
+  checkFunction('withRetry(op)', op, false);
+  const attempts = options === NO_OPTIONS ? 3 : validate(options);
+  if (options.timeoutMs === undefined) {
+    return runChain(op, options.signal ?? neverAbortedSignal, attempts, options);
+  }
+  const timeout: TimeoutOptions = { timeoutMs: options.timeoutMs };
+  if (options.signal !== undefined) timeout.signal = options.signal;
+  if (options.sleep !== undefined) timeout.sleep = options.sleep;
+  return withTimeout((signal) => runChain(op, signal, attempts, options), timeout);
+}
+
+function runChain<T>(
+  op: RetryOperation<T>,
+  signal: AbortSignal,
+  attempts: number,
+  options: RetryOptions,
+): Promise<T> {
+  options.budget?.recordRequest();
+  if (signal !== neverAbortedSignal && signal.aborted) return Promise.reject(abortError(signal));
+  const retry = (error: unknown) =>
+    retryAfterFailure(chainOf(op, attempts, options), signal, error);
+  let result: PromiseLike<T> | T;
+  try {
+    result = op(signal);
+  } catch (error) {
+    return retry(error);
+  }
+  // The success path: one reaction on op's own promise, no async frame of our own.
+  if (result instanceof Promise) return result.then(undefined, retry);
+  return Promise.resolve(result).then(undefined, retry);
+}
+
+function chainOf<T>(op: RetryOperation<T>, attempts: number, options: RetryOptions): Chain<T> {
+  return {
+    op,
+    attempts,
+    backoff: options.backoff ?? defaultBackoff,
+    shouldRetry: options.shouldRetry ?? isTransientError,
+    onRetry: options.onRetry,
+    budget: options.budget,
+    sleep: options.sleep ?? systemSleep,
+  };
+}
+
+async function retryAfterFailure<T>(
+  chain: Chain<T>,
+  signal: AbortSignal,
+  firstError: unknown,
+): Promise<T> {
+  let error = firstError;
+  let previousDelay: number | undefined;
+  for (let attempt = 1; ; attempt++) {
+    // Cancellation wins over the failure it caused and is never offered to shouldRetry.
+    if (signal.aborted) throw abortError(signal);
+    if (attempt >= chain.attempts) throw error;
+    const verdict = chain.shouldRetry(error, attempt);
+    if (verdict === false || (typeof verdict === 'object' && verdict.retry === false)) throw error;
+    if (chain.budget !== undefined && !chain.budget.tryRetry()) throw error;
+    let delayMs = chain.backoff.delayFor(attempt, previousDelay);
+    previousDelay = delayMs;
+    delayMs = Math.max(
+      delayMs,
+      retryAfter(error),
+      typeof verdict === 'object' ? retryAfter(verdict) : 0,
+    );
+    if (chain.onRetry !== undefined) {
+      try {
+        chain.onRetry({ attempt, delayMs, error });
+      } catch {
+        // An observer must never break the chain it observes.
+      }
+    }
+    await chain.sleep(delayMs, signal);
+    if (signal.aborted) throw abortError(signal);
+    try {
+      return await chain.op(signal);
+    } catch (next) {
+      error = next;
+    }
+  }
+}
+
+/** A finite, non-negative `retryAfterMs` on an error or verdict, else 0. */
+function retryAfter(source: unknown): number {
+  const value =
+    typeof source === 'object' && source !== null
+      ? (source as { retryAfterMs?: unknown }).retryAfterMs
+      : undefined;
+  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : 0;
+}
