@@ -97,6 +97,38 @@ describe('execute', () => {
     expect(breaker.toJSON().consecutiveFailures).toBe(1);
   });
 
+  it('accepts sync values, sync throws and foreign thenables', async () => {
+    const { breaker } = setup({ failureThreshold: 3 });
+    expect(await breaker.execute(() => 'sync')).toBe('sync');
+    // biome-ignore lint/suspicious/noThenProperty: a foreign thenable is exactly what is tested.
+    const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') };
+    expect(await breaker.execute(() => thenable as unknown as Promise<string>)).toBe('thenable');
+    await expect(breaker.execute(boom)).rejects.toThrow('boom');
+    await expect(breaker.execute(boom, { signal: new AbortController().signal })).rejects.toThrow(
+      'boom',
+    );
+    expect(breaker.toJSON().consecutiveFailures).toBe(2);
+    await expect(breaker.execute(5 as never)).rejects.toThrow(TypeError);
+    expect(breaker.toJSON().consecutiveFailures).toBe(2);
+  });
+
+  it('a call still running when the circuit opens does not count when it settles', async () => {
+    const { breaker, clock, trip } = setup();
+    let failLate!: (e: Error) => void;
+    const late = breaker.execute(() => new Promise((_, reject) => (failLate = reject)));
+    await trip();
+    clock.advance(100);
+    let finishProbe!: (v: string) => void;
+    const probe = breaker.execute(() => new Promise<string>((resolve) => (finishProbe = resolve)));
+    expect(breaker.state).toBe('half-open');
+    failLate(new Error('late'));
+    await expect(late).rejects.toThrow('late');
+    expect(breaker.state).toBe('half-open');
+    finishProbe('ok');
+    expect(await probe).toBe('ok');
+    expect(breaker.state).toBe('closed');
+  });
+
   it('measures durations with the clock for the slow-call rule', async () => {
     const { breaker, clock } = setup({
       failureThreshold: Number.POSITIVE_INFINITY,
