@@ -1,0 +1,395 @@
+import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
+import { sharedTimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
+import { CircuitOpenError } from '../errors/circuit-open-error.js';
+import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
+import { ErrorPolicyError } from '../errors/error-policy-error.js';
+import { QueueFullError } from '../errors/queue-full-error.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import type { EventEmitter } from '../internal/events.js';
+import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
+import { systemSleep } from '../time/sleep.js';
+import { backoffDelay } from './backoff.js';
+import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
+import type { ProtectConfig } from './options.js';
+import type {
+  ProtectContext,
+  ProtectedFunction,
+  ProtectFallback,
+  ProtectFallbackEvent,
+  ProtectRejectEvent,
+  ProtectRejectReason,
+  ProtectRetryEvent,
+  ProtectTimeoutEvent,
+} from './types.js';
+
+/** What every call of one runner shares. @internal */
+export interface RunnerShared {
+  readonly config: ProtectConfig;
+  readonly deadlines: DeadlineQueue | undefined;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly retries: EventEmitter<ProtectRetryEvent>;
+  readonly rejects: EventEmitter<ProtectRejectEvent>;
+  readonly fallbacks: EventEmitter<ProtectFallbackEvent>;
+  readonly timeouts: EventEmitter<ProtectTimeoutEvent>;
+  /** Calls started and not yet settled. */
+  running: number;
+}
+
+// `new Promise(capture)` hands out resolve/reject without allocating an executor closure per call.
+type Resolve = (value: unknown) => void;
+let capturedResolve: Resolve = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve as Resolve;
+  capturedReject = reject;
+}
+
+/**
+ * The context handed to one attempt. Its `signal` is created lazily: an attempt
+ * whose callback never reads it costs no `AbortController`, and a runner without
+ * a timeout passes the caller's own signal through.
+ */
+class AttemptContext implements ProtectContext {
+  private controller: AbortController | undefined;
+  private sharedSignal: AbortSignal | undefined;
+  /** Why this attempt's signal is (or must be, once created) aborted. */
+  reason: Error | undefined;
+  /** The attempt's outcome has been taken; a late settlement is absorbed. */
+  done = false;
+
+  constructor(
+    private readonly call: Call<unknown>,
+    readonly attempt: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    const call = this.call;
+    if (call.shared.config.timeoutMs < 0) return call.callerSignal ?? neverAbortedSignal;
+    if (this.controller !== undefined) return this.controller.signal;
+    if (this.sharedSignal !== undefined) return this.sharedSignal;
+    if (this.reason === undefined && call.callerSignal === undefined && call.onWheel(this)) {
+      // Attempts that fall due in the same millisecond share one signal; it aborts only if one of them times out.
+      this.sharedSignal = sharedTimerWheel.sharedSignal(call);
+      return this.sharedSignal;
+    }
+    // A caller signal to link, a manual clock, or an attempt already over: a signal of its own.
+    const c = new AbortController();
+    this.controller = c;
+    if (this.reason !== undefined) c.abort(this.reason);
+    return c.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** Runs a promise-returning attempt to its end without an extra closure; late outcomes are ignored by the call. */
+async function watch(call: Call<unknown>, ctx: AttemptContext, pending: PromiseLike<unknown>) {
+  let value: unknown;
+  try {
+    value = await pending;
+  } catch (error) {
+    call.attemptSettled(ctx, false, error);
+    return;
+  }
+  call.attemptSettled(ctx, true, value);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
+/**
+ * One `protect` call: a small state machine (admit → attempt → judge → back
+ * off → attempt … → settle) driven by callbacks, so the success path costs one
+ * promise of its own and no closures. It is also its own deadline-queue node.
+ * @internal
+ */
+export class Call<T> extends WheelEntry implements DeadlineEntry {
+  deadlineAt = 0;
+  deadlinePrev: DeadlineEntry | undefined = undefined;
+  deadlineNext: DeadlineEntry | undefined = undefined;
+  inDeadlineQueue = false;
+
+  private attempt = 0;
+  private ctx: AttemptContext | undefined = undefined;
+  private permit = -1;
+  private settled = false;
+  private allowFallback = true;
+  private resolve: (value: T | PromiseLike<T>) => void = capturedResolve as Resolve;
+  private reject: (error: unknown) => void = capturedReject;
+  private next: (() => void) | undefined = undefined;
+  private lastError: unknown = undefined;
+  /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
+  private lastCounted = true;
+
+  constructor(
+    readonly shared: RunnerShared,
+    private readonly fn: ProtectedFunction<T>,
+    readonly callerSignal: AbortSignal | undefined,
+    private readonly fallback: ProtectFallback<T> | undefined,
+    private readonly policy: ErrorPolicy | undefined,
+  ) {
+    super();
+  }
+
+  /** True while `ctx` is the current attempt and waits on the shared host timer wheel. */
+  onWheel(ctx: AttemptContext): boolean {
+    return this.ctx === ctx && !ctx.done && this.wheelSlot !== undefined;
+  }
+
+  /** The host timer wheel's deadline for the current attempt passed. */
+  expire(): Error {
+    const error = new DeadlineExceededError(this.shared.config.timeoutMs);
+    this.onDeadline(error);
+    return error;
+  }
+
+  private promise(): Promise<T> {
+    const p = new Promise<T>(capture);
+    this.resolve = capturedResolve as Resolve;
+    this.reject = capturedReject;
+    return p;
+  }
+
+  /** Runs the call in its slot. */
+  start(): Promise<T> {
+    const p = this.promise();
+    const shared = this.shared;
+    const signal = this.callerSignal;
+    // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
+    if (signal?.aborted) {
+      this.settled = true;
+      this.reject(abortError(signal));
+      return p;
+    }
+    if (shared.breaker !== undefined) {
+      this.permit = shared.breaker.tryAcquire();
+      if (this.permit < 0) {
+        this.refuseNow('circuit-open');
+        return p;
+      }
+    }
+    shared.running++;
+    signal?.addEventListener('abort', this);
+    shared.config.budget?.recordRequest();
+    this.runAttempt();
+    return p;
+  }
+
+  /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
+  refuse(reason: ProtectRejectReason): Promise<T> {
+    const p = this.promise();
+    this.refuseNow(reason);
+    return p;
+  }
+
+  private refuseNow(reason: ProtectRejectReason): void {
+    const shared = this.shared;
+    this.settled = true;
+    if (shared.rejects.active) shared.rejects.emit({ reason });
+    const error =
+      reason === 'queue-full'
+        ? new QueueFullError(shared.config.maxQueue)
+        : this.circuitOpenError(shared.breaker as CircuitBreaker);
+    this.failWith(error, reason);
+  }
+
+  private circuitOpenError(breaker: CircuitBreaker): CircuitOpenError {
+    const name = this.shared.config.name;
+    return new CircuitOpenError(
+      name === undefined
+        ? { retryAfterMs: breaker.retryAfterMs() }
+        : { retryAfterMs: breaker.retryAfterMs(), circuit: name },
+    );
+  }
+
+  private runAttempt(): void {
+    const shared = this.shared;
+    const config = shared.config;
+    const n = ++this.attempt;
+    if (shared.config.throttle !== undefined) {
+      const admitted = shared.config.throttle.tryAcquire();
+      if (!admitted.ok) {
+        if (n === 1) {
+          this.finish('neutral');
+          if (shared.rejects.active) shared.rejects.emit({ reason: 'throttled' });
+          this.failWith(admitted.error, 'throttled');
+        } else {
+          // A locally throttled retry ends the call with the operation's last error.
+          this.finish(this.lastCounted ? 'failure' : 'neutral');
+          this.failWith(this.lastError, 'error');
+        }
+        return;
+      }
+    }
+    const ctx = new AttemptContext(this as Call<unknown>, n);
+    this.ctx = ctx;
+    if (config.timeoutMs > 0) {
+      if (shared.deadlines === undefined) sharedTimerWheel.schedule(this, config.timeoutMs);
+      else shared.deadlines.add(this, config.clock() + config.timeoutMs);
+    }
+    let result: T | PromiseLike<T>;
+    try {
+      result = this.fn(ctx);
+    } catch (error) {
+      this.attemptSettled(ctx, false, error);
+      return;
+    }
+    if (isThenable(result)) watch(this as Call<unknown>, ctx, result);
+    else this.attemptSettled(ctx, true, result);
+  }
+
+  /** Deadline of the current attempt passed (or its timer failed). */
+  onDeadline(timerError: Error | undefined): void {
+    const ctx = this.ctx;
+    if (this.settled || ctx === undefined || ctx.done) return;
+    const shared = this.shared;
+    const error = timerError ?? new DeadlineExceededError(shared.config.timeoutMs);
+    ctx.abort(error);
+    if (shared.timeouts.active) {
+      shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: shared.config.timeoutMs });
+    }
+    // 'wait': the attempt ends when the callback settles, so attempts never overlap.
+    if (shared.config.waitOnTimeout) return;
+    ctx.done = true;
+    this.attemptFailed(error);
+  }
+
+  /** The callback of attempt `ctx` settled. */
+  attemptSettled(ctx: AttemptContext, ok: boolean, value: unknown): void {
+    if (ctx.done || this.settled) return;
+    ctx.done = true;
+    this.leaveDeadline();
+    // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
+    if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
+    else if (ok) this.succeed(value as T);
+    else this.attemptFailed(value);
+  }
+
+  private succeed(value: T): void {
+    this.shared.config.throttle?.recordAccept();
+    this.finish('success');
+    this.resolve(value);
+  }
+
+  private attemptFailed(error: unknown): void {
+    const shared = this.shared;
+    const config = shared.config;
+    this.lastError = error;
+    let verdict: ErrorVerdict | undefined;
+    if (this.policy !== undefined) {
+      try {
+        verdict = this.policy(error);
+      } catch (policyError) {
+        this.finish('neutral');
+        this.reject(new ErrorPolicyError(error, policyError));
+        return;
+      }
+    }
+    const counted = verdict?.countForCircuit !== false;
+    this.lastCounted = counted;
+    // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
+    if (!counted) shared.config.throttle?.recordAccept();
+    this.allowFallback = verdict?.failover !== false;
+    if (
+      verdict?.retry !== false &&
+      this.attempt < config.attempts &&
+      (config.budget === undefined || config.budget.tryRetry())
+    ) {
+      this.retryAfter(error, verdict?.retryAfterMs);
+      return;
+    }
+    this.finish(counted ? 'failure' : 'neutral');
+    this.failWith(error, 'error');
+  }
+
+  private retryAfter(error: unknown, minimumMs: number | undefined): void {
+    const shared = this.shared;
+    const config = shared.config;
+    let delay =
+      config.backoff === undefined ? 0 : backoffDelay(config.backoff, this.attempt, config.random);
+    if (minimumMs !== undefined && minimumMs > delay) delay = minimumMs;
+    if (shared.retries.active) {
+      shared.retries.emit({
+        attempt: this.attempt + 1,
+        delayMs: delay,
+        errorName: errorName(error),
+      });
+    }
+    // Created once per call, on its first retry: the success path never pays for it.
+    let next = this.next;
+    if (next === undefined) {
+      next = () => {
+        if (!this.settled) this.runAttempt();
+      };
+      this.next = next;
+    }
+    if (delay <= 0) {
+      // Not synchronous: a callback that throws synchronously must not recurse once per attempt.
+      queueMicrotask(next);
+      return;
+    }
+    let waiting: Promise<void>;
+    try {
+      waiting = (config.sleep ?? systemSleep)(delay, this.callerSignal);
+    } catch {
+      waiting = Promise.resolve();
+    }
+    waiting.then(next, next);
+  }
+
+  /** Caller cancellation (the call is the abort listener: no closure). */
+  handleEvent(): void {
+    if (this.settled) return;
+    const error = abortError(this.callerSignal as AbortSignal);
+    this.ctx?.abort(error);
+    this.finish('neutral');
+    this.reject(error);
+  }
+
+  private leaveDeadline(): void {
+    if (this.wheelSlot !== undefined) sharedTimerWheel.cancel(this);
+    else if (this.inDeadlineQueue) (this.shared.deadlines as DeadlineQueue).remove(this);
+  }
+
+  /** Leaves every shared structure; runs exactly once per started call. */
+  private finish(outcome: CallOutcome): void {
+    this.settled = true;
+    const shared = this.shared;
+    shared.running--;
+    this.leaveDeadline();
+    if (this.permit >= 0) {
+      (shared.breaker as CircuitBreaker).release(this.permit, outcome);
+      this.permit = -1;
+    }
+    this.callerSignal?.removeEventListener('abort', this);
+  }
+
+  /** Settles with `error`, or with the fallback's outcome when one applies. */
+  private failWith(error: unknown, reason: ProtectFallbackEvent['reason']): void {
+    const fallback = this.fallback;
+    if (fallback === undefined || !this.allowFallback) {
+      this.reject(error);
+      return;
+    }
+    const shared = this.shared;
+    if (shared.fallbacks.active) shared.fallbacks.emit({ reason });
+    try {
+      this.resolve(fallback(error, { signal: this.callerSignal ?? neverAbortedSignal }));
+    } catch (fallbackError) {
+      this.reject(fallbackError);
+    }
+  }
+}

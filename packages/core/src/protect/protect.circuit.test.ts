@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { isCircuitOpenError } from '../errors/circuit-open-error.js';
+import { createManualClock } from '../time/manual-clock.js';
+import { protect } from './protect.js';
+
+const fail = () => Promise.reject(new Error('down'));
+const ok = () => Promise.resolve('up');
+
+/** A callback whose outcome the test decides later. */
+function gate<T>() {
+  let resolve: (v: T) => void = () => {};
+  let reject: (e: unknown) => void = () => {};
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function setup(extra: Parameters<typeof protect>[0] = {}) {
+  const clock = createManualClock();
+  const run = protect({
+    circuit: { threshold: 2, cooldown: 1000 },
+    clock,
+    sleep: clock.sleep,
+    ...extra,
+  });
+  return { clock, run };
+}
+
+/** Opens a threshold-2 circuit with two failed calls, then waits out its cooldown. */
+async function openThenCool(
+  run: ReturnType<typeof protect>,
+  clock: ReturnType<typeof createManualClock>,
+) {
+  await run(fail).catch(() => {});
+  await run(fail).catch(() => {});
+  clock.advance(1000);
+}
+
+describe('protect: circuit', () => {
+  it('counts once per call after retries, then rejects new calls without running', async () => {
+    const { run } = setup({ attempts: 3 });
+    let calls = 0;
+    const counted = () => {
+      calls++;
+      return fail();
+    };
+    await expect(run(counted)).rejects.toThrow('down');
+    expect(run.circuit?.state).toBe('closed'); // 3 failed attempts = one counted failure
+    await expect(run(counted)).rejects.toThrow('down');
+    expect(run.circuit?.state).toBe('open');
+    expect(calls).toBe(6);
+    const error = await run(counted).catch((e: unknown) => e);
+    expect(isCircuitOpenError(error)).toBe(true);
+    expect((error as { retryAfterMs: number }).retryAfterMs).toBe(1000);
+    expect(calls).toBe(6);
+  });
+
+  it('after the cooldown exactly one probe runs; others reject until it finishes; success closes', async () => {
+    const { clock, run } = setup();
+    await openThenCool(run, clock);
+    const probe = gate<string>();
+    const p = run(() => probe.promise);
+    let others = 0;
+    for (let i = 0; i < 3; i++) {
+      await expect(run(() => ++others)).rejects.toSatisfy(isCircuitOpenError);
+    }
+    expect(others).toBe(0);
+    probe.resolve('probe ok');
+    await expect(p).resolves.toBe('probe ok');
+    expect(run.circuit?.state).toBe('closed');
+    await expect(run(ok)).resolves.toBe('up');
+  });
+
+  it('the probe runs with its normal retries and timeout', async () => {
+    const { clock, run } = setup({ attempts: 2, timeout: 100 });
+    await openThenCool(run, clock);
+    const attempts: number[] = [];
+    const p = run(({ attempt }) => {
+      attempts.push(attempt);
+      return attempt === 1 ? new Promise(() => {}) : 'second';
+    });
+    await expect(clock.run(p)).resolves.toBe('second');
+    expect(attempts).toEqual([1, 2]);
+    expect(run.circuit?.state).toBe('closed');
+  });
+
+  it('a failed probe re-opens for a full cooldown', async () => {
+    const { clock, run } = setup();
+    await openThenCool(run, clock);
+    const probe = gate<string>();
+    const p = run(() => probe.promise);
+    clock.advance(400); // the probe is slow; the new cooldown starts when it fails
+    probe.reject(new Error('still down'));
+    await expect(p).rejects.toThrow('still down');
+    expect(run.circuit?.state).toBe('open');
+    clock.advance(999);
+    await expect(run(ok)).rejects.toSatisfy(isCircuitOpenError);
+    clock.advance(1);
+    await expect(run(ok)).resolves.toBe('up');
+  });
+
+  it('a neutral probe (countForCircuit false) lets the next call probe at once', async () => {
+    const { clock, run } = setup();
+    await openThenCool(run, clock);
+    await expect(
+      run(() => Promise.reject(new Error('not found')), {
+        errorPolicy: () => ({ countForCircuit: false }),
+      }),
+    ).rejects.toThrow('not found');
+    expect(run.circuit?.state).toBe('half-open');
+    await expect(run(ok)).resolves.toBe('up');
+    expect(run.circuit?.state).toBe('closed');
+  });
+
+  it('a neutral probe (external abort) lets the next call probe at once', async () => {
+    const { clock, run } = setup();
+    await openThenCool(run, clock);
+    const ac = new AbortController();
+    const p = run(() => new Promise(() => {}), { signal: ac.signal });
+    await expect(run(ok)).rejects.toSatisfy(isCircuitOpenError);
+    ac.abort(new Error('caller gave up'));
+    await expect(p).rejects.toThrow('caller gave up');
+    await expect(run(ok)).resolves.toBe('up');
+  });
+
+  it('a neutral probe (throwing policy) lets the next call probe at once', async () => {
+    const { clock, run } = setup();
+    await openThenCool(run, clock);
+    await expect(
+      run(fail, {
+        errorPolicy: () => {
+          throw new Error('bad policy');
+        },
+      }),
+    ).rejects.toThrow('errorPolicy threw');
+    await expect(run(ok)).resolves.toBe('up');
+  });
+
+  it('countForCircuit false and external cancellation never open the circuit', async () => {
+    const { run } = setup();
+    for (let i = 0; i < 5; i++) {
+      await run(fail, { errorPolicy: () => ({ countForCircuit: false }) }).catch(() => {});
+      const ac = new AbortController();
+      const p = run(() => new Promise(() => {}), { signal: ac.signal });
+      ac.abort();
+      await p.catch(() => {});
+    }
+    expect(run.circuit?.state).toBe('closed');
+  });
+
+  it('queued calls reject with CircuitOpenError without running once the circuit opened', async () => {
+    const { run } = setup({
+      concurrency: 1,
+      maxQueue: 5,
+      circuit: { threshold: 1, cooldown: 1000 },
+    });
+    const first = gate<string>();
+    const a = run(() => first.promise);
+    let ran = 0;
+    const b = run(() => ++ran);
+    expect(run.queued).toBe(1);
+    first.reject(new Error('down'));
+    await expect(a).rejects.toThrow('down');
+    await expect(b).rejects.toSatisfy(isCircuitOpenError);
+    expect(ran).toBe(0);
+  });
+
+  it('onStateChange and onReject report transitions and refusals without payloads', async () => {
+    const { run } = setup({ circuit: { threshold: 1, cooldown: 1000 } });
+    const changes: string[] = [];
+    const rejects: unknown[] = [];
+    run.onStateChange((e) => changes.push(`${e.from}->${e.to}`));
+    run.onReject((e) => rejects.push(e));
+    await run(fail).catch(() => {});
+    await run(ok).catch(() => {});
+    expect(changes).toEqual(['closed->open']);
+    expect(rejects).toEqual([{ reason: 'circuit-open' }]);
+  });
+
+  it('circuit: false disables it', async () => {
+    const run = protect({ circuit: false });
+    for (let i = 0; i < 10; i++) await run(fail).catch(() => {});
+    expect(run.circuit).toBeUndefined();
+    await expect(run(ok)).resolves.toBe('up');
+  });
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
+import { isQueueFullError } from '../errors/queue-full-error.js';
+import { createManualClock } from '../time/manual-clock.js';
+import { protect } from './protect.js';
+
+describe('protect: concurrency and queue', () => {
+  it('one slot covers the whole call, retries and backoff included', async () => {
+    const clock = createManualClock();
+    const run = protect({
+      attempts: 3,
+      backoff: { type: 'fixed', delay: 100 },
+      concurrency: 1,
+      maxQueue: 1,
+      clock,
+      sleep: clock.sleep,
+    });
+    const log: string[] = [];
+    const a = run(({ attempt }) => {
+      log.push(`a${attempt}@${clock()}`);
+      if (attempt < 3) throw new Error('retry me');
+      return 'a';
+    });
+    const b = run(() => {
+      log.push(`b@${clock()}`);
+      return 'b';
+    });
+    expect(run.active).toBe(1);
+    expect(run.queued).toBe(1);
+    await clock.advanceAsync(150);
+    expect(run.queued).toBe(1); // a is backing off and still holds its slot
+    await expect(clock.run(Promise.all([a, b]))).resolves.toEqual(['a', 'b']);
+    expect(log).toEqual(['a1@0', 'a2@100', 'a3@200', 'b@200']);
+  });
+
+  it('maxQueue 0 (the default) rejects with QueueFullError without running', async () => {
+    const run = protect({ concurrency: 1 });
+    let release: () => void = () => {};
+    const a = run(() => new Promise<void>((r) => (release = r)));
+    let ran = false;
+    const error = await run(() => {
+      ran = true;
+    }).catch((e: unknown) => e);
+    expect(isQueueFullError(error)).toBe(true);
+    expect(ran).toBe(false);
+    release();
+    await a;
+  });
+
+  it('queues up to maxQueue, FIFO; then QueueFullError and an onReject event', async () => {
+    const run = protect({ concurrency: 1, maxQueue: 2 });
+    const rejects: unknown[] = [];
+    run.onReject((e) => rejects.push(e));
+    const order: number[] = [];
+    let release: () => void = () => {};
+    const first = run(() => new Promise<void>((r) => (release = r)));
+    const queued = [1, 2].map((n) => run(() => void order.push(n)));
+    await expect(run(() => 3)).rejects.toSatisfy(isQueueFullError);
+    expect(rejects).toEqual([{ reason: 'queue-full' }]);
+    release();
+    await Promise.all([first, ...queued]);
+    expect(order).toEqual([1, 2]);
+  });
+
+  it('maxQueue Infinity never refuses', async () => {
+    const run = protect({ concurrency: 1, maxQueue: Number.POSITIVE_INFINITY });
+    const all = Array.from({ length: 50 }, (_, i) => run(async () => i));
+    await expect(Promise.all(all)).resolves.toHaveLength(50);
+  });
+
+  it('a queued call whose signal aborts leaves the queue at once and frees its place', async () => {
+    const run = protect({ concurrency: 1, maxQueue: 1 });
+    let release: () => void = () => {};
+    const first = run(() => new Promise<void>((r) => (release = r)));
+    const ac = new AbortController();
+    let ran = false;
+    const queued = run(
+      () => {
+        ran = true;
+      },
+      { signal: ac.signal },
+    );
+    expect(run.queued).toBe(1);
+    ac.abort();
+    await expect(queued).rejects.toBe(ac.signal.reason);
+    expect(run.queued).toBe(0);
+    const next = run(() => 'took the place');
+    release();
+    await first;
+    await expect(next).resolves.toBe('took the place');
+    expect(ran).toBe(false);
+  });
+});
+
+describe('protect: cancellation', () => {
+  it('an already-aborted signal never runs fn and rejects with its reason', async () => {
+    const run = protect({ concurrency: 2 });
+    const reason = new Error('stop');
+    let ran = false;
+    await expect(
+      run(
+        () => {
+          ran = true;
+        },
+        { signal: AbortSignal.abort(reason) },
+      ),
+    ).rejects.toBe(reason);
+    expect(ran).toBe(false);
+  });
+
+  it('external abort rejects at once with the reason and aborts the attempt signal', async () => {
+    const run = protect({ attempts: 3, timeout: 10_000 });
+    const ac = new AbortController();
+    let seen: AbortSignal | undefined;
+    let calls = 0;
+    const p = run(
+      ({ signal }) => {
+        calls++;
+        seen = signal;
+        return new Promise(() => {});
+      },
+      { signal: ac.signal },
+    );
+    const reason = new Error('user left');
+    ac.abort(reason);
+    await expect(p).rejects.toBe(reason);
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toBe(reason);
+    expect(calls).toBe(1);
+  });
+
+  it('a non-Error reason becomes OperationAbortedError', async () => {
+    const run = protect();
+    const ac = new AbortController();
+    const p = run(() => new Promise(() => {}), { signal: ac.signal });
+    ac.abort('bye');
+    await expect(p).rejects.toSatisfy(isOperationAbortedError);
+  });
+
+  it('abort during backoff stops further attempts at once', async () => {
+    const clock = createManualClock();
+    const run = protect({
+      attempts: 5,
+      backoff: { type: 'fixed', delay: 1000 },
+      clock,
+      sleep: clock.sleep,
+    });
+    const ac = new AbortController();
+    let calls = 0;
+    const p = run(
+      () => {
+        calls++;
+        throw new Error('fail');
+      },
+      { signal: ac.signal },
+    );
+    await clock.advanceAsync(500);
+    ac.abort(new Error('stop'));
+    await expect(p).rejects.toThrow('stop');
+    await clock.advanceAsync(5000);
+    expect(calls).toBe(1);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('without a timeout, fn receives the caller signal itself', async () => {
+    const run = protect();
+    const ac = new AbortController();
+    let seen: AbortSignal | undefined;
+    await run(
+      ({ signal }) => {
+        seen = signal;
+      },
+      { signal: ac.signal },
+    );
+    expect(seen).toBe(ac.signal);
+  });
+});

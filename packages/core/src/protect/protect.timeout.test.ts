@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DeadlineExceededError,
+  isDeadlineExceededError,
+} from '../errors/deadline-exceeded-error.js';
+import { createManualClock } from '../time/manual-clock.js';
+import { protect } from './protect.js';
+
+describe('protect: timeout', () => {
+  it("'immediate' ends the attempt at once; its signal aborts with DeadlineExceededError; a late rejection is absorbed", async () => {
+    const clock = createManualClock();
+    const run = protect({ timeout: 100, clock, sleep: clock.sleep });
+    let signal: AbortSignal | undefined;
+    let rejectLate: (e: unknown) => void = () => {};
+    const p = run(
+      (ctx) =>
+        new Promise((_, reject) => {
+          signal = ctx.signal;
+          rejectLate = reject;
+        }),
+    );
+    const settled = p.catch((e: unknown) => e);
+    await clock.advanceAsync(99);
+    expect(signal?.aborted).toBe(false);
+    await clock.advanceAsync(1);
+    const error = await settled;
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBe(error);
+    rejectLate(new Error('late')); // must not surface as unhandled
+    await clock.flush();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('timeout is per attempt and excludes backoff', async () => {
+    const clock = createManualClock();
+    const run = protect({
+      attempts: 2,
+      timeout: 100,
+      backoff: { type: 'fixed', delay: 1000 },
+      clock,
+      sleep: clock.sleep,
+    });
+    const starts: number[] = [];
+    const p = run(({ attempt }) => {
+      starts.push(clock());
+      // The second attempt takes 90 ms: within its own 100 ms although 1190 ms passed overall.
+      return attempt === 1 ? new Promise(() => {}) : clock.sleep(90).then(() => 'ok');
+    });
+    await expect(clock.run(p)).resolves.toBe('ok');
+    expect(starts).toEqual([0, 1100]);
+    expect(clock()).toBe(1190);
+  });
+
+  it('timeout excludes queue wait', async () => {
+    const clock = createManualClock();
+    const run = protect({ timeout: 100, concurrency: 1, maxQueue: 1, clock, sleep: clock.sleep });
+    const first = run(() => clock.sleep(80).then(() => 1));
+    const second = run(() => clock.sleep(80).then(() => 2));
+    await expect(clock.run(Promise.all([first, second]))).resolves.toEqual([1, 2]);
+    expect(clock()).toBe(160);
+  });
+
+  it("'wait' waits for the callback to settle and never overlaps attempts", async () => {
+    const clock = createManualClock();
+    const run = protect({
+      attempts: 3,
+      timeout: 100,
+      timeoutMode: 'wait',
+      clock,
+      sleep: clock.sleep,
+    });
+    let running = 0;
+    let maxRunning = 0;
+    const log: string[] = [];
+    const p = run(({ signal, attempt }) => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      log.push(`start ${attempt} @${clock()}`);
+      // Honours the signal only 50 ms after it aborts.
+      return new Promise((_, reject) => {
+        signal.addEventListener('abort', () => {
+          void clock.sleep(50).then(() => {
+            running--;
+            log.push(`end ${attempt} @${clock()}`);
+            reject(new Error('cancelled late'));
+          });
+        });
+      });
+    });
+    const error = await clock.run(p).catch((e: unknown) => e);
+    expect(isDeadlineExceededError(error)).toBe(true);
+    expect(maxRunning).toBe(1);
+    expect(log).toEqual([
+      'start 1 @0',
+      'end 1 @150',
+      'start 2 @150',
+      'end 2 @300',
+      'start 3 @300',
+      'end 3 @450',
+    ]);
+  });
+
+  it("'wait': a callback that succeeds after its deadline still fails the attempt with the deadline", async () => {
+    const clock = createManualClock();
+    const run = protect({ timeout: 100, timeoutMode: 'wait', clock, sleep: clock.sleep });
+    const p = run(() => clock.sleep(150).then(() => 'late'));
+    await expect(clock.run(p)).rejects.toSatisfy(isDeadlineExceededError);
+    expect(clock()).toBe(150);
+  });
+
+  it('a callback that never reads the signal still times out; onTimeout reports it', async () => {
+    const clock = createManualClock();
+    const run = protect({ attempts: 2, timeout: 50, clock, sleep: clock.sleep });
+    const events: unknown[] = [];
+    run.onTimeout((e) => events.push(e));
+    await expect(clock.run(run(() => new Promise(() => {})))).rejects.toSatisfy(
+      isDeadlineExceededError,
+    );
+    expect(events).toEqual([
+      { attempt: 1, timeoutMs: 50 },
+      { attempt: 2, timeoutMs: 50 },
+    ]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('the host timer path times out too (shared timer wheel)', async () => {
+    const run = protect({ timeout: 20 });
+    let signal: AbortSignal | undefined;
+    const error = await run((ctx) => {
+      signal = ctx.signal;
+      return new Promise(() => {});
+    }).catch((e: unknown) => e);
+    expect(isDeadlineExceededError(error)).toBe(true);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('a fast callback on the host timer resolves and leaves its signal quiet', async () => {
+    const run = protect({ timeout: 1000 });
+    let signal: AbortSignal | undefined;
+    await expect(
+      run(async (ctx) => {
+        signal = ctx.signal;
+        return 7;
+      }),
+    ).resolves.toBe(7);
+    expect(signal?.aborted).toBe(false);
+  });
+});

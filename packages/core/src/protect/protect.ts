@@ -1,0 +1,125 @@
+import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
+import { abortError } from '../internal/abort.js';
+import { type Event, EventEmitter } from '../internal/events.js';
+import { createPool, type Pool } from '../pool/pool.js';
+import type { ErrorPolicy } from '../retry/verdict.js';
+import { systemSleep } from '../time/sleep.js';
+import { Call, type RunnerShared } from './call.js';
+import { DeadlineQueue } from './deadline-queue.js';
+import { type ProtectConfig, resolveProtectOptions } from './options.js';
+import type {
+  ProtectedFunction,
+  ProtectFallbackEvent,
+  ProtectOptions,
+  ProtectRejectEvent,
+  ProtectRetryEvent,
+  ProtectRunner,
+  ProtectRunOptions,
+  ProtectTimeoutEvent,
+} from './types.js';
+
+const noStateChanges: Event<CircuitStateChange> = () => ({ dispose() {} });
+
+class Runner implements RunnerShared {
+  readonly deadlines: DeadlineQueue | undefined;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly pool: Pool | undefined;
+  readonly retries = new EventEmitter<ProtectRetryEvent>();
+  readonly rejects = new EventEmitter<ProtectRejectEvent>();
+  readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
+  readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
+  running = 0;
+
+  constructor(readonly config: ProtectConfig) {
+    if (config.sleep === systemSleep) config.sleep = undefined;
+    // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep gets a queue of its own.
+    if (config.timeoutMs > 0 && config.sleep !== undefined) {
+      this.deadlines = new DeadlineQueue(config.clock, config.sleep);
+    }
+    if (config.circuit !== undefined) {
+      const options: Parameters<typeof createCircuitBreaker>[0] = {
+        failureThreshold: config.circuit.threshold,
+        openDurationMs: config.circuit.cooldownMs,
+        halfOpenMaxCalls: 1,
+        clock: config.clock,
+      };
+      if (config.name !== undefined) options.name = config.name;
+      this.breaker = createCircuitBreaker(options);
+    }
+    if (config.concurrency !== Number.POSITIVE_INFINITY) {
+      this.pool = createPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
+    }
+  }
+
+  run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T> {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new TypeError(`protect: fn must be a function, got ${typeof fn}`));
+    }
+    let signal: AbortSignal | undefined;
+    let fallback: ProtectRunOptions<T>['fallback'];
+    let policy: ErrorPolicy | undefined = this.config.errorPolicy;
+    if (options !== undefined) {
+      signal = options.signal;
+      fallback = options.fallback;
+      if (options.errorPolicy !== undefined) policy = options.errorPolicy;
+    }
+    // An already-aborted call never runs, never queues and gets no fallback.
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const call = new Call<T>(this, fn, signal, fallback, policy);
+    const pool = this.pool;
+    if (pool === undefined) return call.start();
+    if (pool.active >= pool.concurrency) {
+      // The call would queue: refuse it now rather than after a wait it cannot use.
+      if (this.breaker !== undefined && this.breaker.state === 'open') {
+        return call.refuse('circuit-open');
+      }
+      if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
+      return pool.run(() => call.start(), { signal });
+    }
+    // A free slot: the pool starts the task synchronously.
+    return pool.run(() => call.start());
+  }
+}
+
+/**
+ * Creates a runner that composes, outermost first: concurrency slot (with
+ * queue) → circuit (counted once per call) → retries with backoff and a retry
+ * budget → adaptive throttle → per-attempt timeout → `fn`. A fallback replaces
+ * the final error, or a refusal (queue full, circuit open).
+ *
+ * The success path allocates no `AbortController`, timer or closure: timeouts
+ * share one timer per runner, and the attempt's `signal` is only created when
+ * the callback reads it.
+ * @example
+ * const run = protect({
+ *   attempts: 3,
+ *   backoff: { type: 'exponential', delay: 100, jitter: 0.5 },
+ *   timeout: '2s',
+ *   concurrency: 16,
+ *   maxQueue: 100,
+ *   circuit: { threshold: 5, cooldown: '30s' },
+ * });
+ * const user = await run(({ signal }) => fetchUser(id, { signal }), {
+ *   fallback: () => cachedUser(id),
+ * });
+ */
+export function protect(options: ProtectOptions = {}): ProtectRunner {
+  const runner = new Runner(resolveProtectOptions(options));
+  const run = <T>(fn: ProtectedFunction<T>, callOptions?: ProtectRunOptions<T>): Promise<T> =>
+    runner.run(fn, callOptions);
+  const breaker = runner.breaker;
+  const pool = runner.pool;
+  Object.defineProperties(run, {
+    run: { value: run },
+    circuit: { value: breaker },
+    active: { get: () => (pool === undefined ? runner.running : pool.active) },
+    queued: { get: () => (pool === undefined ? 0 : pool.queued) },
+    onRetry: { value: runner.retries.on },
+    onStateChange: { value: breaker === undefined ? noStateChanges : breaker.onStateChange },
+    onReject: { value: runner.rejects.on },
+    onFallback: { value: runner.fallbacks.on },
+    onTimeout: { value: runner.timeouts.on },
+  });
+  return run as ProtectRunner;
+}
