@@ -46,9 +46,12 @@ export class TimerWheel {
   private armedAt = Number.POSITIVE_INFINITY;
   private readonly onTimer = (): void => this.fire();
 
+  /** @param now Monotonic ms; injectable so tests can pin entries to one slot. */
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
   /** Schedules `entry` to expire `timeoutMs` (finite, > 0) from now. */
   schedule(entry: WheelEntry, timeoutMs: number): void {
-    const now = performance.now();
+    const now = this.now();
     const tick = Math.ceil(now + timeoutMs);
     let slot = this.last;
     if (slot === undefined || slot.tick !== tick || slot.retired) {
@@ -97,7 +100,7 @@ export class TimerWheel {
   private fire(): void {
     this.handle = undefined;
     this.armedAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+    const now = this.now();
     for (let top = this.heap[0]; top !== undefined && top.tick <= now; top = this.heap[0]) {
       this.pop();
       this.expire(top);
