@@ -36,6 +36,8 @@ export function routeParallel<R, T>(
   const generation = selection.generation;
   const order = selection.order();
   const race = selection.type === 'race';
+  const sample = hedge?.sample;
+  const started = sample === undefined ? 0 : core.clock();
 
   return new Promise<T>((resolve, reject) => {
     const running = new Set<Running<R>>();
@@ -88,6 +90,9 @@ export function routeParallel<R, T>(
             running.delete(entry);
             entry.controller.unlink();
             finish();
+            // The request's latency as the caller saw it (a hedge winner's own attempt time
+            // would hide how slow the abandoned visit was and drag the percentile down).
+            sample?.record(core.clock() - started);
             core.won(p, generation, probe);
             resolve(value);
           },

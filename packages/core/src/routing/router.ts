@@ -48,7 +48,6 @@ export class RouterCore<R> implements VisitEnv {
   readonly random;
   readonly budget;
   readonly health;
-  readonly sample;
 
   constructor(readonly config: RouterConfig<R>) {
     this.clock = config.clock;
@@ -56,7 +55,6 @@ export class RouterCore<R> implements VisitEnv {
     this.random = config.random;
     this.budget = config.budget;
     this.health = config.health;
-    this.sample = config.hedge?.sample;
   }
 
   /** Whether the last `admit()` claimed the health registry's single recovery probe. */

@@ -10,7 +10,6 @@ import type { Clock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
 import type { Sleep } from '../time/sleep.js';
 import { attemptWithTimeout } from './attempt.js';
-import type { LatencySample } from './latency-sample.js';
 import type { RouteOperation } from './types.js';
 
 /** A registered provider with its resolved protection and live counters. @internal */
@@ -33,8 +32,6 @@ export interface VisitEnv {
   readonly random: RandomSource;
   readonly budget: ProtectRetryBudget | undefined;
   readonly health: HealthRegistry;
-  /** Latency sample for percentile hedging, when hedging uses one. */
-  readonly sample: LatencySample | undefined;
 }
 
 /**
@@ -107,7 +104,6 @@ export async function runVisit<R, T>(
         if (permit >= 0) p.breaker?.release(permit, 'success', ms);
         permit = -1;
         env.health.success(p.id, ms);
-        env.sample?.record(ms);
         return value;
       } catch (e) {
         error = e;

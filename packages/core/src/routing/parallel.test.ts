@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { isRoutingError, type RoutingError } from '../errors/routing-error.js';
+import { call, type FakeResource, failing, fake, setup } from './test-helpers.js';
+import type { Router } from './types.js';
+
+const run = (router: Router<FakeResource>, signal?: AbortSignal) =>
+  router.execute((r, ctx) => call(r, ctx), signal ? { signal } : {});
+
+describe('race selection', () => {
+  it('starts every eligible provider at once; the first success wins; losers are aborted, not failures', async () => {
+    const { router, res, clock } = setup(['a', 'b', 'c'], {
+      selection: 'race',
+      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+    });
+    res.a = Object.assign(res.a!, fake('a', clock, 30));
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    res.c = Object.assign(res.c!, fake('c', clock, 20));
+    const failed: string[] = [];
+    router.onFailed((e) => failed.push(e.providerId));
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect([res.a.calls, res.b.calls, res.c.calls]).toEqual([1, 1, 1]);
+    expect(res.a.signals[0]?.aborted).toBe(true);
+    expect(res.c.signals[0]?.aborted).toBe(true);
+    expect(res.b.signals[0]?.aborted).toBe(false);
+    expect(failed).toEqual([]);
+    // Losers are neutral: circuits stay closed, health records no failure.
+    expect(router.circuit('a')?.state).toBe('closed');
+    expect(router.health.snapshot().a).toBeUndefined();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('a failed racer does not end the race; all failing → RoutingError', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { selection: { type: 'race' } });
+    failing(res.a!, 'A');
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    failing(res.b, 'B');
+    const error = (await run(router).catch((e) => e)) as RoutingError;
+    expect(isRoutingError(error)).toBe(true);
+    expect(error.visits.map((v) => v.providerId).sort()).toEqual(['a', 'b']);
+  });
+
+  it('cancellation aborts every racer and rejects with the reason', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { selection: 'race' });
+    res.a = Object.assign(res.a!, fake('a', clock, 10));
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    const ac = new AbortController();
+    const p = run(router, ac.signal);
+    await clock.flush();
+    ac.abort(new Error('stop'));
+    await expect(p).rejects.toThrow('stop');
+    expect(res.a.signals[0]?.aborted && res.b.signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('hedging', () => {
+  it('starts the next provider after delayMs; first success wins; the slow one is aborted, not failed', async () => {
+    const { router, res, clock } = setup(['a', 'b', 'c'], { hedge: { delayMs: 20, maxHedges: 1 } });
+    res.a = Object.assign(res.a!, fake('a', clock, 100));
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    const hedged: unknown[] = [];
+    const selected: unknown[] = [];
+    router.onHedged((e) => hedged.push(e));
+    router.onSelected((e) => selected.push(e));
+    const p = run(router);
+    await expect(clock.run(p)).resolves.toBe('ok:b');
+    expect(clock()).toBe(1_000_030);
+    expect(hedged).toEqual([{ fromProviderId: 'a', toProviderId: 'b', delayMs: 20 }]);
+    expect(selected).toEqual([
+      { providerId: 'a', visit: 1, hedge: false },
+      { providerId: 'b', visit: 2, hedge: true },
+    ]);
+    expect(res.a.signals[0]?.aborted).toBe(true);
+    expect(res.c?.calls).toBe(0);
+    expect(router.health.snapshot().a).toBeUndefined();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('no hedge when the first answer comes in time; the hedge timer is released', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 20 } });
+    res.a = Object.assign(res.a!, fake('a', clock, 5));
+    await expect(clock.run(run(router))).resolves.toBe('ok:a');
+    expect(res.b?.calls).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('respects maxHedges, and a failure fails over at once (not counted as a hedge)', async () => {
+    const { router, res, clock } = setup(['a', 'b', 'c', 'd'], {
+      hedge: { delayMs: 10, maxHedges: 1 },
+    });
+    res.a = Object.assign(res.a!, fake('a', clock, 100));
+    res.b = Object.assign(res.b!, fake('b', clock, 100));
+    res.c = Object.assign(res.c!, fake('c', clock, 100));
+    const p = run(router);
+    await expect(clock.run(p)).resolves.toBe('ok:a');
+    expect([res.b.calls, res.c.calls]).toEqual([1, 0]);
+    failing(res.a, 'A');
+    const hedged: string[] = [];
+    router.onHedged((e) => hedged.push(e.toProviderId));
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect(hedged).toEqual(['c']);
+  });
+
+  it('hedges draw from the retry budget; a refused withdrawal means no hedge', async () => {
+    let allow = false;
+    let requests = 0;
+    const budget = { recordRequest: () => void requests++, tryRetry: () => allow };
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 10 }, budget });
+    res.a = Object.assign(res.a!, fake('a', clock, 50));
+    await expect(clock.run(run(router))).resolves.toBe('ok:a');
+    expect(res.b?.calls).toBe(0);
+    allow = true;
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect(requests).toBe(2);
+  });
+
+  it('percentile hedging waits for enough samples, then hedges at the observed percentile', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { percentile: 90 } });
+    let n = 0;
+    res.a!.behave = async (_c, signal) => {
+      // 1..20 ms, then a slow call.
+      n++;
+      await clock.sleep(n <= 20 ? n : 500, signal);
+      if (signal.aborted) throw signal.reason;
+      return 'ok:a';
+    };
+    for (let i = 0; i < 20; i++) await clock.run(run(router));
+    expect(res.b?.calls).toBe(0);
+    const start = clock();
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    // p90 of 1..20 (nearest rank) is 18 ms; b answers at once.
+    expect(clock() - start).toBe(18);
+  });
+
+  it('all hedged visits failing → RoutingError with every failure', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 5 } });
+    res.a!.behave = async () => {
+      await clock.sleep(20);
+      throw new Error('A');
+    };
+    res.b!.behave = async () => {
+      await clock.sleep(1);
+      throw new Error('B');
+    };
+    const error = (await clock.run(run(router)).catch((e) => e)) as RoutingError;
+    expect(error.visits.map((v) => v.providerId)).toEqual(['b', 'a']);
+    expect(error.errors).toHaveLength(2);
+  });
+});
