@@ -1,5 +1,6 @@
 import { checkFunction, checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
+import { LruMap } from './lru-map.js';
 
 /** Options of {@link createCache}. */
 export interface CacheOptions {
@@ -85,8 +86,8 @@ interface Load<V> {
 const MISS: CacheLookup<never> = Object.freeze({ hit: false, status: 'expired' });
 
 /**
- * Creates an LRU cache. O(1) per operation: a `Map`'s insertion order is
- * the recency order. Expiry is checked lazily on lookup; there are no timers.
+ * Creates an LRU cache. O(1) per operation (a `Map` plus a recency-ordered
+ * linked list). Expiry is checked lazily on lookup; there are no timers.
  * @example
  * const users = createCache<string, User>({ maxSize: 1000, ttlMs: 30_000, staleWhileRevalidateMs: 60_000 });
  * const user = await users.getOrLoad(id, (id) => api.getUser(id));
@@ -102,7 +103,7 @@ export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
   });
   checkFunction('clock', options.clock);
   const clock = options.clock ?? systemClock;
-  const entries = new Map<K, Entry<V>>();
+  const entries = new LruMap<K, Entry<V>>(maxSize);
   const loads = new Map<K, Load<V>>();
   const s = { hits: 0, staleHits: 0, misses: 0, evictions: 0, expirations: 0 };
   let loadCount = 0;
@@ -117,14 +118,8 @@ export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
   };
 
   const set = (key: K, value: V, ttl: number) => {
-    entries.delete(key);
-    const now = clock();
-    const freshUntil = now + ttl;
-    entries.set(key, { value, freshUntil, staleUntil: freshUntil + swrMs });
-    if (entries.size > maxSize) {
-      entries.delete(entries.keys().next().value as K);
-      s.evictions++;
-    }
+    const freshUntil = clock() + ttl;
+    if (entries.set(key, { value, freshUntil, staleUntil: freshUntil + swrMs })) s.evictions++;
   };
 
   const startLoad = (key: K, loader: CacheLoader<K, V>): Load<V> => {
@@ -160,8 +155,6 @@ export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
       s.misses++;
       return MISS;
     }
-    entries.delete(key);
-    entries.set(key, entry);
     if (now < entry.freshUntil) {
       s.hits++;
       return { hit: true, status: 'fresh', value: entry.value };

@@ -1,3 +1,4 @@
+import { LruMap } from '../cache/lru-map.js';
 import type { RateLimitError } from '../errors/rate-limit-error.js';
 import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
@@ -60,7 +61,7 @@ export interface KeyedLimiter {
 
 /**
  * Creates a per-key rate limiter. Each call is O(1): the registry is a `Map`
- * whose insertion order is the LRU order (a hit is re-inserted at the end).
+ * plus a linked list in least-recently-used order.
  * @example
  * const perUser = createKeyedLimiter({ capacity: 20, refillPerSecond: 2 });
  * const r = perUser.tryAcquire(userId);
@@ -75,25 +76,18 @@ export function createKeyedLimiter(options: KeyedLimiterOptions): KeyedLimiter {
       : checkNumber('maxKeys', options.maxKeys, { min: 1, integer: true });
   checkFunction('clock', options.clock);
   const time = monotonic(options.clock ?? systemClock);
-  const buckets = new Map<string, BucketState>();
+  const buckets = new LruMap<string, BucketState>(maxKeys);
   let evictions = 0;
 
-  /** Finds or creates `key`'s bucket, refilled to `now` and moved to the MRU end. */
+  /** Finds or creates `key`'s bucket, refilled to `now` and marked most recently used. */
   const touch = (key: string, now: number): BucketState => {
     let state = buckets.get(key);
     if (state === undefined) {
-      if (buckets.size >= maxKeys) {
-        // The first key in insertion order is the least recently used.
-        const oldest = buckets.keys().next().value as string;
-        buckets.delete(oldest);
-        evictions++;
-      }
       state = { units: shape.maxUnits, last: now };
+      if (buckets.set(key, state)) evictions++;
     } else {
-      buckets.delete(key);
       refill(state, shape, now);
     }
-    buckets.set(key, state);
     return state;
   };
 

@@ -2,6 +2,7 @@ import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+import { LinkedList } from './linked-list.js';
 
 /** Work run by a {@link Pool}; receives the caller's signal, or a never-aborted one. */
 export type PoolTask<T> = (signal: AbortSignal) => T | PromiseLike<T>;
@@ -74,7 +75,7 @@ export interface Pool {
   stats(): PoolStats;
 }
 
-/** A waiting call: a node of an intrusive doubly-linked list, so an abort unlinks it in O(1). */
+/** A waiting call: a list node, so an abort unlinks it in O(1). */
 interface Waiter {
   task: PoolTask<unknown>;
   signal: AbortSignal | undefined;
@@ -88,8 +89,7 @@ interface Waiter {
 class PoolImpl implements Pool {
   active = 0;
   queued = 0;
-  private head: Waiter | undefined;
-  private tail: Waiter | undefined;
+  private readonly waiters = new LinkedList<Waiter>();
   private started = 0;
   private completed = 0;
   private failed = 0;
@@ -133,12 +133,10 @@ class PoolImpl implements Pool {
         resolve: resolve as (value: unknown) => void,
         reject,
         onAbort: undefined,
-        prev: this.tail,
+        prev: undefined,
         next: undefined,
       };
-      if (this.tail) this.tail.next = w;
-      else this.head = w;
-      this.tail = w;
+      this.waiters.append(w);
       this.queued++;
       if (signal) {
         w.onAbort = () => {
@@ -168,20 +166,15 @@ class PoolImpl implements Pool {
   }
 
   private unlink(w: Waiter): void {
-    if (w.prev) w.prev.next = w.next;
-    else this.head = w.next;
-    if (w.next) w.next.prev = w.prev;
-    else this.tail = w.prev;
-    w.prev = undefined;
-    w.next = undefined;
+    this.waiters.unlink(w);
     this.queued--;
     if (w.onAbort && w.signal) w.signal.removeEventListener('abort', w.onAbort);
   }
 
   /** Starts queued tasks while slots are free, oldest first. */
   private drain(): void {
-    while (this.head !== undefined && this.active < this.concurrency) {
-      const w = this.head;
+    while (this.waiters.head !== undefined && this.active < this.concurrency) {
+      const w = this.waiters.head;
       this.unlink(w);
       this.active++;
       this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
