@@ -1,22 +1,15 @@
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createDeadline } from './deadline.js';
+import { trackUnhandledRejections } from './test-helpers/unhandled.js';
 import { withTimeout } from './with-timeout.js';
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = trackUnhandledRejections();
 
 /** An op that never settles on its own but records the signal it got. */
 function hanging() {
@@ -59,7 +52,7 @@ describe('withTimeout (injected sleep)', () => {
     ).rejects.toSatisfy(isDeadlineExceededError);
     await clock.run(clock.sleep(5000));
     await clock.flush();
-    expect(unhandled).toEqual([]);
+    expect(unhandled.reasons).toEqual([]);
   });
 
   it('caller abort first: rejects at once (OperationAbortedError for a non-Error reason)', async () => {
@@ -261,7 +254,7 @@ describe('withTimeout properties', () => {
           await clock.run(clock.sleep(1000));
           await clock.flush();
           expect(settlements).toBe(1);
-          expect(unhandled).toEqual([]);
+          expect(unhandled.reasons).toEqual([]);
         },
       ),
       { numRuns: 200 },

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { trackUnhandledRejections } from '../deadline/test-helpers/unhandled.js';
 import {
   DeadlineExceededError,
   isDeadlineExceededError,
@@ -7,7 +8,6 @@ import {
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
 import { createManualClock } from '../time/manual-clock.js';
-import { fixedRandom } from '../time/random.js';
 import { createBackoff } from './backoff.js';
 import { createRetryBudget } from './budget.js';
 import { type RetryAttemptInfo, withRetry } from './with-retry.js';
@@ -15,15 +15,7 @@ import { type RetryAttemptInfo, withRetry } from './with-retry.js';
 const transient = (label = 'flaky') => Object.assign(new Error(label), { status: 503 });
 const backoff = createBackoff({ baseDelayMs: 100, jitter: 'none' });
 
-let unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled = [];
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = trackUnhandledRejections();
 
 /** An op that fails with the given errors in order, then succeeds with 'ok'. */
 function failing(...errors: unknown[]) {
@@ -285,7 +277,7 @@ describe('withRetry properties', () => {
           await clock.run(clock.sleep(10_000));
           await clock.flush();
           expect(settlements).toBe(1);
-          expect(unhandled).toEqual([]);
+          expect(unhandled.reasons).toEqual([]);
         },
       ),
       { numRuns: 150 },
