@@ -129,6 +129,21 @@ describe('execute', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('a success from an older closed generation does not reset the new streak', async () => {
+    const { breaker, clock, trip } = setup({ failureThreshold: 3 });
+    let finishLate!: (v: number) => void;
+    const late = breaker.execute(() => new Promise<number>((resolve) => (finishLate = resolve)));
+    await trip();
+    await breaker.execute(boom).catch(() => {});
+    clock.advance(100);
+    await breaker.execute(() => 'probe');
+    expect(breaker.state).toBe('closed');
+    await breaker.execute(boom).catch(() => {});
+    finishLate(1);
+    expect(await late).toBe(1);
+    expect(breaker.toJSON().consecutiveFailures).toBe(1);
+  });
+
   it('measures durations with the clock for the slow-call rule', async () => {
     const { breaker, clock } = setup({
       failureThreshold: Number.POSITIVE_INFINITY,

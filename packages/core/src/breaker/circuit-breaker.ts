@@ -121,7 +121,13 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     const settlers: Settlers = {
       permit,
       ok: (value) => {
-        this.release(permit, 'success');
+        const m = this.m;
+        // A closed circuit without a window only resets its streak on success.
+        if (m.state === 'closed' && m.window === undefined) {
+          if (m.generation * 2 === permit) m.consecutiveFailures = 0;
+        } else {
+          this.release(permit, 'success');
+        }
         return value;
       },
       fail: (error) => {
