@@ -77,10 +77,10 @@ describe('protect: properties', () => {
               },
             );
             sample();
-            p.then(
-              () => settledCount[i]++,
-              () => settledCount[i]++,
-            );
+            const count = () => {
+              settledCount[i] = (settledCount[i] ?? 0) + 1;
+            };
+            p.then(count, count);
             await p.catch(() => {});
             sample();
             done.abort();
