@@ -150,19 +150,40 @@ class PoolImpl implements Pool {
     });
   }
 
-  private async execute<T>(task: PoolTask<T>, signal: AbortSignal): Promise<T> {
+  /**
+   * Starts `task` in a slot already counted in `active`. Settlement goes
+   * through two shared callbacks rather than an async function: measured
+   * cheaper, and nothing is allocated per call beyond the returned promise.
+   */
+  private execute<T>(task: PoolTask<T>, signal: AbortSignal): Promise<T> {
     this.started++;
+    let result: T | PromiseLike<T>;
     try {
-      const value = await task(signal);
-      this.completed++;
-      return value;
+      result = task(signal);
     } catch (e) {
       this.failed++;
-      throw e;
-    } finally {
-      this.active--;
-      this.drain();
+      this.release();
+      return Promise.reject(e);
     }
+    return Promise.resolve(result).then(this.onFulfilled, this.onRejected) as Promise<T>;
+  }
+
+  private readonly onFulfilled = (value: unknown): unknown => {
+    this.completed++;
+    this.release();
+    return value;
+  };
+
+  private readonly onRejected = (error: unknown): never => {
+    this.failed++;
+    this.release();
+    throw error;
+  };
+
+  /** Frees a slot and hands it to the oldest waiter, if any. */
+  private release(): void {
+    this.active--;
+    this.drain();
   }
 
   private unlink(w: Waiter): void {
