@@ -15,6 +15,7 @@ import {
   recordSuccess,
   resetCircuit,
 } from '../breaker/index.js';
+import type { Clock } from '../time/clock.js';
 
 /** A fresh closed circuit judged by the registry's settings. @internal */
 export function newHealthCircuit(failures: number, resetMs: number): CircuitBreakerState {
@@ -49,8 +50,6 @@ export function circuitFailure(c: CircuitBreakerState, now: number): CircuitBrea
  * @internal
  */
 export function circuitSuccess(c: CircuitBreakerState, now: number): CircuitBreakerState {
-  // Closed with no failures counted: the machine would change nothing; skip the copy.
-  if (c.state === 'closed' && c.consecutiveFailures === 0) return c;
   if (c.state === 'open') return resetCircuit(c, now);
   return recordSuccess(c, c.config, now);
 }
@@ -58,6 +57,29 @@ export function circuitSuccess(c: CircuitBreakerState, now: number): CircuitBrea
 /** A `keepStreak` success: neutral for the circuit (neither counts nor resets). @internal */
 export function circuitNeutral(c: CircuitBreakerState, now: number): CircuitBreakerState {
   return recordNeutral(c, c.config, now);
+}
+
+/** What the registry reports to the circuits of an entry. @internal */
+export type HealthOutcome = 'success' | 'failure' | 'neutral';
+
+/**
+ * Applies one registry outcome to a circuit. The clock is read only when the
+ * machine has something to change, so the common success on a healthy
+ * provider costs no clock read and no copy.
+ * @internal
+ */
+export function applyOutcome(
+  c: CircuitBreakerState,
+  outcome: HealthOutcome,
+  clock: Clock,
+): CircuitBreakerState {
+  if (outcome === 'failure') return circuitFailure(c, clock());
+  if (outcome === 'success') {
+    // Closed with no failures counted: the machine would change nothing.
+    return c.state === 'closed' && c.consecutiveFailures === 0 ? c : circuitSuccess(c, clock());
+  }
+  // Neutral only gives back a half-open probe slot; elsewhere the machine changes nothing.
+  return c.state === 'half-open' ? circuitNeutral(c, clock()) : c;
 }
 
 /**
@@ -79,12 +101,15 @@ export function circuitFromFacts(
   return c;
 }
 
+const CLOSED = Object.freeze({ state: 'closed' as CircuitState, retryAfterMs: 0 });
+
 /** The machine's verdict at `now`, without keeping the check's side effects (reads never write). @internal */
 export function circuitAt(
-  c: CircuitBreakerState,
+  c: CircuitBreakerState | undefined,
   now: number,
-): { state: CircuitState; retryAfterMs: number } {
-  if (c.state === 'closed') return { state: 'closed', retryAfterMs: 0 };
+): { readonly state: CircuitState; readonly retryAfterMs: number } {
+  // A closed circuit admits everything: no need to copy the state for a check.
+  if (c === undefined || c.state === 'closed') return CLOSED;
   const { result } = checkCircuit(c, now);
   return { state: result.state, retryAfterMs: result.retryAfterMs };
 }

@@ -3,12 +3,11 @@ import { type Duration, parseDuration } from '../internal/duration.js';
 import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
+  applyOutcome,
   circuitAt,
-  circuitFailure,
   circuitFromFacts,
-  circuitNeutral,
   circuitOpenUntil,
-  circuitSuccess,
+  type HealthOutcome,
   newHealthCircuit,
 } from './registry-circuit.js';
 
@@ -93,7 +92,13 @@ interface Entry {
   streak: number;
   latency: number | undefined;
   lastFailure: number;
-  circuits: Map<string, CircuitBreakerState>;
+  /** One circuit per (failures, reset) setting of the views that read this entry; usually one. */
+  circuits: ViewCircuit[];
+}
+
+interface ViewCircuit {
+  key: string;
+  state: CircuitBreakerState;
 }
 
 type Store = Map<string, Entry>;
@@ -104,9 +109,13 @@ const checkName = (name: unknown) => {
   }
 };
 
-/** Applies one change to every circuit of `entry` (each view's settings). */
-function update(entry: Entry, change: (c: CircuitBreakerState) => CircuitBreakerState): void {
-  for (const [key, c] of entry.circuits) entry.circuits.set(key, change(c));
+/** Reports one outcome to every circuit of `entry` (each view's settings). No allocation when nothing changes. */
+function update(entry: Entry, outcome: HealthOutcome, clock: Clock): void {
+  const cs = entry.circuits;
+  for (let i = 0; i < cs.length; i++) {
+    const vc = cs[i] as ViewCircuit;
+    vc.state = applyOutcome(vc.state, outcome, clock);
+  }
 }
 
 function createView(
@@ -129,7 +138,7 @@ function createView(
     checkName(name);
     let e = store.get(name);
     if (e === undefined) {
-      e = { ok: 0, fail: 0, streak: 0, latency: undefined, lastFailure: 0, circuits: new Map() };
+      e = { ok: 0, fail: 0, streak: 0, latency: undefined, lastFailure: 0, circuits: [] };
       store.set(name, e);
     }
     return e;
@@ -137,22 +146,24 @@ function createView(
 
   // This view's circuit for `e`; a view meeting an entry first derives it from the counts.
   const circuit = (e: Entry): CircuitBreakerState => {
-    let c = e.circuits.get(key);
-    if (c === undefined) {
-      c =
-        e.streak === 0
-          ? newHealthCircuit(failures, reset)
-          : circuitFromFacts(failures, reset, e.streak, e.lastFailure);
-      e.circuits.set(key, c);
+    const cs = e.circuits;
+    for (let i = 0; i < cs.length; i++) {
+      const vc = cs[i] as ViewCircuit;
+      if (vc.key === key) return vc.state;
     }
-    return c;
+    const state =
+      e.streak === 0
+        ? newHealthCircuit(failures, reset)
+        : circuitFromFacts(failures, reset, e.streak, e.lastFailure);
+    cs.push({ key, state });
+    return state;
   };
 
   const judge = (name: string) => {
     const e = store.get(name);
-    return e === undefined
-      ? { state: 'closed' as const, retryAfterMs: 0 }
-      : circuitAt(circuit(e), clock());
+    const c = e === undefined ? undefined : circuit(e);
+    // A closed circuit needs no clock read (the hot path of a router's health check).
+    return circuitAt(c, c === undefined || c.state === 'closed' ? 0 : clock());
   };
 
   const view: HealthRegistry = {
@@ -160,25 +171,22 @@ function createView(
     reset,
     clock,
     success(name, ms, opts) {
-      if (ms !== undefined) checkNumber('ms', ms, { min: 0 });
+      // Only a bad value pays for the validator (it names the option in its error).
+      if (ms !== undefined && !(ms >= 0 && ms < Number.POSITIVE_INFINITY))
+        checkNumber('ms', ms, { min: 0 });
       const e = entry(name);
       circuit(e);
       e.ok += 1;
       if (ms !== undefined) e.latency = e.latency === undefined ? ms : 0.7 * e.latency + 0.3 * ms;
-      const now = clock();
-      if (opts?.keepStreak === true) update(e, (c) => circuitNeutral(c, now));
-      else {
-        e.streak = 0;
-        update(e, (c) => circuitSuccess(c, now));
-      }
+      if (opts?.keepStreak !== true) e.streak = 0;
+      update(e, opts?.keepStreak === true ? 'neutral' : 'success', clock);
     },
     settle(name) {
       checkName(name);
       const e = store.get(name);
       if (e === undefined) return;
       e.streak = 0;
-      const now = clock();
-      update(e, (c) => circuitSuccess(c, now));
+      update(e, 'success', clock);
     },
     failure(name) {
       const e = entry(name);
@@ -187,7 +195,8 @@ function createView(
       e.fail += 1;
       e.streak += 1;
       e.lastFailure = now;
-      update(e, (c) => circuitFailure(c, now));
+      // Every circuit must open at the same instant as lastFailure.
+      update(e, 'failure', () => now);
     },
     isOpen: (name) => judge(name).state === 'open',
     circuitState: (name) => judge(name).state,
