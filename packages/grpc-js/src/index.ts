@@ -1,2 +1,47 @@
-// Filled in by the grpc-js issue.
-export {};
+// @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
+
+export { type BulkheadInterceptorOptions, bulkheadInterceptor } from './bulkhead-interceptor.js';
+export { disableGrpcRetries } from './channel-options.js';
+export {
+  type CircuitBreakerInterceptor,
+  type CircuitBreakerInterceptorOptions,
+  circuitBreakerInterceptor,
+} from './circuit-breaker-interceptor.js';
+export { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
+export {
+  createGrpcHealthProbe,
+  type GrpcHealthProbe,
+  type GrpcHealthProbeOptions,
+  grpcHealthProbe,
+} from './health-probe.js';
+export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
+export { type GrpcRetryEvent, PREVIOUS_ATTEMPTS_HEADER } from './internals/multi-attempt-call.js';
+export { breakwaterCause } from './internals/status.js';
+export {
+  idempotentMethods,
+  type MethodSelector,
+  type PackageDefinitionLike,
+} from './method-selector.js';
+export {
+  type RateLimitInterceptorOptions,
+  rateLimitInterceptor,
+} from './rate-limit-interceptor.js';
+export {
+  composeInterceptors,
+  type ResilienceInterceptorOptions,
+  resilienceInterceptor,
+} from './resilience-interceptor.js';
+export { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
+export {
+  classifyGrpcStatus,
+  createGrpcStatusClassifier,
+  type GrpcAttemptInfo,
+  type GrpcClassifierInput,
+  type GrpcStatusClassifier,
+  type GrpcStatusClassifierOptions,
+  type GrpcStatusPolicy,
+  PUSHBACK_TRAILER,
+  parsePushback,
+  type TrailerGetter,
+  trailerGetter,
+} from './status-classifier.js';

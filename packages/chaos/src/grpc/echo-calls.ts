@@ -54,3 +54,20 @@ export function echoServerStream(
     call.on('end', () => resolve({ messages, error: undefined }));
   });
 }
+
+/** Writes `messages` on a `Bidi` call and collects the echoes (rejects with the `ServiceError`). */
+export function echoBidi(
+  client: EchoClient,
+  messages: readonly string[],
+  options: { callId?: string; callOptions?: CallOptions } = {},
+): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const out: string[] = [];
+    const call = client.Bidi(callMetadata(options.callId), options.callOptions ?? {});
+    call.on('data', (m: EchoResponse) => out.push(m.message));
+    call.on('error', reject);
+    call.on('end', () => resolve(out));
+    for (const message of messages) call.write({ message });
+    call.end();
+  });
+}

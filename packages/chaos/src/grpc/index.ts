@@ -3,7 +3,13 @@ export {
   type SpawnGrpcChaosServerOptions,
   spawnGrpcChaosServer,
 } from './child.js';
-export { callMetadata, type EchoOutcome, echoServerStream, echoUnary } from './echo-calls.js';
+export {
+  callMetadata,
+  type EchoOutcome,
+  echoBidi,
+  echoServerStream,
+  echoUnary,
+} from './echo-calls.js';
 export { createEchoClient, type EchoClient, echoClientConstructor } from './echo-client.js';
 export {
   ECHO_METHODS,

@@ -9,7 +9,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoServerStream, echoUnary } from './echo-calls.js';
+import { echoBidi, echoServerStream, echoUnary } from './echo-calls.js';
 import { createEchoClient, type EchoClient } from './echo-client.js';
 import { ECHO_METHODS, loadEchoPackageDefinition } from './echo-proto.js';
 import { type GrpcChaosServer, startGrpcChaosServer } from './server.js';
@@ -142,16 +142,7 @@ describe('startGrpcChaosServer', () => {
       call.end();
     });
     expect(joined).toMatchObject({ message: 'a,b', index: 2 });
-    const echoed = await new Promise<string[]>((resolve, reject) => {
-      const out: string[] = [];
-      const call = client.Bidi();
-      call.on('data', (m: { message: string }) => out.push(m.message));
-      call.on('error', reject);
-      call.on('end', () => resolve(out));
-      call.write({ message: 'x' });
-      call.write({ message: 'y' });
-      call.end();
-    });
+    const echoed = await echoBidi(client, ['x', 'y']);
     expect(echoed).toEqual(['x', 'y']);
   });
 

@@ -1,0 +1,51 @@
+import { type Clock, type Duration, parseDuration, systemClock } from '@breakwater/core';
+import type { Interceptor } from '@grpc/grpc-js';
+import { asInterceptingCall } from './internals/refused-call.js';
+
+/** Options of {@link deadlineInterceptor}. */
+export interface DeadlineInterceptorOptions {
+  /** Time budget of every call without a per-method one. Defaults to none (calls keep the caller's deadline). */
+  timeout?: Duration;
+  /** Budgets by full method path (`/pkg.Service/Method`) or service (`pkg.Service`). Defaults to none. */
+  methods?: Readonly<Record<string, Duration>>;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+}
+
+/**
+ * Gives calls a deadline from a per-method or default budget; a deadline the
+ * caller set that is earlier wins, so a call never gets more time than its
+ * caller allowed. grpc-js sends it to the server as `grpc-timeout`, and the
+ * retry interceptor below keeps the same absolute deadline for every attempt.
+ */
+export function deadlineInterceptor(options: DeadlineInterceptorOptions = {}): Interceptor {
+  const fallback =
+    options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
+  const budgets = new Map<string, number>();
+  for (const [key, value] of Object.entries(options.methods ?? {})) {
+    budgets.set(key, parseDuration(`methods["${key}"]`, value));
+  }
+  const clock = options.clock ?? systemClock;
+  const resolved = new Map<string, number | undefined>();
+  const budgetFor = (path: string): number | undefined => {
+    if (resolved.has(path)) return resolved.get(path);
+    const budget =
+      budgets.get(path) ?? budgets.get(path.slice(1, path.lastIndexOf('/'))) ?? fallback;
+    resolved.set(path, budget);
+    return budget;
+  };
+  return (callOptions, nextCall) => {
+    const budget = budgetFor(callOptions.method_definition.path);
+    if (budget === undefined) return asInterceptingCall(nextCall(callOptions));
+    const at = clock() + budget;
+    const caller = callOptions.deadline;
+    const callerMs =
+      caller === undefined
+        ? Number.POSITIVE_INFINITY
+        : caller instanceof Date
+          ? caller.getTime()
+          : caller;
+    if (callerMs <= at) return asInterceptingCall(nextCall(callOptions));
+    return asInterceptingCall(nextCall({ ...callOptions, deadline: at }));
+  };
+}

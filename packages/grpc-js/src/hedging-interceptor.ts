@@ -1,0 +1,70 @@
+import {
+  type Clock,
+  type Duration,
+  parseDuration,
+  type RetryBudget,
+  type Sleep,
+  systemClock,
+  systemSleep,
+} from '@breakwater/core';
+import type { Interceptor } from '@grpc/grpc-js';
+import { attemptInterceptor } from './internals/attempt-interceptor.js';
+import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
+import { compileSelector, type MethodSelector } from './method-selector.js';
+import { checkAttempts, resolveBackoff } from './retry-interceptor.js';
+import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
+
+/** Options of {@link hedgingInterceptor}. */
+export interface HedgingInterceptorOptions {
+  /** Methods safe to send more than once; only these are hedged. Defaults to none. */
+  idempotent?: MethodSelector;
+  /** Start another attempt when none has answered within this delay. Required. */
+  delay: Duration;
+  /** Attempts in flight at most, the first included (integer >= 2). Defaults to 2. */
+  attempts?: number;
+  /** Shared retry budget; each hedge withdraws from it. Defaults to none. */
+  budget?: RetryBudget;
+  /** Status → verdict; a non-retryable status ends the call at once. Defaults to `createGrpcStatusClassifier()`. */
+  classify?: GrpcStatusClassifier;
+  /** Called before each hedge (method, attempt number, delay). Defaults to none. */
+  onHedge?: (event: GrpcRetryEvent) => void;
+  /** Time source for deadlines. Defaults to `systemClock`. */
+  clock?: Clock;
+  /** How the hedging delay is waited. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+}
+
+/**
+ * Hedges unary and server-streaming calls of idempotent methods: when the
+ * first attempt has not answered within `delay`, a second one starts; the
+ * first answer wins and the others are cancelled. A retryable failure starts
+ * the next hedge at once. Use it instead of `retryInterceptor` for a method.
+ */
+export function hedgingInterceptor(options: HedgingInterceptorOptions): Interceptor {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('hedgingInterceptor(options) needs an options object with `delay`');
+  }
+  const hedgeDelayMs = parseDuration('delay', options.delay);
+  const maxAttempts = checkAttempts('attempts', options.attempts, 2);
+  const isSafe = compileSelector('idempotent', options.idempotent);
+  const classify = options.classify ?? createGrpcStatusClassifier();
+  const backoff = resolveBackoff(undefined);
+  const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? systemSleep;
+  return attemptInterceptor((method) => {
+    if (maxAttempts < 2 || method.requestStream || !isSafe(method.path)) return undefined;
+    return {
+      path: method.path,
+      responseStream: method.responseStream,
+      maxAttempts,
+      hedgeDelayMs,
+      perAttemptTimeoutMs: undefined,
+      backoff,
+      budget: options.budget,
+      classify,
+      clock,
+      sleep,
+      onRetry: options.onHedge,
+    };
+  });
+}

@@ -1,0 +1,105 @@
+import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
+import { type BulkheadInterceptorOptions, bulkheadInterceptor } from './bulkhead-interceptor.js';
+import {
+  type CircuitBreakerInterceptorOptions,
+  circuitBreakerInterceptor,
+} from './circuit-breaker-interceptor.js';
+import { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
+import { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
+import { compileSelector, type MethodSelector } from './method-selector.js';
+import {
+  type RateLimitInterceptorOptions,
+  rateLimitInterceptor,
+} from './rate-limit-interceptor.js';
+import { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
+import type { GrpcStatusClassifier } from './status-classifier.js';
+
+/** Options of {@link resilienceInterceptor}: each part is off unless given (`false` also turns it off). */
+export interface ResilienceInterceptorOptions {
+  /** Methods safe to repeat, used by `retry` and `hedge` unless they name their own. Defaults to none. */
+  idempotent?: MethodSelector;
+  /** Status → verdict for every part. Defaults to `createGrpcStatusClassifier()`. */
+  classify?: GrpcStatusClassifier;
+  /** Call deadlines from budgets. Defaults to off. */
+  deadline?: DeadlineInterceptorOptions | false;
+  /** Circuit breaking. Defaults to off. */
+  circuitBreaker?: CircuitBreakerInterceptorOptions | false;
+  /** Token-bucket rate limit. Defaults to off. */
+  rateLimit?: RateLimitInterceptorOptions | false;
+  /** Concurrency limit. Defaults to off. */
+  bulkhead?: BulkheadInterceptorOptions | false;
+  /** Retries. Defaults to off. */
+  retry?: RetryInterceptorOptions | false;
+  /** Hedging (instead of retries) for the methods it selects. Defaults to off. */
+  hedge?: HedgingInterceptorOptions | false;
+}
+
+/**
+ * Chains interceptors into one, outermost first (the first sees the call first).
+ * @example
+ * const stack = composeInterceptors([deadlineInterceptor({ timeout: '2s' }), retryInterceptor()]);
+ */
+export function composeInterceptors(interceptors: readonly Interceptor[]): Interceptor {
+  const list = interceptors.slice();
+  if (list.length === 1) return list[0] as Interceptor;
+  return (options, nextCall) => {
+    let next: NextCall = nextCall;
+    for (let i = list.length - 1; i > 0; i--) {
+      const interceptor = list[i] as Interceptor;
+      const below = next;
+      next = (o: InterceptorOptions) => interceptor(o, below);
+    }
+    return (list[0] as Interceptor)(options, next);
+  };
+}
+
+/**
+ * One interceptor with the whole Breakwater stack, in this order (outermost first):
+ *
+ * 1. `deadline` — sets the call deadline first, so everything below works within it;
+ * 2. `circuitBreaker` — an open circuit refuses before any token or slot is spent,
+ *    and a call counts once, after its retries;
+ * 3. `rateLimit` — one token per call, not per attempt;
+ * 4. `bulkhead` — one slot covers the call with all its attempts and backoff;
+ * 5. `hedge`, then `retry` — attempts go to the channel. A method the hedging
+ *    options select is hedged and not also retried (attempts never multiply).
+ *
+ * grpc-js's own retries would multiply with these: create the channel with
+ * `disableGrpcRetries` (`'grpc.enable_retries': 0`). Per-call `interceptors`
+ * replace the client's, so pass this interceptor there too when you use them.
+ */
+export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}): Interceptor {
+  const shared = {
+    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
+    ...(options.classify === undefined ? {} : { classify: options.classify }),
+  };
+  const stack: Interceptor[] = [];
+  if (options.deadline) stack.push(deadlineInterceptor(options.deadline));
+  if (options.circuitBreaker)
+    stack.push(circuitBreakerInterceptor({ ...shared, ...options.circuitBreaker }));
+  if (options.rateLimit) stack.push(rateLimitInterceptor(options.rateLimit));
+  if (options.bulkhead) stack.push(bulkheadInterceptor(options.bulkhead));
+  let hedged: ((path: string) => boolean) | undefined;
+  if (options.hedge) {
+    const hedge = { ...shared, ...options.hedge };
+    stack.push(hedgingInterceptor(hedge));
+    const selector = hedge.idempotent;
+    hedged = selector === undefined ? undefined : compileSelector('hedge.idempotent', selector);
+  }
+  if (options.retry) {
+    const retry = { ...shared, ...options.retry };
+    const safe =
+      retry.idempotent === undefined
+        ? undefined
+        : compileSelector('retry.idempotent', retry.idempotent);
+    const notHedged = hedged;
+    stack.push(
+      retryInterceptor({
+        ...retry,
+        idempotent: (path) => (safe?.(path) ?? false) && !(notHedged?.(path) ?? false),
+      }),
+    );
+  }
+  if (stack.length === 0) return (o, next) => next(o) as ReturnType<Interceptor>;
+  return composeInterceptors(stack);
+}

@@ -1,0 +1,132 @@
+import { status } from '@grpc/grpc-js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  classifyGrpcStatus,
+  createGrpcStatusClassifier,
+  parsePushback,
+} from './status-classifier.js';
+
+const trailers = (map: Record<string, string>) => (key: string) => map[key];
+
+describe('classifyGrpcStatus', () => {
+  it('retries UNAVAILABLE and counts it', () => {
+    expect(classifyGrpcStatus(status.UNAVAILABLE, undefined)).toEqual({
+      retry: true,
+      failover: true,
+      countForCircuit: true,
+    });
+  });
+
+  it('retries RESOURCE_EXHAUSTED only with valid pushback, honoured as retryAfterMs', () => {
+    expect(
+      classifyGrpcStatus(status.RESOURCE_EXHAUSTED, trailers({ 'grpc-retry-pushback-ms': '300' })),
+    ).toMatchObject({
+      retry: true,
+      retryAfterMs: 300,
+    });
+    for (const bad of ['-1', 'soon', '1.5', '']) {
+      expect(
+        classifyGrpcStatus(status.RESOURCE_EXHAUSTED, trailers({ 'grpc-retry-pushback-ms': bad }))
+          .retry,
+      ).toBe(false);
+    }
+    expect(classifyGrpcStatus(status.RESOURCE_EXHAUSTED, undefined).retry).toBe(false);
+  });
+
+  it('retries DEADLINE_EXCEEDED only under a per-attempt deadline', () => {
+    expect(classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined).retry).toBe(false);
+    expect(
+      classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined, { perAttemptDeadline: true }).retry,
+    ).toBe(true);
+  });
+
+  it('makes ABORTED, INTERNAL and UNKNOWN configurable', () => {
+    expect(classifyGrpcStatus(status.ABORTED, undefined).retry).toBe(false);
+    expect(classifyGrpcStatus(status.ABORTED, undefined, { retryAborted: true }).retry).toBe(true);
+    expect(classifyGrpcStatus(status.INTERNAL, undefined, { retryInternal: true }).retry).toBe(
+      true,
+    );
+    expect(classifyGrpcStatus(status.UNKNOWN, undefined, { retryUnknown: true }).retry).toBe(true);
+  });
+
+  it('never retries or counts caller errors, whatever the options', () => {
+    const never = [
+      status.INVALID_ARGUMENT,
+      status.NOT_FOUND,
+      status.ALREADY_EXISTS,
+      status.PERMISSION_DENIED,
+      status.UNAUTHENTICATED,
+      status.FAILED_PRECONDITION,
+      status.OUT_OF_RANGE,
+      status.UNIMPLEMENTED,
+      status.CANCELLED,
+    ];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...never),
+        fc.boolean(),
+        fc.boolean(),
+        (code, perAttemptDeadline, retryAll) => {
+          const v = classifyGrpcStatus(code, undefined, {
+            perAttemptDeadline,
+            retryAborted: retryAll,
+            retryInternal: retryAll,
+            retryUnknown: retryAll,
+          });
+          expect(v.retry).toBe(false);
+          expect(v.countForCircuit).toBe(false);
+        },
+      ),
+    );
+  });
+
+  it('caller cancellation is neutral even for UNAVAILABLE', () => {
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { cancelledByCaller: true }),
+    ).toMatchObject({
+      retry: false,
+      countForCircuit: false,
+    });
+  });
+
+  it('client-side serialization failures do not count against the server', () => {
+    const v = classifyGrpcStatus(status.INTERNAL, undefined, {
+      details: 'Request message serialization failure: x',
+    });
+    expect(v.countForCircuit).toBe(false);
+    expect(classifyGrpcStatus(status.INTERNAL, undefined).countForCircuit).toBe(true);
+  });
+});
+
+describe('parsePushback', () => {
+  it('reads whole milliseconds; anything else means do not retry', () => {
+    expect(parsePushback(undefined)).toBeUndefined();
+    expect(parsePushback(trailers({}))).toBeUndefined();
+    expect(parsePushback(trailers({ 'grpc-retry-pushback-ms': '0' }))).toBe(0);
+    expect(parsePushback(trailers({ 'grpc-retry-pushback-ms': '-5' }))).toBe(-1);
+  });
+});
+
+describe('createGrpcStatusClassifier', () => {
+  it('applies per-method and per-service settings', () => {
+    const classify = createGrpcStatusClassifier({
+      methods: { 'shop.Cart': { retryAborted: true }, '/shop.Cart/Pay': { retryAborted: false } },
+    });
+    const input = (path: string) => ({ path, code: status.ABORTED, trailer: undefined });
+    expect(classify(input('/shop.Cart/Add')).retry).toBe(true);
+    expect(classify(input('/shop.Cart/Pay')).retry).toBe(false);
+    expect(classify(input('/shop.Other/Get')).retry).toBe(false);
+  });
+
+  it('lets an override have the last word', () => {
+    const classify = createGrpcStatusClassifier({
+      override: (input, verdict) =>
+        input.code === status.FAILED_PRECONDITION ? { ...verdict, retry: true } : verdict,
+    });
+    expect(
+      classify({ path: '/a.B/C', code: status.FAILED_PRECONDITION, trailer: undefined }).retry,
+    ).toBe(true);
+    expect(() => createGrpcStatusClassifier({ override: 1 as never })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,191 @@
+import type { ErrorVerdict } from '@breakwater/core';
+import { status as Status } from '@grpc/grpc-js';
+
+/** Reads one trailer value (grpc-js `Metadata`, nice-grpc `Metadata`, or a plain map all fit). */
+export type TrailerGetter = (key: string) => string | undefined;
+
+/** The pushback trailer a gRPC server sends to slow retries down (gRFC A6). */
+export const PUSHBACK_TRAILER = 'grpc-retry-pushback-ms';
+
+/** What the classifier knows about the attempt besides its status code. */
+export interface GrpcAttemptInfo {
+  /** Status details text; used to tell client-side failures apart. Defaults to `""`. */
+  details?: string;
+  /** The attempt ran under a per-attempt deadline earlier than the call's. Defaults to false. */
+  perAttemptDeadline?: boolean;
+  /** The caller cancelled the call. Defaults to false. */
+  cancelledByCaller?: boolean;
+  /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
+  retryAborted?: boolean;
+  /** Retry `INTERNAL`. Defaults to false. */
+  retryInternal?: boolean;
+  /** Retry `UNKNOWN`. Defaults to false. */
+  retryUnknown?: boolean;
+}
+
+/**
+ * Reads `grpc-retry-pushback-ms`: `undefined` without the trailer, `-1` when it
+ * says "do not retry" (negative or not a whole number), else the delay in ms.
+ */
+export function parsePushback(trailer: TrailerGetter | undefined): number | undefined {
+  const raw = trailer?.(PUSHBACK_TRAILER);
+  if (raw === undefined) return undefined;
+  return /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : -1;
+}
+
+// Verdicts are shared constants: classifying allocates nothing on the common paths.
+const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+const FAIL_COUNTED: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: true,
+  countForCircuit: true,
+});
+const FAIL_NEUTRAL: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: true,
+  countForCircuit: false,
+});
+const CALLER_ERROR: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: false,
+});
+
+// Client-side INTERNAL failures say nothing about the server's health.
+const CLIENT_SIDE_INTERNAL =
+  /^(Request message serialization failure|Received message larger than max)/;
+
+/**
+ * Maps a gRPC status code to a Breakwater {@link ErrorVerdict} (SPEC §9).
+ * Pure: the same inputs always give the same verdict. Defaults, by code:
+ *
+ * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering).
+ * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
+ *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
+ *   not counted (a live server shed load or a quota was hit).
+ * - `DEADLINE_EXCEEDED` — retry only under a per-attempt deadline; counted (slow server).
+ * - `ABORTED` — not retried unless `retryAborted`; not counted.
+ * - `INTERNAL`, `UNKNOWN` — not retried unless `retryInternal` / `retryUnknown`;
+ *   counted, except client-side serialization / size failures.
+ * - `DATA_LOSS` — not retried; counted.
+ * - `CANCELLED` — never retried, never counted (the caller, or a loser of a hedge).
+ * - `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`,
+ *   `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED` —
+ *   the caller's problem: never retried, no failover, not counted.
+ * - `OK` — not a failure: nothing to retry or count.
+ */
+export function classifyGrpcStatus(
+  code: number,
+  trailer: TrailerGetter | undefined,
+  info: GrpcAttemptInfo = {},
+): ErrorVerdict {
+  if (info.cancelledByCaller) return CALLER_ERROR;
+  switch (code) {
+    case Status.OK:
+      return CALLER_ERROR;
+    case Status.UNAVAILABLE:
+      return RETRY;
+    case Status.RESOURCE_EXHAUSTED: {
+      const pushback = parsePushback(trailer);
+      if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
+      return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
+    }
+    case Status.DEADLINE_EXCEEDED:
+      return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
+    case Status.ABORTED:
+      return info.retryAborted
+        ? { retry: true, failover: true, countForCircuit: false }
+        : FAIL_NEUTRAL;
+    case Status.INTERNAL:
+      if (CLIENT_SIDE_INTERNAL.test(info.details ?? '')) return CALLER_ERROR;
+      return info.retryInternal ? RETRY : FAIL_COUNTED;
+    case Status.UNKNOWN:
+      return info.retryUnknown ? RETRY : FAIL_COUNTED;
+    case Status.DATA_LOSS:
+      return FAIL_COUNTED;
+    default:
+      // CANCELLED and every "the request itself is wrong" code.
+      return CALLER_ERROR;
+  }
+}
+
+/** Per-method knobs of {@link createGrpcStatusClassifier}. */
+export type GrpcStatusPolicy = Pick<
+  GrpcAttemptInfo,
+  'retryAborted' | 'retryInternal' | 'retryUnknown'
+>;
+
+/** Options of {@link createGrpcStatusClassifier}. */
+export interface GrpcStatusClassifierOptions extends GrpcStatusPolicy {
+  /** Overrides by full method path (`/pkg.Service/Method`) or service (`pkg.Service`). Defaults to none. */
+  methods?: Readonly<Record<string, GrpcStatusPolicy>>;
+  /** Last word on a verdict (e.g. retry `FAILED_PRECONDITION` for one method). Defaults to none. */
+  override?: (input: GrpcClassifierInput, verdict: ErrorVerdict) => ErrorVerdict;
+}
+
+/** Input of a configured classifier. */
+export interface GrpcClassifierInput extends Omit<GrpcAttemptInfo, keyof GrpcStatusPolicy> {
+  /** Full method path, e.g. `/pkg.Service/Method`. */
+  path: string;
+  /** Status code of the failed attempt. */
+  code: number;
+  /** The attempt's trailers. */
+  trailer: TrailerGetter | undefined;
+}
+
+/** A configured classifier: gRPC attempt → verdict. */
+export type GrpcStatusClassifier = (input: GrpcClassifierInput) => ErrorVerdict;
+
+function serviceOf(path: string): string {
+  return path.slice(1, path.lastIndexOf('/'));
+}
+
+/**
+ * A classifier with per-method settings over {@link classifyGrpcStatus}.
+ * @example
+ * const classify = createGrpcStatusClassifier({ methods: { '/shop.Cart/Add': { retryAborted: true } } });
+ */
+export function createGrpcStatusClassifier(
+  options: GrpcStatusClassifierOptions = {},
+): GrpcStatusClassifier {
+  if (options.override !== undefined && typeof options.override !== 'function') {
+    throw new TypeError(`override must be a function, got ${String(options.override)}`);
+  }
+  const base: GrpcStatusPolicy = {
+    retryAborted: options.retryAborted ?? false,
+    retryInternal: options.retryInternal ?? false,
+    retryUnknown: options.retryUnknown ?? false,
+  };
+  const methods = options.methods ?? {};
+  const resolved = new Map<string, GrpcStatusPolicy>();
+  const policyFor = (path: string): GrpcStatusPolicy => {
+    let policy = resolved.get(path);
+    if (policy === undefined) {
+      policy = { ...base, ...methods[serviceOf(path)], ...methods[path] };
+      resolved.set(path, policy);
+    }
+    return policy;
+  };
+  const override = options.override;
+  return (input) => {
+    const policy = policyFor(input.path);
+    const verdict = classifyGrpcStatus(input.code, input.trailer, {
+      ...policy,
+      details: input.details ?? '',
+      perAttemptDeadline: input.perAttemptDeadline ?? false,
+      cancelledByCaller: input.cancelledByCaller ?? false,
+    });
+    return override ? override(input, verdict) : verdict;
+  };
+}
+
+/** A {@link TrailerGetter} over grpc-js `Metadata` (first value, as text). */
+export function trailerGetter(
+  metadata: { get(key: string): unknown[] } | undefined,
+): TrailerGetter | undefined {
+  if (metadata === undefined) return undefined;
+  return (key) => {
+    const value = metadata.get(key)[0];
+    return value === undefined ? undefined : String(value);
+  };
+}

@@ -1,0 +1,27 @@
+import {
+  createEchoClient,
+  type EchoClient,
+  type GrpcChaosServer,
+  type GrpcChaosServerOptions,
+  startGrpcChaosServer,
+} from '@breakwater/chaos';
+import type { Interceptor } from '@grpc/grpc-js';
+import { afterEach } from 'vitest';
+import { disableGrpcRetries } from '../src/index.js';
+
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+/** A chaos server and an Echo client through `interceptors`, both closed after the test. */
+export async function echoSetup(
+  interceptors: Interceptor[],
+  server: GrpcChaosServerOptions = {},
+): Promise<{ server: GrpcChaosServer; client: EchoClient }> {
+  const s = await startGrpcChaosServer(server);
+  cleanup.push(() => s.close());
+  const client = createEchoClient(s.address, { ...disableGrpcRetries, interceptors });
+  cleanup.push(() => client.close());
+  return { server: s, client };
+}

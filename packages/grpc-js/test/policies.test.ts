@@ -1,0 +1,148 @@
+import { echoBidi, echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
+import { isCircuitOpenError, isQueueFullError, isRateLimitError } from '@breakwater/core';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import {
+  breakwaterCause,
+  bulkheadInterceptor,
+  circuitBreakerInterceptor,
+  deadlineInterceptor,
+  hedgingInterceptor,
+  idempotentMethods,
+  rateLimitInterceptor,
+  resilienceInterceptor,
+} from '../src/index.js';
+import { echoSetup } from './helpers.js';
+
+const idempotent = idempotentMethods(loadEchoPackageDefinition());
+
+describe('deadlineInterceptor', () => {
+  it('a slow server yields DEADLINE_EXCEEDED on time; the server saw the budget', async () => {
+    const { server, client } = await echoSetup([deadlineInterceptor({ timeout: 150 })], {
+      faults: [{ latency: { kind: 'fixed', ms: 2_000 } }],
+    });
+    const t0 = performance.now();
+    const outcome = await echoUnary(client, {});
+    const took = performance.now() - t0;
+    expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(took).toBeGreaterThanOrEqual(140);
+    expect(took).toBeLessThan(600);
+    expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+  });
+
+  it('keeps an earlier caller deadline', async () => {
+    const { server, client } = await echoSetup([deadlineInterceptor({ timeout: 10_000 })]);
+    const deadline = Date.now() + 1_000;
+    await echoUnary(client, {}, { callOptions: { deadline } });
+    // grpc-timeout is relative: the server sees the caller's remaining time, not the 10 s budget.
+    expect(server.observed[0]?.deadlineRemainingMs as number).toBeLessThanOrEqual(1_000);
+  });
+});
+
+describe('circuitBreakerInterceptor', () => {
+  it('stops sending after the threshold; after cooldown exactly one probe reaches the server', async () => {
+    const circuit = circuitBreakerInterceptor({
+      breaker: { failureThreshold: 3, openDurationMs: 200 },
+    });
+    const { server, client } = await echoSetup([circuit], {
+      faults: [{ status: status.UNAVAILABLE }],
+    });
+    for (let i = 0; i < 3; i++)
+      expect((await echoUnary(client, {})).error?.code).toBe(status.UNAVAILABLE);
+    expect(server.total()).toBe(3);
+
+    const refused = await echoUnary(client, {});
+    expect(refused.error?.code).toBe(status.UNAVAILABLE);
+    const cause = breakwaterCause(refused.error);
+    expect(isCircuitOpenError(cause)).toBe(true);
+    expect((refused.error as ServiceError & { cause: unknown }).cause).toBe(cause);
+    expect(server.total()).toBe(3);
+
+    await new Promise((r) => setTimeout(r, 250));
+    server.setFaults([{ latency: { kind: 'fixed', ms: 100 } }]);
+    const burst = await Promise.all(Array.from({ length: 5 }, () => echoUnary(client, {})));
+    expect(server.total()).toBe(4);
+    expect(burst.filter((o) => o.ok)).toHaveLength(1);
+    expect(circuit.circuitFor('/breakwater.chaos.v1.Echo/Unary').state).toBe('closed');
+  });
+
+  it('does not count caller errors', async () => {
+    const circuit = circuitBreakerInterceptor({ breaker: { failureThreshold: 2 } });
+    const { server, client } = await echoSetup([circuit], {
+      faults: [{ status: status.INVALID_ARGUMENT }],
+    });
+    for (let i = 0; i < 4; i++) await echoUnary(client, {});
+    expect(server.total()).toBe(4);
+  });
+
+  it('guards client and bidi streams too, with the deadline applied', async () => {
+    const stack = resilienceInterceptor({
+      deadline: { timeout: 2_000 },
+      circuitBreaker: { breaker: { failureThreshold: 1, openDurationMs: 60_000 } },
+    });
+    const { server, client } = await echoSetup([stack], {
+      faults: [{ methods: ['ClientStream'], status: status.UNAVAILABLE }],
+    });
+    const clientStream = () =>
+      new Promise<ServiceError | null>((resolve) => {
+        const call = client.ClientStream(new Metadata(), (e) => resolve(e));
+        call.write({ message: 'a' });
+        call.end();
+      });
+    expect((await clientStream())?.code).toBe(status.UNAVAILABLE);
+    const refused = await clientStream();
+    expect(isCircuitOpenError(breakwaterCause(refused))).toBe(true);
+    expect(server.total('ClientStream')).toBe(1);
+
+    const echoed = await echoBidi(client, ['x']);
+    expect(echoed).toEqual(['x']);
+    const bidi = server.observed.find((o) => o.method === 'Bidi');
+    expect(bidi?.deadlineRemainingMs).toBeLessThanOrEqual(2_000);
+  });
+});
+
+describe('rate limit and bulkhead', () => {
+  it('refuses with RESOURCE_EXHAUSTED carrying the core error, without reaching the server', async () => {
+    const { server, client } = await echoSetup([
+      rateLimitInterceptor({ capacity: 2, refillPerSecond: 0.001 }),
+    ]);
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => echoUnary(client, {})));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
+    const refused = outcomes.find((o) => !o.ok)?.error;
+    expect(refused?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(isRateLimitError(breakwaterCause(refused))).toBe(true);
+    expect(server.total()).toBe(2);
+  });
+
+  it('bulkhead admits `concurrency` calls, queues `maxQueue`, refuses the rest', async () => {
+    const { server, client } = await echoSetup(
+      [bulkheadInterceptor({ concurrency: 2, maxQueue: 1 })],
+      {
+        faults: [{ latency: { kind: 'fixed', ms: 100 } }],
+      },
+    );
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => echoUnary(client, {})));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(3);
+    const refused = outcomes.filter((o) => !o.ok);
+    expect(refused.every((o) => isQueueFullError(breakwaterCause(o.error)))).toBe(true);
+    expect(refused[0]?.error?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(server.total()).toBe(3);
+  });
+});
+
+describe('hedgingInterceptor', () => {
+  it('sends a hedge when the first attempt is slow; the first answer wins', async () => {
+    const { server, client } = await echoSetup(
+      [hedgingInterceptor({ idempotent, delay: 50, attempts: 2 })],
+      {
+        faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 1_000 } }],
+      },
+    );
+    const t0 = performance.now();
+    const outcome = await echoUnary(client, {}, { callId: 'h' });
+    expect(outcome.value?.attempt).toBe(2);
+    expect(performance.now() - t0).toBeLessThan(800);
+    expect(server.attempts('h')).toBe(2);
+    await expect.poll(() => server.observed[0]?.outcome).toBe('CANCELLED');
+  });
+});

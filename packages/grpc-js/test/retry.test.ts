@@ -1,0 +1,204 @@
+import {
+  ECHO_METHODS,
+  echoServerStream,
+  echoUnary,
+  loadEchoPackageDefinition,
+} from '@breakwater/chaos';
+import { status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { idempotentMethods, PREVIOUS_ATTEMPTS_HEADER, retryInterceptor } from '../src/index.js';
+import { echoSetup } from './helpers.js';
+
+const idempotent = idempotentMethods(loadEchoPackageDefinition());
+const fast = { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20, jitter: 'none' } as const;
+
+describe('retryInterceptor against a real server', () => {
+  it('reads idempotency from the proto options', () => {
+    expect(idempotent.has(ECHO_METHODS.unary)).toBe(true);
+    expect(idempotent.has(ECHO_METHODS.serverStream)).toBe(true);
+    expect(idempotent.has(ECHO_METHODS.unaryUnsafe)).toBe(false);
+  });
+
+  it('retries UNAVAILABLE until attempt k succeeds; the server counts exactly k, re-sent with previous attempts', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 5, backoff: fast })],
+      {
+        faults: [{ firstAttempts: 2, status: status.UNAVAILABLE }],
+      },
+    );
+    const outcome = await echoUnary(client, { message: 'payload' }, { callId: 'k3' });
+    expect(outcome.value).toMatchObject({ message: 'payload', attempt: 3 });
+    expect(server.attempts('k3')).toBe(3);
+    expect(server.observed.map((o) => o.previousAttempts)).toEqual([undefined, 1, 2]);
+    expect(PREVIOUS_ATTEMPTS_HEADER).toBe('grpc-previous-rpc-attempts');
+  });
+
+  it('gives up after the configured attempts with the last status', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 3, backoff: fast })],
+      {
+        faults: [{ status: status.UNAVAILABLE }],
+      },
+    );
+    const outcome = await echoUnary(client, {}, { callId: 'x' });
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(server.attempts('x')).toBe(3);
+  });
+
+  it('never retries INVALID_ARGUMENT', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 5, backoff: fast })],
+      {
+        faults: [{ status: status.INVALID_ARGUMENT }],
+      },
+    );
+    expect((await echoUnary(client, {}, { callId: 'bad' })).error?.code).toBe(
+      status.INVALID_ARGUMENT,
+    );
+    expect(server.attempts('bad')).toBe(1);
+  });
+
+  it('does not retry a non-idempotent method unless opted in', async () => {
+    const faults = [{ firstAttempts: 1, status: status.UNAVAILABLE }];
+    const plain = await echoSetup([retryInterceptor({ idempotent, backoff: fast })], { faults });
+    const refused = await echoUnary(plain.client, {}, { callId: 'u', method: 'UnaryUnsafe' });
+    expect(refused.error?.code).toBe(status.UNAVAILABLE);
+    expect(plain.server.attempts('u')).toBe(1);
+
+    const optedIn = await echoSetup(
+      [retryInterceptor({ idempotent: [...idempotent, ECHO_METHODS.unaryUnsafe], backoff: fast })],
+      { faults },
+    );
+    expect((await echoUnary(optedIn.client, {}, { callId: 'u', method: 'UnaryUnsafe' })).ok).toBe(
+      true,
+    );
+    expect(optedIn.server.attempts('u')).toBe(2);
+  });
+
+  it('honours a 300 ms pushback', async () => {
+    const { server, client } = await echoSetup([retryInterceptor({ idempotent, backoff: fast })], {
+      faults: [{ firstAttempts: 1, status: status.RESOURCE_EXHAUSTED, pushbackMs: 300 }],
+    });
+    expect((await echoUnary(client, {}, { callId: 'p' })).ok).toBe(true);
+    const [first, second] = server.observed;
+    expect(server.attempts('p')).toBe(2);
+    expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(300);
+  });
+
+  it('stops on negative or malformed pushback, and without pushback', async () => {
+    for (const pushbackMs of [-1, 'soon', undefined]) {
+      const { server, client } = await echoSetup(
+        [retryInterceptor({ idempotent, backoff: fast })],
+        {
+          faults: [
+            {
+              status: status.RESOURCE_EXHAUSTED,
+              ...(pushbackMs === undefined ? {} : { pushbackMs }),
+            },
+          ],
+        },
+      );
+      expect((await echoUnary(client, {}, { callId: 'n' })).error?.code).toBe(
+        status.RESOURCE_EXHAUSTED,
+      );
+      expect(server.attempts('n')).toBe(1);
+    }
+  });
+
+  it('gives every attempt the remaining time of the caller deadline, decreasing', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 4, backoff: { ...fast, baseDelayMs: 30 } })],
+      { faults: [{ firstAttempts: 3, status: status.UNAVAILABLE }] },
+    );
+    const deadline = Date.now() + 3_000;
+    expect((await echoUnary(client, {}, { callId: 'd', callOptions: { deadline } })).ok).toBe(true);
+    const seen = server.observed;
+    expect(seen).toHaveLength(4);
+    // grpc-timeout is relative, so the server's clock reads it late by the transit time; what it
+    // must never get is more than the caller had left when the attempt was sent — and a retry is
+    // sent after the previous attempt arrived.
+    seen.forEach((o, i) => {
+      expect(o.deadlineRemainingMs as number).toBeLessThanOrEqual(3_000);
+      const previous = seen[i - 1];
+      if (previous)
+        expect(o.deadlineRemainingMs as number).toBeLessThanOrEqual(
+          deadline - previous.receivedAt + 1,
+        );
+    });
+    const remaining = seen.map((o) => o.deadlineRemainingMs as number);
+    for (let i = 1; i < remaining.length; i++)
+      expect(remaining[i]).toBeLessThan(remaining[i - 1] as number);
+  });
+
+  it('retries a per-attempt DEADLINE_EXCEEDED within the call deadline', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 3, backoff: fast, perAttemptTimeout: 100 })],
+      { faults: [{ firstAttempts: 1, hang: true }] },
+    );
+    const outcome = await echoUnary(
+      client,
+      {},
+      { callId: 'h', callOptions: { deadline: Date.now() + 2_000 } },
+    );
+    expect(outcome.ok).toBe(true);
+    expect(server.attempts('h')).toBe(2);
+    expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(100);
+  });
+
+  it('retries a server stream that fails before its first message, not one that failed after', async () => {
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent, attempts: 3, backoff: fast })],
+      {
+        faults: [{ methods: ['ServerStream'], firstAttempts: 1, status: status.UNAVAILABLE }],
+      },
+    );
+    const early = await echoServerStream(client, { message: 's', count: 3 }, { callId: 'early' });
+    expect(early.error).toBeUndefined();
+    expect(early.messages.map((m) => m.attempt)).toEqual([2, 2, 2]);
+    expect(server.attempts('early')).toBe(2);
+
+    server.setFaults([
+      { methods: ['ServerStream'], failAfterMessages: 1, status: status.UNAVAILABLE },
+    ]);
+    const late = await echoServerStream(client, { message: 's', count: 3 }, { callId: 'late' });
+    expect(late.messages).toHaveLength(1);
+    expect(late.error?.code).toBe(status.UNAVAILABLE);
+    expect(server.attempts('late')).toBe(1);
+  });
+
+  it('cancel during backoff ends the call with CANCELLED at once and leaves no timer', async () => {
+    const { server, client } = await echoSetup(
+      [
+        retryInterceptor({
+          idempotent,
+          attempts: 3,
+          backoff: { ...fast, baseDelayMs: 5_000, maxDelayMs: 5_000 },
+        }),
+      ],
+      { faults: [{ status: status.UNAVAILABLE }] },
+    );
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const { Metadata } = await import('@grpc/grpc-js');
+    const md = new Metadata();
+    md.set('x-call-id', 'c');
+    const result = new Promise<{ code: number; at: number }>((resolve) => {
+      const call = client.Unary({}, md, (error) =>
+        resolve({ code: error?.code ?? -1, at: performance.now() }),
+      );
+      void (async () => {
+        await expect.poll(() => server.attempts('c')).toBe(1);
+        await new Promise((r) => setImmediate(r));
+        cancelledAt = performance.now();
+        call.cancel();
+      })();
+    });
+    let cancelledAt = 0;
+    const { code, at } = await result;
+    expect(code).toBe(status.CANCELLED);
+    expect(at - cancelledAt).toBeLessThan(50);
+    expect(server.attempts('c')).toBe(1);
+    expect(
+      process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length,
+    ).toBeLessThanOrEqual(before);
+  });
+});
