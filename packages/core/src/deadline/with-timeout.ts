@@ -46,17 +46,17 @@ class TimeoutCall<T> extends WheelEntry {
     super();
   }
 
-  readonly win = (value: T): void => {
+  win(value: T): void {
     if (this.settled) return;
     this.finish();
     this.resolve(value);
-  };
+  }
 
-  readonly lose = (error: unknown): void => {
+  lose(error: unknown): void {
     if (this.settled) return;
     this.finish();
     this.reject(error);
-  };
+  }
 
   /** The deadline passed first. */
   expire(): Error {
@@ -138,10 +138,9 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   if (timeoutMs <= 0) return Promise.reject(new DeadlineExceededError(timeoutMs));
 
   const call = new TimeoutCall<T>(timeoutMs, callerSignal);
-  const promise = new Promise<T>((resolve, reject) => {
-    call.resolve = resolve;
-    call.reject = reject;
-  });
+  const promise = new Promise<T>(captureSettlers);
+  call.resolve = capturedResolve as (value: T) => void;
+  call.reject = capturedReject;
   const finite = timeoutMs !== Number.POSITIVE_INFINITY;
   const wantsSignal = op.length > 0;
   let signal = neverAbortedSignal;
@@ -165,9 +164,29 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
     call.lose(error);
     return promise;
   }
-  if (thenable(result)) result.then(call.win, call.lose);
+  if (thenable(result)) void settleFrom(call, result);
   else call.win(result);
   return promise;
+}
+
+/*
+ * The executor runs synchronously inside `new Promise`, so a module-level
+ * function can hand the settlers over without allocating a closure per call.
+ */
+let capturedResolve: (value: never) => void = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function captureSettlers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+/** Forwards op's outcome; never rejects, so an op that lost the race is absorbed. */
+async function settleFrom<T>(call: TimeoutCall<T>, result: PromiseLike<T>): Promise<void> {
+  try {
+    call.win(await result);
+  } catch (error) {
+    call.lose(error);
+  }
 }
 
 /** Waits out the deadline on an injected sleep; a sleep that fails means the deadline is unenforced. */

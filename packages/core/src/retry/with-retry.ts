@@ -125,25 +125,20 @@ export function withRetry<T>(
   return withTimeout((signal) => runChain(op, signal, attempts, options), timeout);
 }
 
-function runChain<T>(
+async function runChain<T>(
   op: RetryOperation<T>,
   signal: AbortSignal,
   attempts: number,
   options: RetryOptions,
 ): Promise<T> {
   options.budget?.recordRequest();
-  if (signal !== neverAbortedSignal && signal.aborted) return Promise.reject(abortError(signal));
-  const retry = (error: unknown) =>
-    retryAfterFailure(chainOf(op, attempts, options), signal, error);
-  let result: PromiseLike<T> | T;
+  if (signal !== neverAbortedSignal && signal.aborted) throw abortError(signal);
+  // The success path: one await and no closure (the chain's settings are built only after a failure).
   try {
-    result = op(signal);
+    return await op(signal);
   } catch (error) {
-    return retry(error);
+    return retryAfterFailure(chainOf(op, attempts, options), signal, error);
   }
-  // The success path: one reaction on op's own promise, no async frame of our own.
-  if (result instanceof Promise) return result.then(undefined, retry);
-  return Promise.resolve(result).then(undefined, retry);
 }
 
 function chainOf<T>(op: RetryOperation<T>, attempts: number, options: RetryOptions): Chain<T> {
