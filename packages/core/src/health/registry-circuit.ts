@@ -1,8 +1,8 @@
 /**
  * How the health registry's rules map onto the one circuit-breaker state
  * machine (configured with `halfOpenMaxCalls: Infinity`, `failureThreshold =
- * failures`, `openDurationMs = reset`). Nothing here decides open/closed on
- * its own: every judgement is a `checkCircuit` call.
+ * failures`, `openDurationMs = reset`). Nothing here re-implements the
+ * machine: whether a non-closed circuit refuses is always a `checkCircuit` call.
  * @internal
  */
 import {
