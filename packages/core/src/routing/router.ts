@@ -26,8 +26,10 @@ import {
   isPolicyError,
   type ProviderRuntime,
   runVisit,
+  singleAttemptFailed,
   type VisitEnv,
   VisitFailure,
+  visitSucceeded,
 } from './visit.js';
 
 /** `admit()` result for a provider that has no circuit: admitted, nothing to release. */
@@ -151,7 +153,22 @@ export class RouterCore<R> implements VisitEnv {
       if (this.selected.active)
         this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
       try {
-        const value = await runVisit(p, permit, fn, signal, policy, this);
+        let value: T;
+        if (p.config.attempts === 1 && p.config.timeoutMs < 0) {
+          // One plain attempt: run it inline rather than in runVisit's async frame (hot path).
+          const start = this.clock();
+          p.inflight++;
+          try {
+            value = await fn(p.resource, { signal, providerId: p.id, attempt: 1 });
+          } catch (e) {
+            throw singleAttemptFailed(p, permit, e, signal, policy, this.clock() - start, this);
+          } finally {
+            p.inflight--;
+          }
+          visitSucceeded(p, permit, this.clock() - start, this);
+        } else {
+          value = await runVisit(p, permit, fn, signal, policy, this);
+        }
         this.won(p, generation, probe);
         return value;
       } catch (error) {

@@ -61,6 +61,74 @@ export function isPolicyError(error: unknown): boolean {
 }
 
 /**
+ * Runs the error policy on a failed attempt. A throwing policy becomes an
+ * `ErrorPolicyError` (marked, so the router skips fallback for it).
+ * @internal
+ */
+export function judge(error: unknown, policy: ErrorPolicy | undefined): ErrorVerdict {
+  if (policy === undefined) return ALLOW;
+  try {
+    return policy(error);
+  } catch (policyError) {
+    const wrapped = new ErrorPolicyError(error, policyError);
+    policyErrors.add(wrapped);
+    throw wrapped;
+  }
+}
+
+/** Reports a successful visit to the provider's circuit and health. @internal */
+export function visitSucceeded(
+  p: ProviderRuntime<unknown>,
+  permit: number,
+  ms: number,
+  env: VisitEnv,
+): void {
+  if (permit >= 0) p.breaker?.release(permit, 'success', ms);
+  env.health.success(p.id, ms);
+}
+
+/** Reports a visit's final failure to the provider's circuit and health; returns its record. @internal */
+export function visitFailed(
+  p: ProviderRuntime<unknown>,
+  permit: number,
+  error: unknown,
+  verdict: ErrorVerdict,
+  durationMs: number,
+  env: VisitEnv,
+): VisitFailure {
+  const counted = verdict.countForCircuit !== false;
+  if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
+  if (counted) env.health.failure(p.id);
+  return new VisitFailure(error, verdict.failover !== false, counted, durationMs);
+}
+
+/**
+ * The end of a one-attempt visit the router ran inline (its fast path), by the
+ * same rules as {@link runVisit}: returns what to throw — the abort error
+ * (neutral), an `ErrorPolicyError` (neutral) or a {@link VisitFailure}.
+ * @internal
+ */
+export function singleAttemptFailed(
+  p: ProviderRuntime<unknown>,
+  permit: number,
+  error: unknown,
+  signal: AbortSignal,
+  policy: ErrorPolicy | undefined,
+  durationMs: number,
+  env: VisitEnv,
+): unknown {
+  let verdict: ErrorVerdict;
+  try {
+    if (signal.aborted) throw abortError(signal);
+    verdict = judge(error, policy);
+  } catch (neutral) {
+    if (permit >= 0) p.breaker?.release(permit, 'neutral');
+    return neutral;
+  }
+  return visitFailed(p, permit, error, verdict, durationMs, env);
+}
+
+/**
  * Visits one provider: `protect()`-style attempts with backoff, per-attempt
  * timeout and error policy, then reports the visit's outcome once to the
  * provider's circuit (the `permit` from `tryAcquire`, or -1 without a circuit)
@@ -100,24 +168,15 @@ export async function runVisit<R, T>(
                 config.waitOnTimeout,
                 env.sleep,
               );
-        const ms = env.clock() - start;
-        if (permit >= 0) p.breaker?.release(permit, 'success', ms);
+        visitSucceeded(p, permit, env.clock() - start, env);
         permit = -1;
-        env.health.success(p.id, ms);
         return value;
       } catch (e) {
         error = e;
       }
       // Cancellation (the caller's, or a hedge/race that was already won) is never judged.
       if (signal.aborted) throw abortError(signal);
-      let verdict: ErrorVerdict;
-      try {
-        verdict = policy === undefined ? ALLOW : policy(error);
-      } catch (policyError) {
-        const wrapped = new ErrorPolicyError(error, policyError);
-        policyErrors.add(wrapped);
-        throw wrapped;
-      }
+      const verdict = judge(error, policy);
       if (
         attempt < config.attempts &&
         verdict.retry !== false &&
@@ -128,11 +187,9 @@ export async function runVisit<R, T>(
         if (delay > 0) await env.sleep(delay, signal);
         continue;
       }
-      const counted = verdict.countForCircuit !== false;
-      if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
+      const failure = visitFailed(p, permit, error, verdict, env.clock() - visitStart, env);
       permit = -1;
-      if (counted) env.health.failure(p.id);
-      throw new VisitFailure(error, verdict.failover !== false, counted, env.clock() - visitStart);
+      throw failure;
     }
   } finally {
     p.inflight--;
