@@ -18,6 +18,7 @@ export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-in
 export { type GrpcRetryEvent, PREVIOUS_ATTEMPTS_HEADER } from './internals/multi-attempt-call.js';
 export { breakwaterCause } from './internals/status.js';
 export {
+  compileSelector,
   idempotentMethods,
   type MethodSelector,
   type PackageDefinitionLike,
@@ -31,7 +32,12 @@ export {
   type ResilienceInterceptorOptions,
   resilienceInterceptor,
 } from './resilience-interceptor.js';
-export { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
+export {
+  checkAttempts,
+  type RetryInterceptorOptions,
+  resolveBackoff,
+  retryInterceptor,
+} from './retry-interceptor.js';
 export {
   classifyGrpcStatus,
   createGrpcStatusClassifier,
