@@ -5,10 +5,17 @@
  */
 export const ERROR_BRAND: unique symbol = Symbol.for('breakwater.error') as never;
 
-/** Stamps `error` with its class name, as `name` and as the brand. @internal */
+/**
+ * Stamps `error`'s class with its name, as `name` and as the brand. The stamp
+ * goes on the prototype once per class, so constructing an error (which
+ * refusals do under load) costs no per-instance property definitions.
+ * @internal
+ */
 export function brandError(error: Error, name: string): void {
-  Object.defineProperty(error, ERROR_BRAND, { value: name, enumerable: false });
-  Object.defineProperty(error, 'name', {
+  const proto = Object.getPrototypeOf(error) as object;
+  if (Object.hasOwn(proto, ERROR_BRAND)) return;
+  Object.defineProperty(proto, ERROR_BRAND, { value: name, enumerable: false });
+  Object.defineProperty(proto, 'name', {
     value: name,
     enumerable: false,
     configurable: true,
