@@ -1,2 +1,17 @@
-// Filled in by the trpc issue.
-export {};
+// @breakwater/trpc — links first, then the classifier and fetch, then types.
+
+export { type BulkheadLinkOptions, bulkheadLink } from './bulkhead-link.js';
+export { type CircuitBreakerLinkOptions, circuitBreakerLink } from './circuit-breaker-link.js';
+export {
+  classifyTRPCError,
+  createTRPCErrorClassifier,
+  type TRPCErrorClassifierOptions,
+  type TRPCErrorCode,
+} from './classify.js';
+export type { BreakwaterOperationContext } from './context.js';
+export { type DeadlineLinkOptions, deadlineLink } from './deadline-link.js';
+export { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
+export { type RateLimitLinkOptions, rateLimitLink } from './rate-limit-link.js';
+export { type ResilienceLinkOptions, resilienceLink } from './resilience-link.js';
+export { type RetryLinkOptions, retryLink, type TRPCRetryEvent } from './retry-link.js';
+export { createStatusPreservingFetch, type FetchLike } from './status-preserving-fetch.js';

@@ -12,9 +12,15 @@ const NAMED_EVENT = /^event:/m;
  */
 export function cutStreamAfter(res: ServerResponse, n: number, onCut: () => void): void {
   let seen = 0;
+  const decoder = new TextDecoder();
   const write = res.write.bind(res) as (chunk: unknown, cb?: () => void) => boolean;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const text = typeof chunk === 'string' ? chunk : String(chunk);
+    const text =
+      typeof chunk === 'string'
+        ? chunk
+        : chunk instanceof Uint8Array
+          ? decoder.decode(chunk)
+          : String(chunk);
     if (seen < n && DATA_EVENT.test(text) && !NAMED_EVENT.test(text)) {
       seen++;
       if (seen === n) {

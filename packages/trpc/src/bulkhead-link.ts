@@ -1,0 +1,81 @@
+import { createPool, type Pool, type PoolOptions } from '@breakwater/core';
+import type { TRPCClientError, TRPCLink } from '@trpc/client';
+import type { AnyRouter } from '@trpc/server';
+import { observable, type Unsubscribable } from '@trpc/server/observable';
+import { refusal } from './internals/errors.js';
+
+/** Options of {@link bulkheadLink}. */
+export interface BulkheadLinkOptions {
+  /** A core pool (shareable) or its options (`concurrency`, `maxQueue`). */
+  pool: Pool | PoolOptions;
+  /** Let subscriptions hold a slot for their whole life. Defaults to false (they bypass the bulkhead). */
+  subscriptions?: boolean;
+}
+
+/**
+ * Caps concurrent calls with a core pool: at most `concurrency` in flight,
+ * up to `maxQueue` waiting in FIFO order; beyond that a call rejects with a
+ * `TRPCClientError` whose `cause` is a core `QueueFullError`, and nothing is
+ * sent. An aborted or unsubscribed queued call leaves the queue at once.
+ * @example
+ * bulkheadLink({ pool: { concurrency: 20, maxQueue: 100 } })
+ */
+export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
+  options: BulkheadLinkOptions,
+): TRPCLink<TRouter> {
+  // initialized config
+  const given = options.pool;
+  const pool =
+    given && typeof (given as Pool).run === 'function'
+      ? (given as Pool)
+      : createPool(given as PoolOptions);
+  const subscriptions = options.subscriptions ?? false;
+
+  return () => {
+    // initialized in app
+    return ({ op, next }) => {
+      // initialized for request
+      if (op.type === 'subscription' && !subscriptions) return next(op);
+      return observable((observer) => {
+        let subscription: Unsubscribable | undefined;
+        let finish: (() => void) | undefined;
+        let torn = false;
+        const ac = new AbortController();
+        const signal = op.signal;
+        const onAbort = () => ac.abort(signal?.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const slot = (taskSignal: AbortSignal) =>
+          new Promise<void>((resolve) => {
+            // The slot is held until the call settles or is unsubscribed.
+            finish = resolve;
+            if (taskSignal.aborted) return resolve();
+            subscription = next(op).subscribe({
+              next: (envelope) => observer.next(envelope),
+              error(error) {
+                resolve();
+                observer.error(error);
+              },
+              complete() {
+                resolve();
+                observer.complete();
+              },
+            });
+          });
+        pool.run(slot, { signal: ac.signal }).then(
+          () => signal?.removeEventListener('abort', onAbort),
+          (error: unknown) => {
+            signal?.removeEventListener('abort', onAbort);
+            // Queue full, or the caller aborted while queued; nobody listens after teardown.
+            if (!torn) observer.error(refusal(error as Error) as TRPCClientError<TRouter>);
+          },
+        );
+        return () => {
+          torn = true;
+          ac.abort();
+          subscription?.unsubscribe();
+          finish?.();
+        };
+      });
+    };
+  };
+}

@@ -1,0 +1,124 @@
+import {
+  type CallOutcome,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  CircuitOpenError,
+  type CircuitStateChange,
+  createCircuitBreaker,
+  type ErrorVerdict,
+  systemClock,
+} from '@breakwater/core';
+import type { Operation, TRPCClientError, TRPCLink } from '@trpc/client';
+import type { AnyRouter } from '@trpc/server';
+import { observable } from '@trpc/server/observable';
+import { classifyTRPCError } from './classify.js';
+import { refusal } from './internals/errors.js';
+import { isAnswer } from './internals/results.js';
+
+/** Options of {@link circuitBreakerLink}. */
+export interface CircuitBreakerLinkOptions {
+  /**
+   * `'link'`: one circuit for everything behind this link (one endpoint);
+   * `'path'`: one circuit per procedure path. Defaults to `'link'`.
+   */
+  scope?: 'link' | 'path';
+  /** An existing breaker to use (only with scope `'link'`), e.g. shared with other clients. */
+  breaker?: CircuitBreaker;
+  /** Settings of the breakers the link creates (threshold, open duration, windows...). Defaults to core's. */
+  circuit?: CircuitBreakerOptions;
+  /** Maps a failed call's error to a verdict; `countForCircuit: false` is neutral. Defaults to `classifyTRPCError`. */
+  classify?: (error: unknown, op: Operation) => ErrorVerdict;
+  /** Called on every state change of a breaker the link uses, with the circuit key (`'link'` or the path). */
+  onStateChange?: (event: CircuitStateChange & { key: string }) => void;
+}
+
+/**
+ * Stops calling an unhealthy endpoint: when the circuit is open the call is
+ * refused at once with a `TRPCClientError` whose `cause` is a core
+ * `CircuitOpenError` (with `retryAfterMs`), and no request is sent. Outcomes
+ * are judged by the classifier: failures counted, 4xx domain errors and
+ * cancellations neutral. Uses the one core breaker state machine.
+ * @example
+ * circuitBreakerLink({ circuit: { failureThreshold: 5, openDurationMs: 10_000 } })
+ */
+export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
+  options: CircuitBreakerLinkOptions = {},
+): TRPCLink<TRouter> {
+  // initialized config
+  const scope = options.scope ?? 'link';
+  if (scope !== 'link' && scope !== 'path') {
+    throw new TypeError(`circuitBreakerLink: scope must be 'link' or 'path', got ${String(scope)}`);
+  }
+  if (options.breaker && scope === 'path') {
+    throw new TypeError("circuitBreakerLink: breaker can only be given with scope 'link'");
+  }
+  const classify = options.classify ?? classifyTRPCError;
+  const clock = options.circuit?.clock ?? systemClock;
+  const make = (key: string, name: string | undefined): CircuitBreaker => {
+    const breaker = createCircuitBreaker({ ...options.circuit, ...(name ? { name } : {}) });
+    const listener = options.onStateChange;
+    if (listener) breaker.onStateChange((e) => listener({ ...e, key }));
+    return breaker;
+  };
+  const shared =
+    scope === 'link' ? (options.breaker ?? make('link', options.circuit?.name)) : undefined;
+  if (options.breaker && options.onStateChange) {
+    const listener = options.onStateChange;
+    options.breaker.onStateChange((e) => listener({ ...e, key: 'link' }));
+  }
+  const byPath = new Map<string, CircuitBreaker>();
+  const breakerFor = (path: string): CircuitBreaker => {
+    let breaker = byPath.get(path);
+    if (!breaker) {
+      breaker = make(path, path);
+      byPath.set(path, breaker);
+    }
+    return breaker;
+  };
+
+  return () => {
+    // initialized in app
+    return ({ op, next }) => {
+      // initialized for request
+      return observable((observer) => {
+        const breaker = shared ?? breakerFor(op.path);
+        const permit = breaker.tryAcquire();
+        if (permit < 0) {
+          const circuit = shared ? options.circuit?.name : op.path;
+          const cause = new CircuitOpenError({
+            retryAfterMs: breaker.retryAfterMs(),
+            ...(circuit === undefined ? {} : { circuit }),
+          });
+          observer.error(refusal(cause) as TRPCClientError<TRouter>);
+          return;
+        }
+        const started = clock();
+        let released = false;
+        const release = (outcome: CallOutcome) => {
+          if (released) return;
+          released = true;
+          breaker.release(permit, outcome, clock() - started);
+        };
+        const subscription = next(op).subscribe({
+          next(envelope) {
+            if (isAnswer(envelope)) release('success');
+            observer.next(envelope);
+          },
+          error(error) {
+            release(classify(error, op).countForCircuit === false ? 'neutral' : 'failure');
+            observer.error(error);
+          },
+          complete() {
+            release('success');
+            observer.complete();
+          },
+        });
+        return () => {
+          // Unsubscribed before an answer: the caller left, which says nothing about the server.
+          release('neutral');
+          subscription.unsubscribe();
+        };
+      });
+    };
+  };
+}

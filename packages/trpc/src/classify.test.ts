@@ -1,0 +1,110 @@
+import { CircuitOpenError, DeadlineExceededError, OperationAbortedError } from '@breakwater/core';
+import { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { classifyTRPCError, createTRPCErrorClassifier } from './classify.js';
+
+const server = (code: string, httpStatus: number, headers: Record<string, string> = {}) =>
+  TRPCClientError.from(
+    { error: { code: -32603, message: code, data: { code, httpStatus } } },
+    { meta: { response: new Response(null, { status: httpStatus, headers }) } },
+  );
+const network = (code: string) =>
+  new TRPCClientError('fetch failed', {
+    cause: Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error(code), { code }),
+    }),
+  });
+
+describe('classifyTRPCError', () => {
+  it('retries 5xx that share JSON-RPC -32603 by their tRPC code, but not NOT_IMPLEMENTED', () => {
+    for (const [code, status] of [
+      ['INTERNAL_SERVER_ERROR', 500],
+      ['BAD_GATEWAY', 502],
+      ['SERVICE_UNAVAILABLE', 503],
+      ['GATEWAY_TIMEOUT', 504],
+    ] as const) {
+      expect(classifyTRPCError(server(code, status))).toMatchObject({
+        retry: true,
+        countForCircuit: true,
+      });
+    }
+    expect(classifyTRPCError(server('NOT_IMPLEMENTED', 501))).toMatchObject({ retry: false });
+  });
+
+  it('never retries 4xx domain errors, and they do not count for circuits', () => {
+    for (const [code, status] of [
+      ['BAD_REQUEST', 400],
+      ['UNAUTHORIZED', 401],
+      ['NOT_FOUND', 404],
+      ['CONFLICT', 409],
+      ['UNPROCESSABLE_CONTENT', 422],
+    ] as const) {
+      expect(classifyTRPCError(server(code, status))).toEqual({
+        retry: false,
+        failover: false,
+        countForCircuit: false,
+      });
+    }
+  });
+
+  it('retries TIMEOUT; TOO_MANY_REQUESTS only with Retry-After, reported in ms', () => {
+    expect(classifyTRPCError(server('TIMEOUT', 408)).retry).toBe(true);
+    expect(classifyTRPCError(server('TOO_MANY_REQUESTS', 429)).retry).toBe(false);
+    expect(classifyTRPCError(server('TOO_MANY_REQUESTS', 429, { 'retry-after': '2' }))).toEqual({
+      retry: true,
+      failover: true,
+      countForCircuit: false,
+      retryAfterMs: 2000,
+    });
+    const at = createTRPCErrorClassifier({ clock: () => Date.parse('2030-01-01T00:00:00Z') });
+    const dated = server('SERVICE_UNAVAILABLE', 503, {
+      'retry-after': 'Tue, 01 Jan 2030 00:00:05 GMT',
+    });
+    expect(at(dated).retryAfterMs).toBe(5000);
+    expect(
+      classifyTRPCError(server('SERVICE_UNAVAILABLE', 503, { 'retry-after': '-1' })).retryAfterMs,
+    ).toBe(undefined);
+  });
+
+  it('reads the status from meta.response when data is missing', () => {
+    const e = new TRPCClientError('Unable to transform response from server', {
+      meta: { response: new Response(null, { status: 503 }) },
+    });
+    expect(classifyTRPCError(e).retry).toBe(true);
+  });
+
+  it('retries network failures found in the cause chain', () => {
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'ETIMEDOUT']) {
+      expect(classifyTRPCError(network(code)).retry).toBe(true);
+    }
+    expect(
+      classifyTRPCError(new TRPCClientError('terminated', { cause: new TypeError('terminated') }))
+        .retry,
+    ).toBe(true);
+  });
+
+  it('treats Breakwater refusals, cancellation and deadlines apart', () => {
+    const wrap = (cause: Error) => new TRPCClientError(cause.message, { cause });
+    expect(classifyTRPCError(wrap(new CircuitOpenError()))).toMatchObject({
+      retry: false,
+      failover: true,
+      countForCircuit: false,
+    });
+    expect(classifyTRPCError(wrap(new OperationAbortedError()))).toMatchObject({
+      retry: false,
+      failover: false,
+    });
+    expect(classifyTRPCError(wrap(new DeadlineExceededError(10)))).toMatchObject({
+      retry: true,
+      countForCircuit: true,
+    });
+    expect(classifyTRPCError(server('CLIENT_CLOSED_REQUEST', 499)).failover).toBe(false);
+  });
+
+  it('does not retry unknown errors and honours retryableCodes', () => {
+    expect(classifyTRPCError(new TRPCClientError('weird')).retry).toBe(false);
+    const only503 = createTRPCErrorClassifier({ retryableCodes: ['SERVICE_UNAVAILABLE'] });
+    expect(only503(server('INTERNAL_SERVER_ERROR', 500)).retry).toBe(false);
+    expect(only503(server('SERVICE_UNAVAILABLE', 503)).retry).toBe(true);
+  });
+});

@@ -1,0 +1,196 @@
+import {
+  type Clock,
+  type ErrorVerdict,
+  isCircuitOpenError,
+  isDeadlineExceededError,
+  isOperationAbortedError,
+  isQueueFullError,
+  isRateLimitError,
+  systemClock,
+} from '@breakwater/core';
+import { retryAfterMsFrom } from './internals/retry-after.js';
+
+/** tRPC error codes (the `data.code` a tRPC server sends). */
+export type TRPCErrorCode =
+  | 'PARSE_ERROR'
+  | 'BAD_REQUEST'
+  | 'INTERNAL_SERVER_ERROR'
+  | 'NOT_IMPLEMENTED'
+  | 'BAD_GATEWAY'
+  | 'SERVICE_UNAVAILABLE'
+  | 'GATEWAY_TIMEOUT'
+  | 'UNAUTHORIZED'
+  | 'PAYMENT_REQUIRED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_SUPPORTED'
+  | 'TIMEOUT'
+  | 'CONFLICT'
+  | 'PRECONDITION_FAILED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNPROCESSABLE_CONTENT'
+  | 'PRECONDITION_REQUIRED'
+  | 'TOO_MANY_REQUESTS'
+  | 'CLIENT_CLOSED_REQUEST';
+
+/** Options of {@link createTRPCErrorClassifier}. */
+export interface TRPCErrorClassifierOptions {
+  /**
+   * tRPC codes retried (and failed over) by default. `TOO_MANY_REQUESTS` is
+   * retried only when the server sent `Retry-After`. Defaults to
+   * `TIMEOUT`, `TOO_MANY_REQUESTS`, `INTERNAL_SERVER_ERROR`, `BAD_GATEWAY`,
+   * `SERVICE_UNAVAILABLE`, `GATEWAY_TIMEOUT`.
+   */
+  retryableCodes?: readonly TRPCErrorCode[];
+  /** Clock used to turn an HTTP-date `Retry-After` into a delay. Defaults to `systemClock`. */
+  clock?: Clock;
+}
+
+/*
+ * The default verdicts, first match wins:
+ *  1. Breakwater refusals in the cause chain: circuit open, rate limit, queue
+ *     full → no retry, fail over, not counted (the server was never asked).
+ *  2. Cancellation (OperationAbortedError, AbortError, CLIENT_CLOSED_REQUEST)
+ *     → nothing: no retry, no failover, neutral.
+ *  3. A Breakwater deadline (DeadlineExceededError) → retry, fail over, count.
+ *  4. The tRPC code (`data.code`), else the HTTP status (`data.httpStatus`,
+ *     `meta.response.status`, a `status` in the cause chain). Five codes
+ *     share JSON-RPC -32603, so the JSON-RPC number is never used.
+ *     Retryable codes / 5xx (except 501) / 408 → retry, fail over, count.
+ *     429 → retry only with Retry-After, fail over, not counted.
+ *     Other 4xx (domain errors) → no retry, no failover, not counted.
+ *  5. Network failures anywhere in the cause chain (`fetch failed`,
+ *     ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE, UND_ERR_SOCKET,
+ *     UND_ERR_CONNECT_TIMEOUT, "terminated") → retry, fail over, count.
+ *  6. Anything else → no retry, fail over, counted.
+ */
+const DEFAULT_CODES: readonly TRPCErrorCode[] = [
+  'TIMEOUT',
+  'TOO_MANY_REQUESTS',
+  'INTERNAL_SERVER_ERROR',
+  'BAD_GATEWAY',
+  'SERVICE_UNAVAILABLE',
+  'GATEWAY_TIMEOUT',
+];
+const STATUS_BY_CODE: Partial<Record<string, number>> = {
+  BAD_REQUEST: 400,
+  PARSE_ERROR: 400,
+  TIMEOUT: 408,
+  TOO_MANY_REQUESTS: 429,
+  CLIENT_CLOSED_REQUEST: 499,
+  INTERNAL_SERVER_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  BAD_GATEWAY: 502,
+  SERVICE_UNAVAILABLE: 503,
+  GATEWAY_TIMEOUT: 504,
+};
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'NETWORK_ERROR',
+]);
+const NETWORK_MESSAGE = /^(fetch failed|terminated|other side closed|socket hang up)$/i;
+
+// Shared frozen verdicts: classifying allocates only when Retry-After is present.
+const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+const REFUSED: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: true,
+  countForCircuit: false,
+});
+const CANCELLED: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: false,
+});
+// A 4xx domain error: the server is healthy and answered; nothing to retry, move or count.
+const DOMAIN: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: false,
+});
+const FAILED: ErrorVerdict = Object.freeze({ retry: false, failover: true, countForCircuit: true });
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}
+
+function asStatus(value: unknown): number | undefined {
+  return typeof value === 'number' && value >= 100 && value <= 599 ? value : undefined;
+}
+
+/** The HTTP response tRPC kept for this error (`meta.response`), if any. */
+function responseOf(error: unknown): unknown {
+  return field(field(error, 'meta'), 'response');
+}
+
+/**
+ * Builds a classifier that maps a `TRPCClientError` (or any error a link
+ * sees) to an `ErrorVerdict`. Pure apart from reading the clock for an
+ * HTTP-date `Retry-After`.
+ * @example
+ * const classify = createTRPCErrorClassifier({ retryableCodes: ['SERVICE_UNAVAILABLE'] });
+ */
+export function createTRPCErrorClassifier(
+  options: TRPCErrorClassifierOptions = {},
+): (error: unknown) => ErrorVerdict {
+  const codes = new Set<string>(options.retryableCodes ?? DEFAULT_CODES);
+  const clock = options.clock ?? systemClock;
+
+  const byStatus = (status: number, code: unknown, error: unknown): ErrorVerdict => {
+    if (status === 429 || code === 'TOO_MANY_REQUESTS') {
+      const retryAfterMs = retryAfterMsFrom(responseOf(error), clock);
+      if (retryAfterMs === undefined || !codes.has('TOO_MANY_REQUESTS')) return REFUSED;
+      return { retry: true, failover: true, countForCircuit: false, retryAfterMs };
+    }
+    const retryable = typeof code === 'string' ? codes.has(code) : status >= 500 && status !== 501;
+    if (!retryable) return status >= 500 ? FAILED : DOMAIN;
+    const retryAfterMs = retryAfterMsFrom(responseOf(error), clock);
+    return retryAfterMs === undefined ? RETRY : { ...RETRY, retryAfterMs };
+  };
+
+  return (error) => {
+    const data = field(error, 'data');
+    const code = field(data, 'code');
+    if (code === 'CLIENT_CLOSED_REQUEST') return CANCELLED;
+    const status =
+      asStatus(field(data, 'httpStatus')) ??
+      (typeof code === 'string' ? STATUS_BY_CODE[code] : undefined) ??
+      asStatus(field(responseOf(error), 'status'));
+    if (status !== undefined) return byStatus(status, code, error);
+    // No server verdict: look through the cause chain (bounded, cycles are possible).
+    let e: unknown = error;
+    for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+      if (isCircuitOpenError(e) || isRateLimitError(e) || isQueueFullError(e)) return REFUSED;
+      if (isOperationAbortedError(e) || field(e, 'name') === 'AbortError') return CANCELLED;
+      if (isDeadlineExceededError(e)) return RETRY;
+      const s = asStatus(field(e, 'status'));
+      if (s !== undefined) return byStatus(s, undefined, e);
+      const c = field(e, 'code');
+      if (typeof c === 'string' && NETWORK_CODES.has(c)) return RETRY;
+      const m = field(e, 'message');
+      if (typeof m === 'string' && NETWORK_MESSAGE.test(m)) return RETRY;
+      e = field(e, 'cause');
+    }
+    return FAILED;
+  };
+}
+
+/**
+ * The default tRPC classifier ({@link createTRPCErrorClassifier} with its
+ * defaults): network failures, 5xx (not 501), `TIMEOUT` and Breakwater
+ * deadlines are retried; `TOO_MANY_REQUESTS` only with `Retry-After`; 4xx
+ * domain errors never.
+ */
+export const classifyTRPCError: (error: unknown) => ErrorVerdict = createTRPCErrorClassifier();

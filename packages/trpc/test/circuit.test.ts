@@ -1,0 +1,62 @@
+import { isCircuitOpenError } from '@breakwater/core';
+import { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { circuitBreakerLink } from '../src/index.js';
+import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
+
+describe('circuitBreakerLink', () => {
+  it('opens after the threshold and the server stops receiving calls', async () => {
+    const server = await chaos({ faults: { errorRate: 1 } });
+    const states: string[] = [];
+    const client = clientOf([
+      circuitBreakerLink({
+        circuit: { failureThreshold: 3, openDurationMs: 60_000 },
+        onStateChange: (e) => states.push(e.to),
+      }),
+      batchLink(server.url),
+    ]);
+    const errors: unknown[] = [];
+    for (let i = 0; i < 10; i++) errors.push(await errorOf(client.echo.query(String(i))));
+    expect(server.stats().requests).toBe(3);
+    expect(states).toEqual(['open']);
+    const refused = errors.slice(3);
+    expect(refused.every((e) => e instanceof TRPCClientError)).toBe(true);
+    expect(refused.every((e) => isCircuitOpenError((e as Error).cause))).toBe(true);
+    expect(((refused[0] as Error).cause as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(
+      50_000,
+    );
+  });
+
+  it('keeps a circuit per path, and 4xx domain errors never open it', async () => {
+    const server = await chaos({ faults: { errorRate: 1, paths: ['slow'] } });
+    const client = clientOf([
+      circuitBreakerLink({
+        scope: 'path',
+        circuit: { failureThreshold: 2, openDurationMs: 60_000 },
+      }),
+      batchLink(server.url),
+    ]);
+    for (let i = 0; i < 4; i++) await errorOf(client.slow.query({ ms: 0 }));
+    for (let i = 0; i < 4; i++) await errorOf(client.fail.query({ code: 'NOT_FOUND' }));
+    await expect(client.echo.query('ok')).resolves.toMatchObject({ value: 'ok' });
+    const stats = server.stats();
+    expect(stats.procedures.slow).toBe(2);
+    expect(stats.procedures.fail).toBe(4);
+  });
+
+  it('lets one probe through after the open duration and closes on success', async () => {
+    const server = await chaos({ faults: { errorRate: 1 } });
+    const client = clientOf([
+      circuitBreakerLink({ circuit: { failureThreshold: 1, openDurationMs: 50 } }),
+      batchLink(server.url),
+    ]);
+    await errorOf(client.echo.query('1'));
+    await errorOf(client.echo.query('2'));
+    expect(server.stats().requests).toBe(1);
+    server.setFaults({});
+    await new Promise((r) => setTimeout(r, 60));
+    await expect(client.echo.query('3')).resolves.toMatchObject({ value: '3' });
+    await expect(client.echo.query('4')).resolves.toMatchObject({ value: '4' });
+    expect(server.stats().requests).toBe(3);
+  });
+});
