@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fixedRandom, sequenceRandom } from '../time/random.js';
-import { createBackoff, MAX_DELAY_MS } from './backoff.js';
+import { createBackoff, MAX_BACKOFF_DELAY_MS } from './backoff.js';
 
 describe('createBackoff schedules', () => {
   it('linear: n × base, capped by maxDelayMs', () => {
@@ -167,7 +167,7 @@ describe('createBackoff properties', () => {
         expect(Number.isFinite(b.baseFor(n))).toBe(true);
         expect(d).toBeGreaterThanOrEqual(0);
         expect(d).toBeLessThanOrEqual(max);
-        expect(max).toBeLessThanOrEqual(MAX_DELAY_MS);
+        expect(max).toBeLessThanOrEqual(MAX_BACKOFF_DELAY_MS);
       }),
       { numRuns: 500 },
     );

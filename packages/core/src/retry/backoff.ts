@@ -26,7 +26,7 @@ export interface BackoffOptions {
   strategy?: BackoffStrategy;
   /** Exponential growth factor (>= 1); the decorrelated multiplier. Defaults to 2 (3 for `decorrelated`). */
   factor?: number;
-  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to no cap below {@link MAX_DELAY_MS}. */
+  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to no cap below {@link MAX_BACKOFF_DELAY_MS}. */
   maxDelayMs?: number;
   /** Jitter mode. Defaults to `'additive'`. */
   jitter?: BackoffJitter;
@@ -65,7 +65,7 @@ export interface Backoff {
 }
 
 /** The longest delay any schedule returns: the host timer's limit (2³¹ − 1 ms, ~24.8 days). */
-export const MAX_DELAY_MS = 2_147_483_647;
+export const MAX_BACKOFF_DELAY_MS = 2_147_483_647;
 
 const STRATEGIES: readonly BackoffStrategy[] = ['linear', 'exponential'];
 const JITTERS: readonly BackoffJitter[] = ['additive', 'full', 'decorrelated', 'none'];
@@ -100,11 +100,11 @@ class BackoffSchedule implements Backoff {
     this.jitter = checkOneOf('jitter', options.jitter ?? 'additive', JITTERS);
     const defaultFactor = this.jitter === 'decorrelated' ? 3 : 2;
     this.factor = optionalNumber('factor', options.factor, defaultFactor, { min: 1 });
-    const cap = optionalNumber('maxDelayMs', options.maxDelayMs, MAX_DELAY_MS, {
+    const cap = optionalNumber('maxDelayMs', options.maxDelayMs, MAX_BACKOFF_DELAY_MS, {
       min: 0,
       allowInfinity: true,
     });
-    this.maxDelayMs = Math.min(cap, MAX_DELAY_MS);
+    this.maxDelayMs = Math.min(cap, MAX_BACKOFF_DELAY_MS);
     if (options.jitterRatio !== undefined && this.jitter !== 'additive') {
       throw new TypeError(
         `jitterRatio applies only to additive jitter, got jitterRatio ${String(options.jitterRatio)} with jitter '${this.jitter}'`,
@@ -144,7 +144,10 @@ class BackoffSchedule implements Backoff {
     checkAttempt(n);
     switch (this.jitter) {
       case 'additive':
-        return Math.min(this.schedule(n) + this.jitterRatio * this.baseDelayMs, MAX_DELAY_MS);
+        return Math.min(
+          this.schedule(n) + this.jitterRatio * this.baseDelayMs,
+          MAX_BACKOFF_DELAY_MS,
+        );
       case 'decorrelated':
         // Each draw stays below previous × factor, starting from base: base × factor^n.
         return this.grow(this.baseDelayMs, this.factor, n);
@@ -162,7 +165,7 @@ class BackoffSchedule implements Backoff {
         return draw(this.random) * this.schedule(n);
       case 'additive': {
         const jittered = this.schedule(n) + draw(this.random) * this.jitterRatio * this.baseDelayMs;
-        return Math.min(jittered, MAX_DELAY_MS);
+        return Math.min(jittered, MAX_BACKOFF_DELAY_MS);
       }
       default: {
         const base = this.baseDelayMs;

@@ -4,7 +4,7 @@ export {
   type BackoffOptions,
   type BackoffStrategy,
   createBackoff,
-  MAX_DELAY_MS,
+  MAX_BACKOFF_DELAY_MS,
 } from './backoff.js';
 export {
   createRetryBudget,
