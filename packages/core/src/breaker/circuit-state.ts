@@ -52,7 +52,7 @@ export function createCircuitBreakerState(
  * The admission check at `now`: moves an open circuit whose cool-down has run
  * out to half-open, and takes a probe slot when it admits a half-open call.
  * @example
- * const { result, updatedState } = checkCircuit(circuit, Date.now());
+ * const { result, updatedState } = checkCircuit(circuit, systemClock());
  */
 export function checkCircuit(
   state: CircuitBreakerState,
