@@ -268,6 +268,40 @@ describe('createRouter: circuits and skips', () => {
   });
 });
 
+describe('createRouter: background probes', () => {
+  it('probes providers in the background and skips those the probes found unhealthy', async () => {
+    const probed: string[] = [];
+    const { router, res, clock } = setup(['a', 'b'], {
+      health: {
+        probe: async (resource, { provider }) => {
+          probed.push(`${provider}:${resource.id}`);
+          if (provider === 'a') throw new Error('a unreachable');
+        },
+        intervalMs: 1000,
+        timeoutMs: 100,
+        failures: 1,
+      },
+    });
+    try {
+      await clock.flush();
+      expect(probed).toEqual(['a:a', 'b:b']);
+      expect(router.health.isOpen('a')).toBe(true);
+      const skipped: string[] = [];
+      router.onSkipped((e) => skipped.push(`${e.providerId}:${e.reason}`));
+      await expect(run(router)).resolves.toBe('ok:b');
+      expect(skipped).toEqual(['a:circuit-open']);
+      expect(res.a?.calls).toBe(0);
+      await clock.advanceAsync(1000);
+      expect(probed).toHaveLength(4);
+    } finally {
+      router.stop();
+    }
+    await clock.advanceAsync(5000);
+    expect(probed).toHaveLength(4);
+    expect(clock.pending).toBe(0);
+  });
+});
+
 describe('createRouter: cancellation, concurrency, fallback', () => {
   it('an already-aborted signal never runs the operation', async () => {
     const { router, res } = setup(['a']);
