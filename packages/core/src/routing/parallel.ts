@@ -2,8 +2,8 @@ import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
 import { abortError } from '../internal/abort.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
+import type { RouterCore } from './core.js';
 import { LinkedController } from './linked-controller.js';
-import type { RouterCore } from './router.js';
 import type { RouteOperation } from './types.js';
 import { type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
 

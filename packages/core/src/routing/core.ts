@@ -1,0 +1,201 @@
+import type { CircuitBreaker } from '../breaker/types.js';
+import {
+  RoutingError,
+  type RoutingSkipReason,
+  type RoutingVisit,
+} from '../errors/routing-error.js';
+import { abortError } from '../internal/abort.js';
+import { EventEmitter } from '../internal/events.js';
+import type { ErrorPolicy } from '../retry/verdict.js';
+import type { RouterConfig } from './options.js';
+import { routeParallel } from './parallel.js';
+import type {
+  RouteExecuteOptions,
+  RouteFailedEvent,
+  RouteHedgedEvent,
+  RouteOperation,
+  RouteRecoveredEvent,
+  RouteSelectedEvent,
+  RouteSkippedEvent,
+} from './types.js';
+import {
+  isPolicyError,
+  type ProviderRuntime,
+  runVisit,
+  singleAttemptFailed,
+  type VisitEnv,
+  VisitFailure,
+  visitSucceeded,
+} from './visit.js';
+
+/** `admit()` result for a provider that has no circuit: admitted, nothing to release. */
+const NO_PERMIT = -1;
+/** `admit()` results below this are skips. */
+const SKIP_CIRCUIT_OPEN = -2;
+const SKIP_PROBE_BUSY = -3;
+
+/** The router's shared state and event emitters, used by the sequential and parallel traversals. @internal */
+export class RouterCore<R> implements VisitEnv {
+  readonly selected = new EventEmitter<RouteSelectedEvent>();
+  readonly skipped = new EventEmitter<RouteSkippedEvent>();
+  readonly failed = new EventEmitter<RouteFailedEvent>();
+  readonly hedged = new EventEmitter<RouteHedgedEvent>();
+  readonly recovered = new EventEmitter<RouteRecoveredEvent>();
+  readonly clock;
+  readonly sleep;
+  readonly random;
+  readonly budget;
+  readonly health;
+
+  constructor(readonly config: RouterConfig<R>) {
+    this.clock = config.clock;
+    this.sleep = config.sleep;
+    this.random = config.random;
+    this.budget = config.budget;
+    this.health = config.health;
+  }
+
+  /** Whether the last `admit()` claimed the health registry's single recovery probe. */
+  claimedHealthProbe = false;
+
+  /**
+   * Admission before dispatch: the health registry (when consulted), then the
+   * provider's circuit. Returns a circuit permit (>= 0), `NO_PERMIT`, or a
+   * skip code. A circuit that refuses while half-open has its single recovery
+   * probe out already, hence `'probe-busy'`. The registry lets all traffic
+   * through once its cool-down is over, so the router itself holds back all
+   * but one request there too (`claimedHealthProbe`; released by the caller).
+   */
+  admit(p: ProviderRuntime<R>): number {
+    let healthProbe = false;
+    if (this.config.consultHealth) {
+      const state = this.health.circuitState(p.id);
+      if (state === 'open') return SKIP_CIRCUIT_OPEN;
+      if (state === 'half-open') {
+        if (p.healthProbing) return SKIP_PROBE_BUSY;
+        healthProbe = true;
+      }
+    }
+    let permit = NO_PERMIT;
+    const breaker = p.breaker;
+    if (breaker !== undefined) {
+      permit = breaker.tryAcquire();
+      if (permit < 0) return breaker.state === 'half-open' ? SKIP_PROBE_BUSY : SKIP_CIRCUIT_OPEN;
+    }
+    if (healthProbe) p.healthProbing = true;
+    this.claimedHealthProbe = healthProbe;
+    return permit;
+  }
+
+  /** Records a skip; returns the visit list (allocated on first use). */
+  skip(p: ProviderRuntime<R>, code: number, visits: RoutingVisit[] | undefined): RoutingVisit[] {
+    const reason: RoutingSkipReason = code === SKIP_PROBE_BUSY ? 'probe-busy' : 'circuit-open';
+    if (this.skipped.active) this.skipped.emit({ providerId: p.id, reason });
+    visits ??= [];
+    visits.push({ providerId: p.id, status: 'skipped', reason });
+    return visits;
+  }
+
+  /** Records a failed visit; returns the visit list (allocated on first use). */
+  fail(p: ProviderRuntime<R>, f: VisitFailure, visits: RoutingVisit[] | undefined): RoutingVisit[] {
+    if (this.failed.active) {
+      const name = (f.error as { name?: unknown } | null)?.name;
+      this.failed.emit({
+        providerId: p.id,
+        errorName: typeof name === 'string' ? name : undefined,
+        counted: f.counted,
+        durationMs: f.durationMs,
+      });
+    }
+    visits ??= [];
+    visits.push({ providerId: p.id, status: 'failed', cause: f.error });
+    return visits;
+  }
+
+  /** A visit succeeded: move a sticky choice, announce a recovery. */
+  won(p: ProviderRuntime<R>, generation: number, probe: boolean): void {
+    this.config.selection.succeeded(p.index, generation);
+    if (probe && this.recovered.active) this.recovered.emit({ providerId: p.id });
+  }
+
+  /** True when the visit just admitted is a recovery probe (circuit or health registry half-open). */
+  isProbe(p: ProviderRuntime<R>, permit: number): boolean {
+    return (
+      this.claimedHealthProbe ||
+      (permit >= 0 && (p.breaker as CircuitBreaker).state === 'half-open')
+    );
+  }
+
+  /** Tries providers one after another (no hedging): the hot path. */
+  async routeSequential<T>(
+    fn: RouteOperation<R, T>,
+    signal: AbortSignal,
+    policy: ErrorPolicy | undefined,
+  ): Promise<T> {
+    const { selection, providers } = this.config;
+    const generation = selection.generation;
+    const order = selection.order();
+    let visits: RoutingVisit[] | undefined;
+    for (let k = 0; k < order.length; k++) {
+      if (signal.aborted) throw abortError(signal);
+      const p = providers[order[k] as number] as ProviderRuntime<R>;
+      const permit = this.admit(p);
+      if (permit < NO_PERMIT) {
+        visits = this.skip(p, permit, visits);
+        continue;
+      }
+      const healthProbe = this.claimedHealthProbe;
+      const probe = this.isProbe(p, permit);
+      if (this.selected.active)
+        this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
+      try {
+        let value: T;
+        if (p.config.attempts === 1 && p.config.timeoutMs < 0) {
+          // One plain attempt: run it inline rather than in runVisit's async frame (hot path).
+          const start = this.clock();
+          p.inflight++;
+          try {
+            value = await fn(p.resource, { signal, providerId: p.id, attempt: 1 });
+          } catch (e) {
+            throw singleAttemptFailed(p, permit, e, signal, policy, this.clock() - start, this);
+          } finally {
+            p.inflight--;
+          }
+          visitSucceeded(p, permit, this.clock() - start, this);
+        } else {
+          value = await runVisit(p, permit, fn, signal, policy, this);
+        }
+        this.won(p, generation, probe);
+        return value;
+      } catch (error) {
+        if (!(error instanceof VisitFailure)) throw error;
+        visits = this.fail(p, error, visits);
+        if (!error.failover) throw error.error;
+      } finally {
+        if (healthProbe) p.healthProbing = false;
+      }
+    }
+    throw new RoutingError(visits ?? []);
+  }
+
+  /** One request's traversal, after admission to a slot. */
+  route<T>(
+    fn: RouteOperation<R, T>,
+    signal: AbortSignal,
+    policy: ErrorPolicy | undefined,
+    fallback: RouteExecuteOptions<T>['fallback'],
+  ): Promise<T> {
+    this.budget?.recordRequest();
+    const { hedge, selection } = this.config;
+    const routed =
+      hedge === undefined && selection.type !== 'race'
+        ? this.routeSequential(fn, signal, policy)
+        : routeParallel(this, fn, signal, policy);
+    if (fallback === undefined) return routed;
+    return routed.catch((error: unknown) => {
+      // Fallback covers routing failures, not cancellation or a throwing policy.
+      if (signal.aborted || isPolicyError(error)) throw error;
+      return fallback(error, { signal });
+    });
+  }
+}
