@@ -81,8 +81,9 @@ describe('protect: concurrency and queue', () => {
       { signal: ac.signal },
     );
     expect(run.queued).toBe(1);
-    ac.abort();
-    await expect(queued).rejects.toBe(ac.signal.reason);
+    const reason = new Error('caller gave up');
+    ac.abort(reason);
+    await expect(queued).rejects.toBe(reason);
     expect(run.queued).toBe(0);
     const next = run(() => 'took the place');
     release();
