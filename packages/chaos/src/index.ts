@@ -1,3 +1,4 @@
 // Filled in by the chaos issue.
 export * from './grpc/index.js';
+export * from './scenario/index.js';
 export * from './trpc/index.js';

@@ -1,0 +1,42 @@
+export {
+  type AnalyzeInput,
+  type AttemptRecord,
+  analyzeScenario,
+  type CallRecord,
+  type ClientReport,
+  type PhaseStats,
+  type ScenarioReport,
+  type SecondPoint,
+} from './analyze.js';
+export {
+  type OpenLoopOptions,
+  type OpenLoopRequest,
+  type OpenLoopResult,
+  runOpenLoop,
+} from './open-loop.js';
+export {
+  type LiveClientStats,
+  type RunScenarioOptions,
+  runScenario,
+  type ScenarioCallResult,
+  type ScenarioClient,
+  type ScenarioProgress,
+  type ScenarioRun,
+} from './run-scenario.js';
+export { type LatencySummary, percentile, ratio, round, summarizeLatency } from './stats.js';
+export {
+  type ChaosFault,
+  type ChaosTarget,
+  grpcChildTarget,
+  grpcRulesFor,
+  trpcPlanFor,
+  trpcServerTarget,
+} from './targets.js';
+export {
+  type PhaseKind,
+  type PhaseWindow,
+  runTimeline,
+  type ScenarioPhase,
+  type TimelineOptions,
+  timelineDuration,
+} from './timeline.js';

@@ -1,0 +1,69 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { percentile, ratio, round, summarizeLatency } from './stats.js';
+
+describe('percentile (nearest rank)', () => {
+  it('matches hand-computed values', () => {
+    const xs = [15, 20, 35, 40, 50];
+    expect(percentile(xs, 5)).toBe(15);
+    expect(percentile(xs, 30)).toBe(20);
+    expect(percentile(xs, 40)).toBe(20);
+    expect(percentile(xs, 50)).toBe(35);
+    expect(percentile(xs, 100)).toBe(50);
+    expect(percentile(xs, 0)).toBe(15);
+  });
+
+  it('p99 of 1..1000 is 990 and p99.9 is 999', () => {
+    const xs = Array.from({ length: 1000 }, (_, i) => i + 1);
+    expect(percentile(xs, 99)).toBe(990);
+    expect(percentile(xs, 99.9)).toBe(999);
+  });
+
+  it('is undefined for no samples and rejects p outside [0, 100]', () => {
+    expect(percentile([], 50)).toBeUndefined();
+    expect(() => percentile([1], 101)).toThrow(RangeError);
+    expect(() => percentile([1], Number.NaN)).toThrow(RangeError);
+  });
+
+  it('is a member of the list, monotone in p, and has at least p% at or below it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 1, maxLength: 200 }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (raw, a, b) => {
+          const xs = [...raw].sort((x, y) => x - y);
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          const v = percentile(xs, lo) as number;
+          expect(xs).toContain(v);
+          expect(v).toBeLessThanOrEqual(percentile(xs, hi) as number);
+          expect(xs.filter((x) => x <= v).length / xs.length).toBeGreaterThanOrEqual(lo / 100);
+        },
+      ),
+    );
+  });
+});
+
+describe('summarizeLatency', () => {
+  it('sorts numerically (not as strings) and reports the quantiles', () => {
+    const s = summarizeLatency([100, 9, 20, 3]);
+    expect(s).toEqual({ count: 4, p50: 9, p99: 100, p999: 100, max: 100 });
+    expect(summarizeLatency([])).toEqual({
+      count: 0,
+      p50: undefined,
+      p99: undefined,
+      p999: undefined,
+      max: undefined,
+    });
+  });
+});
+
+describe('ratio and round', () => {
+  it('guards a zero denominator and rounds', () => {
+    expect(ratio(3, 2)).toBe(1.5);
+    expect(ratio(1, 0)).toBeUndefined();
+    expect(round(1.25, 1)).toBe(1.3);
+    expect(round(2 / 3, 2)).toBe(0.67);
+    expect(round(undefined)).toBeUndefined();
+  });
+});

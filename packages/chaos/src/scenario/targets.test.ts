@@ -1,0 +1,85 @@
+import { status } from '@grpc/grpc-js';
+import { createTRPCClient, httpLink } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { spawnGrpcChaosServer } from '../grpc/child.js';
+import { echoUnary } from '../grpc/echo-calls.js';
+import { createEchoClient } from '../grpc/echo-client.js';
+import type { ChaosTrpcRouter } from '../trpc/router.js';
+import { createChaosTrpcServer } from '../trpc/server.js';
+import { grpcChildTarget, grpcRulesFor, trpcPlanFor, trpcServerTarget } from './targets.js';
+
+describe('fault mapping', () => {
+  it('maps one fault description to gRPC rules and a tRPC plan', () => {
+    const fault = { errorRate: 0.3, latency: { kind: 'fixed', ms: 5 } as const };
+    expect(grpcRulesFor(fault)).toEqual([
+      { latency: { kind: 'fixed', ms: 5 } },
+      { rate: 0.3, status: status.UNAVAILABLE },
+    ]);
+    expect(trpcPlanFor(fault)).toEqual({
+      errorRate: 0.3,
+      error: { type: 'status' },
+      latency: { kind: 'fixed', ms: 5 },
+    });
+    expect(grpcRulesFor(undefined)).toEqual([]);
+    expect(trpcPlanFor({ hangRate: 0.1 })).toEqual({ hangRate: 0.1 });
+  });
+});
+
+describe('trpcServerTarget', () => {
+  it('sets faults, kills and restarts, and reports attempts per call id', async () => {
+    const server = await createChaosTrpcServer({ name: 'a' });
+    const target = trpcServerTarget(server);
+    let callId = '';
+    const client = createTRPCClient<ChaosTrpcRouter>({
+      links: [httpLink({ url: server.url, headers: () => ({ 'x-call-id': callId }) })],
+    });
+    try {
+      callId = 'c1';
+      await expect(client.echo.query('x')).resolves.toMatchObject({ server: 'a' });
+      await target.setFault({ errorRate: 1 });
+      callId = 'c2';
+      await expect(client.echo.query('x')).rejects.toThrow();
+      await target.setFault(undefined);
+      await target.kill();
+      callId = 'c3';
+      await expect(client.echo.query('x')).rejects.toThrow(/fetch failed/);
+      await target.restart();
+      callId = 'c4';
+      await expect(client.echo.query('x')).resolves.toMatchObject({ server: 'a' });
+      expect(await target.attempts()).toEqual([
+        { callId: 'c1', replica: 'a', count: 1 },
+        { callId: 'c2', replica: 'a', count: 1 },
+        { callId: 'c4', replica: 'a', count: 1 },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('grpcChildTarget', () => {
+  it('keeps the attempts a killed child saw and re-applies the fault after a restart', async () => {
+    const server = await spawnGrpcChaosServer({ replica: 'g' });
+    const target = grpcChildTarget(server, 'g');
+    const client = createEchoClient(server.address);
+    try {
+      expect((await echoUnary(client, {}, { callId: 'k1' })).ok).toBe(true);
+      await target.setFault({ errorRate: 1 });
+      await target.kill();
+      await target.restart();
+      // A fresh channel skips the old one's reconnect backoff.
+      const fresh = createEchoClient(server.address);
+      const again = await echoUnary(fresh, {}, { callId: 'k2' });
+      fresh.close();
+      expect(again.error?.code).toBe(status.UNAVAILABLE);
+      expect(again.error?.details).toMatch(/chaos/);
+      expect(await target.attempts()).toEqual([
+        { callId: 'k1', replica: 'g' },
+        { callId: 'k2', replica: 'g' },
+      ]);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+});
