@@ -14,4 +14,5 @@ export { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
 export { type RateLimitLinkOptions, rateLimitLink } from './rate-limit-link.js';
 export { type ResilienceLinkOptions, resilienceLink } from './resilience-link.js';
 export { type RetryLinkOptions, retryLink, type TRPCRetryEvent } from './retry-link.js';
+export { type RoutingLinkOptions, routingLink, type TRPCEndpoint } from './routing-link.js';
 export { createStatusPreservingFetch, type FetchLike } from './status-preserving-fetch.js';

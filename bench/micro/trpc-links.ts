@@ -1,0 +1,61 @@
+// tRPC query throughput over real HTTP (chaos server, no faults, same process):
+// bare httpBatchLink vs the same link behind resilienceLink. Target: >= 97% of bare.
+// Run: cd bench && node --import tsx micro/trpc-links.ts [seconds-per-round]
+// Rounds alternate (A B A B ...) so drift on a busy machine hits both variants.
+import { performance } from 'node:perf_hooks';
+import { createTRPCClient, httpBatchLink, type TRPCLink } from '@trpc/client';
+import { type ChaosTrpcRouter, createChaosTrpcServer } from '../../packages/chaos/src/index.js';
+import { resilienceLink, retryLink } from '../../packages/trpc/src/index.js';
+
+const roundMs = Number(process.argv[2] ?? 2) * 1000;
+const rounds = 6;
+const inFlight = 32;
+
+const server = await createChaosTrpcServer({ name: 'bench' });
+const terminal = () => httpBatchLink<ChaosTrpcRouter>({ url: server.url });
+const variants: Record<string, () => TRPCLink<ChaosTrpcRouter>[]> = {
+  'bare httpBatchLink': () => [terminal()],
+  retryLink: () => [retryLink(), terminal()],
+  'resilienceLink (retry + circuit + attemptTimeout)': () => [
+    resilienceLink({
+      retry: {},
+      circuit: { circuit: { failureThreshold: 5 } },
+      attemptTimeout: { timeoutMs: 5000 },
+    }),
+    terminal(),
+  ],
+};
+
+async function round(links: TRPCLink<ChaosTrpcRouter>[]): Promise<number> {
+  const client = createTRPCClient<ChaosTrpcRouter>({ links });
+  let done = 0;
+  const end = performance.now() + roundMs;
+  const worker = async () => {
+    while (performance.now() < end) {
+      await client.echo.query('x');
+      done++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return (done / (performance.now() - start)) * 1000;
+}
+
+const results: Record<string, number[]> = {};
+for (const name of Object.keys(variants)) await round(variants[name]!()); // warm-up
+for (let r = 0; r < rounds; r++) {
+  for (const [name, make] of Object.entries(variants)) {
+    (results[name] ??= []).push(await round(make()));
+  }
+}
+await server.close();
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const bare = median(results['bare httpBatchLink']!);
+console.log(
+  `queries/s, median of ${rounds} alternating rounds of ${roundMs} ms, ${inFlight} in flight`,
+);
+for (const [name, xs] of Object.entries(results)) {
+  const m = median(xs);
+  console.log(`${name.padEnd(52)} ${m.toFixed(0).padStart(7)}  ${((m / bare) * 100).toFixed(1)}%`);
+}

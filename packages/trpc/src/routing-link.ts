@@ -1,0 +1,150 @@
+import {
+  createRouter,
+  type ErrorVerdict,
+  isCircuitOpenError,
+  isRoutingError,
+  type Router,
+  type RouterOptions,
+} from '@breakwater/core';
+import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
+import type { AnyRouter } from '@trpc/server';
+import { observable } from '@trpc/server/observable';
+import { classifyTRPCError } from './classify.js';
+import { isRepeatable } from './context.js';
+import { noNext, runLink } from './internals/run-link.js';
+
+/** One tRPC endpoint behind {@link routingLink}. */
+export interface TRPCEndpoint<TRouter extends AnyRouter> {
+  /** Non-empty unique id (names the endpoint in health, events and errors). */
+  id: string;
+  /** Its terminating link, e.g. `httpBatchLink({ url, fetch: createStatusPreservingFetch() })`. */
+  link: TRPCLink<TRouter>;
+}
+
+/** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
+export interface RoutingLinkOptions<TRouter extends AnyRouter>
+  extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'errorPolicy'> {
+  /** The endpoints, in registration order. At least one. */
+  endpoints: readonly TRPCEndpoint<TRouter>[];
+  /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
+  classify?: (error: unknown, op: Operation) => ErrorVerdict;
+  /** Fail mutations over (only when the request provably never left) and retry them per `protection`. Defaults to false. */
+  retryMutations?: boolean;
+}
+
+// A request that provably never reached a server may go elsewhere even if it is not idempotent.
+function neverSent(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    if (isCircuitOpenError(e) || (e as { code?: unknown }).code === 'ECONNREFUSED') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The caller's error: the last endpoint's `TRPCClientError` (routing details in `meta.routing`), else the core error as cause. */
+function toClientError(error: unknown): TRPCClientError<AnyRouter> {
+  if (isRoutingError(error)) {
+    const last = error.errors[error.errors.length - 1];
+    if (last instanceof TRPCClientError)
+      return TRPCClientError.from(last, { meta: { routing: error } });
+    return new TRPCClientError(error.message, { cause: error });
+  }
+  return TRPCClientError.from(error instanceof Error ? error : new Error(String(error)));
+}
+
+/**
+ * A terminating link that spreads calls over several tRPC endpoints with the
+ * core router (`createRouter`): failover, per-endpoint circuits and retries
+ * (`protection`), health-aware `selection` (priority with recovery probes,
+ * sticky, round-robin, least-latency, power-of-two, race) and `hedge`.
+ * Queries fail over and hedge freely; mutations are never hedged and fail
+ * over only when the request provably never left (connection refused, circuit
+ * open). Subscriptions go to the first endpoint whose circuit admits them,
+ * without failover mid-stream (put `retryLink` before this link to resume).
+ * @example
+ * routingLink({
+ *   endpoints: [
+ *     { id: 'primary', link: httpBatchLink({ url: a, fetch: createStatusPreservingFetch() }) },
+ *     { id: 'secondary', link: httpBatchLink({ url: b, fetch: createStatusPreservingFetch() }) },
+ *   ],
+ *   selection: { type: 'priority', priorities: { primary: 1 } },
+ *   protection: { circuit: { threshold: 3, cooldown: '10s' } },
+ * })
+ */
+export function routingLink<TRouter extends AnyRouter = AnyRouter>(
+  options: RoutingLinkOptions<TRouter>,
+): TRPCLink<TRouter> {
+  // initialized config
+  const {
+    endpoints,
+    classify = classifyTRPCError,
+    retryMutations = false,
+    ...routerOptions
+  } = options;
+  if (!Array.isArray(endpoints) || endpoints.length === 0) {
+    throw new TypeError('routingLink: endpoints must be a non-empty array');
+  }
+
+  return (runtime) => {
+    // initialized in app
+    const providers = endpoints.map((e) => ({ id: e.id, resource: e.link(runtime) }));
+    const router: Router<OperationLink<TRouter>> = createRouter({ ...routerOptions, providers });
+    // Hedging is router-wide; calls that must not be repeated use a twin without it,
+    // sharing the health registry (its circuits are its own).
+    const { hedge, ...unhedged } = routerOptions;
+    const single = hedge
+      ? createRouter({
+          ...unhedged,
+          health: { ...unhedged.health, probe: 'none', registry: router.health },
+          providers,
+        })
+      : router;
+
+    return ({ op }) => {
+      // initialized for request
+      if (op.type === 'subscription') {
+        const chosen =
+          providers.find((p) => router.circuit(p.id)?.state !== 'open') ?? providers[0];
+        return (chosen as (typeof providers)[number]).resource({ op, next: noNext });
+      }
+      return observable((observer) => {
+        const ac = new AbortController();
+        const callerSignal = op.signal;
+        const onAbort = () => ac.abort(callerSignal?.reason);
+        callerSignal?.addEventListener('abort', onAbort, { once: true });
+        const repeatable = isRepeatable(op, retryMutations);
+        const errorPolicy = repeatable
+          ? (error: unknown) => classify(error, op)
+          : (error: unknown): ErrorVerdict => {
+              const verdict = classify(error, op);
+              return {
+                retry: false,
+                failover: verdict.failover !== false && neverSent(error),
+                countForCircuit: verdict.countForCircuit !== false,
+              };
+            };
+        (repeatable ? router : single)
+          .execute((link, { signal }) => runLink(link, op, signal), {
+            signal: ac.signal,
+            errorPolicy,
+          })
+          .then(
+            (envelope) => {
+              callerSignal?.removeEventListener('abort', onAbort);
+              observer.next(envelope as never);
+              observer.complete();
+            },
+            (error: unknown) => {
+              callerSignal?.removeEventListener('abort', onAbort);
+              observer.error(toClientError(error) as TRPCClientError<TRouter>);
+            },
+          );
+        return () => {
+          callerSignal?.removeEventListener('abort', onAbort);
+          ac.abort();
+        };
+      });
+    };
+  };
+}

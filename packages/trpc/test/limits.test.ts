@@ -1,0 +1,79 @@
+import { isCircuitOpenError, isQueueFullError, isRateLimitError } from '@breakwater/core';
+import { describe, expect, it } from 'vitest';
+import { bulkheadLink, hedgeLink, rateLimitLink, resilienceLink } from '../src/index.js';
+import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
+
+describe('rateLimitLink, bulkheadLink, hedgeLink, resilienceLink', () => {
+  it('rateLimitLink refuses beyond the bucket without sending', async () => {
+    const server = await chaos();
+    const client = clientOf([
+      rateLimitLink({ bucket: { capacity: 2, refillPerSecond: 0.001 } }),
+      batchLink(server.url),
+    ]);
+    await client.echo.query('1');
+    await client.echo.query('2');
+    const error = await errorOf(client.echo.query('3'));
+    expect(isRateLimitError((error as Error).cause)).toBe(true);
+    expect(server.stats().requests).toBe(2);
+  });
+
+  it('bulkheadLink runs at most `concurrency` calls and refuses when the queue is full', async () => {
+    const server = await chaos();
+    const client = clientOf([
+      bulkheadLink({ pool: { concurrency: 1, maxQueue: 1 } }),
+      batchLink(server.url),
+    ]);
+    const first = client.slow.query({ ms: 100 });
+    const second = client.slow.query({ ms: 10 });
+    const third = errorOf(client.echo.query('x'));
+    expect(isQueueFullError(((await third) as Error).cause)).toBe(true);
+    await Promise.all([first, second]);
+    // Queued, so the two calls went in separate requests, one after the other.
+    expect(server.stats().batchSizes).toEqual([1, 1]);
+    expect(server.stats().procedures.echo).toBeUndefined();
+  });
+
+  it('hedgeLink sends a second request for a slow query and the first answer wins', async () => {
+    // The first request is slow (300 ms), the hedge fast.
+    const server = await chaos();
+    server.setFaults({ latency: { kind: 'fixed', ms: 300 }, paths: ['echo'] });
+    const hedges: number[] = [];
+    const client = clientOf([
+      hedgeLink({ delayMs: 50, onHedge: (e) => hedges.push(e.hedge) }),
+      batchLink(server.url),
+    ]);
+    const started = performance.now();
+    const pending = client.echo.query('h');
+    await new Promise((r) => setTimeout(r, 20));
+    server.setFaults({});
+    await expect(pending).resolves.toMatchObject({ value: 'h' });
+    expect(performance.now() - started).toBeLessThan(250);
+    expect(hedges).toEqual([1]);
+    expect(server.stats().procedures.echo).toBe(2);
+  });
+
+  it('hedgeLink never hedges mutations by default', async () => {
+    const server = await chaos({ faults: { latency: { kind: 'fixed', ms: 120 } } });
+    const client = clientOf([hedgeLink({ delayMs: 10 }), batchLink(server.url)]);
+    await client.counter.increment.mutate({ by: 1 });
+    expect(server.stats().procedures['counter.increment']).toBe(1);
+  });
+
+  it('resilienceLink: retries inside the circuit, which opens and stops traffic', async () => {
+    const server = await chaos({ faults: { errorRate: 1 } });
+    const client = clientOf([
+      resilienceLink({
+        retry: { attempts: 3, backoff: { baseDelayMs: 1 } },
+        circuit: { circuit: { failureThreshold: 4, openDurationMs: 60_000 } },
+        attemptTimeout: { timeoutMs: 1000 },
+      }),
+      batchLink(server.url),
+    ]);
+    await errorOf(client.echo.query('a'));
+    expect(server.stats().requests).toBe(3);
+    const second = await errorOf(client.echo.query('b'));
+    // The 4th attempt opened the circuit; the refusal is not retried.
+    expect(server.stats().requests).toBe(4);
+    expect(isCircuitOpenError((second as Error).cause)).toBe(true);
+  });
+});

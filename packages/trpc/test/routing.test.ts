@@ -1,0 +1,91 @@
+import type { ChaosTrpcRouter } from '@breakwater/chaos';
+import { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { routingLink } from '../src/index.js';
+import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function failoverPair() {
+  const primary = await chaos({ name: 'primary' });
+  const secondary = await chaos({ name: 'secondary' });
+  const recovered: string[] = [];
+  const client = clientOf([
+    routingLink<ChaosTrpcRouter>({
+      endpoints: [
+        { id: 'primary', link: batchLink(primary.url) },
+        { id: 'secondary', link: batchLink(secondary.url) },
+      ],
+      selection: { type: 'priority', priorities: { primary: 1, secondary: 0 } },
+      protection: { circuit: { threshold: 2, cooldown: 300 } },
+    }),
+  ]);
+  return { primary, secondary, client, recovered };
+}
+
+describe('routingLink (core router over tRPC endpoints)', () => {
+  it('fails over: refused, then HTML 502, then healthy secondary — zero failed queries; traffic returns after one probe', async () => {
+    const { primary, secondary, client } = await failoverPair();
+    const answeredBy: string[] = [];
+    const query = async (i: number) => {
+      const r = await client.echo.query(String(i));
+      answeredBy.push(r.server);
+    };
+
+    // Phase 1: primary down (connection refused).
+    await primary.stop();
+    for (let i = 0; i < 6; i++) await query(i);
+    expect(answeredBy).toEqual(Array(6).fill('secondary'));
+
+    // Phase 2: primary back behind a proxy that answers HTML 502.
+    primary.setFaults({ errorRate: 1, error: { type: 'html' } });
+    await primary.start();
+    await wait(320);
+    for (let i = 0; i < 6; i++) await query(i);
+    expect(answeredBy.slice(6)).toEqual(Array(6).fill('secondary'));
+    // Only recovery probes reached the primary (one per cooldown; normally exactly one), each got the 502.
+    const probes = primary.stats().requests;
+    expect(probes).toBeGreaterThanOrEqual(1);
+    expect(probes).toBeLessThanOrEqual(2);
+    expect(primary.stats().faults.error).toBe(probes);
+
+    // Phase 3: primary healthy again; after the cooldown one probe brings traffic back.
+    primary.setFaults({});
+    await wait(320);
+    const before = secondary.stats().calls;
+    for (let i = 0; i < 6; i++) await query(i);
+    expect(answeredBy.slice(12)).toEqual(Array(6).fill('primary'));
+    expect(secondary.stats().calls).toBe(before);
+    // The first of these was the recovery probe; all six went to the primary.
+    expect(primary.stats().requests).toBe(probes + 6);
+  });
+
+  it('does not fail over a 4xx domain error, and a mutation only when it never left', async () => {
+    const { primary, secondary, client } = await failoverPair();
+    const bad = await errorOf(client.fail.query({ code: 'BAD_REQUEST' }));
+    expect(bad).toBeInstanceOf(TRPCClientError);
+    expect((bad as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('BAD_REQUEST');
+    expect(secondary.stats().requests).toBe(0);
+
+    primary.setFaults({ errorRate: 1 });
+    await errorOf(client.counter.increment.mutate({ by: 1 }));
+    expect(secondary.stats().requests).toBe(0);
+
+    await primary.stop();
+    // Let the client see its pooled connection closed: a request written on a dying
+    // socket (UND_ERR_SOCKET) may have been received, so it must not fail over.
+    await wait(50);
+    await expect(client.counter.increment.mutate({ by: 1 })).resolves.toBe(1);
+    expect(secondary.stats().procedures['counter.increment']).toBe(1);
+  });
+
+  it('rejects with the last endpoint error as TRPCClientError when every endpoint fails', async () => {
+    const { primary, secondary, client } = await failoverPair();
+    primary.setFaults({ errorRate: 1 });
+    secondary.setFaults({ errorRate: 1 });
+    const error = await errorOf(client.echo.query('x'));
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('SERVICE_UNAVAILABLE');
+    expect((error as TRPCClientError<ChaosTrpcRouter>).meta?.routing).toBeDefined();
+  });
+});
