@@ -45,7 +45,9 @@ const results: Record<string, number[]> = {};
 for (const name of Object.keys(variants)) await round(variants[name]!()); // warm-up
 for (let r = 0; r < rounds; r++) {
   for (const [name, make] of Object.entries(variants)) {
-    (results[name] ??= []).push(await round(make()));
+    const list = results[name] ?? [];
+    list.push(await round(make()));
+    results[name] = list;
   }
 }
 await server.close();
