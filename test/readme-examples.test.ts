@@ -9,6 +9,9 @@
  *   (`@breakwater/*` resolve to the package sources through vitest's aliases)
  *   and proves its claims with `node:assert/strict`, so a wrong example fails.
  *   `console.log` is fine for the reader, but only assertions are checked.
+ * - Blocks resolve packages from `test/` (the integration-tests package): a
+ *   block may import what `test/package.json` lists (`@grpc/grpc-js`,
+ *   `@trpc/client`, `@breakwater/chaos`, ...) and Node built-ins.
  * - Each block finishes in well under a second: time goes through
  *   `createManualClock()` from `@breakwater/core` (pass `clock` and
  *   `clock.sleep`, drive it with `clock.run(promise)`), never real waiting.
