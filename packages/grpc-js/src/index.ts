@@ -39,6 +39,14 @@ export {
   retryInterceptor,
 } from './retry-interceptor.js';
 export {
+  createRoutingChannel,
+  type RoutingChannel,
+  type RoutingChannelOptions,
+  type RoutingHealthOptions,
+  type RoutingProtection,
+  type RoutingTarget,
+} from './routing-channel.js';
+export {
   classifyGrpcStatus,
   createGrpcStatusClassifier,
   type GrpcAttemptInfo,

@@ -10,11 +10,12 @@ export function statusWithCause(code: Status, details: string, cause: unknown): 
   return { code, details, metadata: new Metadata(), cause } as StatusObject;
 }
 
+const BRAND = Symbol.for('breakwater.error');
+
 /** The Breakwater error behind a status or `ServiceError`, if Breakwater refused the call. */
 export function breakwaterCause(error: unknown): Error | undefined {
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (typeof cause !== 'object' || cause === null) return undefined;
-  return Object.getOwnPropertySymbols(cause).some((s) => s === Symbol.for('breakwater.error'))
-    ? (cause as Error)
-    : undefined;
+  // The brand sits on the error class's prototype (core stamps it once per class).
+  return (cause as Record<symbol, unknown>)[BRAND] === undefined ? undefined : (cause as Error);
 }

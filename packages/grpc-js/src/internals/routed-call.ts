@@ -1,0 +1,367 @@
+import { type ErrorVerdict, isQueueFullError, isRoutingError } from '@breakwater/core';
+import {
+  type CallCredentials,
+  type ChannelInterface,
+  type Deadline,
+  type InterceptingListener,
+  Metadata,
+  status as Status,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import { trailerGetter } from '../status-classifier.js';
+import { PREVIOUS_ATTEMPTS_HEADER } from './multi-attempt-call.js';
+import { type AttemptOwner, RouteAttempt } from './route-attempt.js';
+import {
+  LOST,
+  type RoutingState,
+  type RoutingTargetRuntime,
+  STOP_COUNTED,
+  STOP_NEUTRAL,
+} from './routing-state.js';
+import { statusWithCause } from './status.js';
+import { TargetAttemptError } from './target-attempt-error.js';
+
+/** grpc-js's channel-level call (not exported by name). */
+type Call = ReturnType<ChannelInterface['createCall']>;
+type ServerSurfaceCall = Parameters<ChannelInterface['createCall']>[3];
+type MessageContext = Parameters<Call['sendMessageWithContext']>[0];
+type AuthContextLike = ReturnType<Call['getAuthContext']>;
+
+const EMPTY_CONTEXT: MessageContext = Object.freeze({});
+const LOST_DETAILS = 'Breakwater: another target answered first';
+/** Rejection of an attempt the router starts after the call already ended. */
+const ABANDONED = new TargetAttemptError(
+  { code: Status.CANCELLED, details: 'Breakwater: call already ended', metadata: new Metadata() },
+  '',
+  STOP_NEUTRAL,
+);
+
+// Calls started in this tick whose request shape is not known yet (see RoutedCall.start).
+let undecided: RoutedCall[] = [];
+function decideUndecided(): void {
+  const calls = undecided;
+  undecided = [];
+  // Still no halfClose: a request stream that waits for its own writes. Pin it to one target.
+  for (const call of calls) call.dispatch(false);
+}
+
+function deadlineMs(deadline: Deadline): number {
+  return deadline instanceof Date ? deadline.getTime() : deadline;
+}
+
+/**
+ * A call of the routing channel. It opens no stream until it knows the shape
+ * of its request: at `halfClose` with at most one message (unary and
+ * server-streaming calls do this in the tick they start) the request is
+ * complete and, for an idempotent method, replayable — it goes through the
+ * `safe` router (failover, retries, hedges, each attempt on a target channel
+ * re-sent from the buffered message). A request still streaming at the end
+ * of its first tick goes through the `pinned` router: one target, straight
+ * through. A replayable call commits to the first attempt that delivers a
+ * message or an OK status; before that, response headers are held.
+ * @internal
+ */
+export class RoutedCall implements Call, AttemptOwner {
+  private listener: InterceptingListener | undefined;
+  private metadata: Metadata | undefined;
+  private messages = 0;
+  private message: Buffer | undefined;
+  private context: MessageContext = EMPTY_CONTEXT;
+  /** Pinned calls: writes made before the router picked a target. */
+  private queued: Array<MessageContext | Buffer> | undefined;
+  private halfClosed = false;
+  private readPending = false;
+  private dispatched = false;
+  private replayable = false;
+  private live: RouteAttempt[] = [];
+  private committed: RouteAttempt | undefined;
+  private finished = false;
+  private endStatus: StatusObject | undefined;
+  private cancelled = false;
+  private attempts = 0;
+  private credentials: CallCredentials | undefined;
+  private readonly deadlineAt: number;
+  private readonly callNumber: number;
+
+  constructor(
+    private readonly state: RoutingState,
+    private readonly path: string,
+    private readonly deadline: Deadline,
+    private readonly host: string | null | undefined,
+    private readonly parentCall: ServerSurfaceCall | null,
+    private readonly propagateFlags: number | null | undefined,
+  ) {
+    this.deadlineAt = deadlineMs(deadline);
+    this.callNumber = state.nextCallNumber();
+  }
+
+  start(metadata: Metadata, listener: InterceptingListener): void {
+    this.metadata = metadata;
+    this.listener = listener;
+    if (this.finished) {
+      // Cancelled before it started: report once the caller's start returned.
+      const status = this.endStatus as StatusObject;
+      process.nextTick(() => listener.onReceiveStatus(status));
+      return;
+    }
+    if (undecided.length === 0) queueMicrotask(decideUndecided);
+    undecided.push(this);
+  }
+
+  sendMessageWithContext(context: MessageContext, message: Buffer): void {
+    if (this.finished) {
+      context.callback?.();
+      return;
+    }
+    this.messages++;
+    if (!this.dispatched) {
+      if (this.messages === 1) {
+        this.message = message;
+        this.context = context;
+        return;
+      }
+      // A second message before halfClose: a request stream, never replayed.
+      this.dispatch(false);
+    }
+    if (this.replayable) return;
+    const a = this.committed;
+    if (a !== undefined) {
+      a.call.sendMessageWithContext(context, message);
+      return;
+    }
+    // The router has not picked a target yet (a queue or backoff): keep the order.
+    this.queued ??= [];
+    this.queued.push(context, message);
+  }
+
+  halfClose(): void {
+    if (this.halfClosed || this.finished) return;
+    this.halfClosed = true;
+    if (!this.dispatched) {
+      this.dispatch(this.messages <= 1 && this.state.isSafe(this.path));
+      return;
+    }
+    for (const a of this.live) a.call.halfClose();
+  }
+
+  startRead(): void {
+    const c = this.committed;
+    if (c !== undefined && !this.live.includes(c)) return;
+    if (c !== undefined) {
+      c.call.startRead();
+      return;
+    }
+    this.readPending = true;
+    for (const a of this.live) a.call.startRead();
+  }
+
+  cancelWithStatus(code: Status, details: string): void {
+    if (this.finished) return;
+    this.cancelled = true;
+    const c = this.committed;
+    if (c !== undefined && this.live.includes(c)) {
+      // Committed: the target call reports its own CANCELLED status.
+      c.call.cancelWithStatus(code, details);
+      return;
+    }
+    this.dispatched = true;
+    this.finish({ code, details, metadata: new Metadata() });
+    for (const a of this.live.slice()) a.call.cancelWithStatus(code, details);
+  }
+
+  getPeer(): string {
+    return (this.committed ?? this.live[this.live.length - 1])?.call.getPeer() ?? 'unknown';
+  }
+  getCallNumber(): number {
+    return this.callNumber;
+  }
+  setCredentials(credentials: CallCredentials): void {
+    this.credentials = credentials;
+    for (const a of this.live) a.call.setCredentials(credentials);
+  }
+  getAuthContext(): AuthContextLike {
+    return this.committed?.call.getAuthContext() ?? null;
+  }
+
+  /** Hands the call to a router once its request shape is known. */
+  dispatch(replayable: boolean): void {
+    if (this.dispatched) return;
+    this.dispatched = true;
+    this.replayable = replayable;
+    const router = replayable ? this.state.safe : this.state.pinned;
+    router
+      .execute((target, context) => this.attempt(target, context.signal))
+      .then(undefined, (error: unknown) => this.routeFailed(error));
+  }
+
+  /** The router's operation: one attempt of this call on `target`. */
+  private attempt(target: RoutingTargetRuntime, signal: AbortSignal): Promise<void> {
+    if (this.finished || this.state.closed) return Promise.reject(ABANDONED);
+    const { state } = this;
+    let deadline: Deadline = this.deadline;
+    let perAttempt = false;
+    if (state.perAttemptTimeoutMs !== undefined) {
+      const at = state.clock() + state.perAttemptTimeoutMs;
+      if (at < this.deadlineAt) {
+        deadline = at;
+        perAttempt = true;
+      }
+    }
+    const a = new RouteAttempt(this, target, perAttempt);
+    const call = target.channel.createCall(
+      this.path,
+      deadline,
+      this.host,
+      this.parentCall,
+      this.propagateFlags,
+    );
+    a.call = call;
+    if (this.credentials !== undefined) call.setCredentials(this.credentials);
+    this.live.push(a);
+    const index = ++this.attempts;
+    // A pinned call has one attempt and nothing to choose: everything passes straight through.
+    if (!this.replayable) this.committed = a;
+    let metadata = this.metadata as Metadata;
+    if (index > 1) {
+      metadata = metadata.clone();
+      metadata.set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
+    }
+    call.start(metadata, a);
+    if (this.message !== undefined) {
+      call.sendMessageWithContext(index === 1 ? this.context : EMPTY_CONTEXT, this.message);
+    }
+    if (!this.replayable) {
+      this.message = undefined;
+      const q = this.queued;
+      this.queued = undefined;
+      if (q !== undefined) {
+        for (let i = 0; i < q.length; i += 2) {
+          call.sendMessageWithContext(q[i] as MessageContext, q[i + 1] as Buffer);
+        }
+      }
+    }
+    if (this.halfClosed) call.halfClose();
+    if (this.readPending) call.startRead();
+    if (state.watchSignal && !signal.aborted) {
+      // Hedges and races: the router aborts the losers through their signal.
+      const onAbort = () => {
+        a.lost = true;
+        call.cancelWithStatus(Status.CANCELLED, LOST_DETAILS);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      a.unwatch = () => signal.removeEventListener('abort', onAbort);
+    }
+    return a.promise;
+  }
+
+  attemptMetadata(a: RouteAttempt, metadata: Metadata): void {
+    if (this.finished) return;
+    if (this.committed === a) this.listener?.onReceiveMetadata(metadata);
+    else if (this.committed === undefined) a.heldMetadata = metadata;
+  }
+
+  attemptMessage(a: RouteAttempt, message: Buffer): void {
+    if (this.finished) return;
+    if (this.committed === undefined) this.commit(a);
+    if (this.committed !== a) return;
+    this.readPending = false;
+    this.listener?.onReceiveMessage(message);
+    a.succeed();
+  }
+
+  attemptStatus(a: RouteAttempt, status: StatusObject): void {
+    const i = this.live.indexOf(a);
+    if (i >= 0) this.live.splice(i, 1);
+    if (this.committed === undefined && status.code === Status.OK && !this.finished) {
+      this.commit(a);
+    }
+    if (this.committed !== a) {
+      // An uncommitted failure: the router retries, fails over, or gives up (routeFailed).
+      a.fail(status);
+      return;
+    }
+    if (status.code === Status.OK) a.succeed();
+    else if (!a.settled) a.fail(status);
+    else if (this.verdictFor(a, status).countForCircuit !== false) {
+      // Failed after it committed (a stream broke): the router already counted a success.
+      this.state.health.failure(a.target.id);
+    }
+    this.finish(status);
+  }
+
+  attemptFailure(a: RouteAttempt, status: StatusObject): TargetAttemptError {
+    return new TargetAttemptError(status, a.target.id, this.verdictFor(a, status));
+  }
+
+  private verdictFor(a: RouteAttempt, status: StatusObject): ErrorVerdict {
+    if (a.lost) return LOST;
+    const { state } = this;
+    const perAttemptDeadline = a.perAttempt && state.clock() < this.deadlineAt;
+    const verdict = state.classify({
+      path: this.path,
+      code: status.code,
+      details: status.details,
+      trailer: trailerGetter(status.metadata),
+      perAttemptDeadline,
+      cancelledByCaller: this.cancelled,
+    });
+    // Not replayable, or the call's own deadline is gone: other targets could not help.
+    const stop =
+      !this.replayable ||
+      this.finished ||
+      (status.code === Status.DEADLINE_EXCEEDED && !perAttemptDeadline);
+    if (!stop) return verdict;
+    return verdict.countForCircuit === false ? STOP_NEUTRAL : STOP_COUNTED;
+  }
+
+  private commit(a: RouteAttempt): void {
+    this.committed = a;
+    for (const other of this.live) {
+      if (other === a) continue;
+      other.lost = true;
+      other.call.cancelWithStatus(Status.CANCELLED, LOST_DETAILS);
+    }
+    if (a.heldMetadata !== undefined) {
+      this.listener?.onReceiveMetadata(a.heldMetadata);
+      a.heldMetadata = undefined;
+    }
+  }
+
+  /** The router gave up: report the status that explains why. */
+  private routeFailed(error: unknown): void {
+    if (this.finished) return;
+    if (error instanceof TargetAttemptError) {
+      this.finish(error.status);
+    } else if (isRoutingError(error)) {
+      const last = error.cause;
+      if (last instanceof TargetAttemptError) {
+        this.finish({ ...last.status, cause: error } as StatusObject);
+      } else {
+        const skipped = error.visits.map(
+          (v) => `${v.providerId} (${v.status === 'skipped' ? v.reason : v.status})`,
+        );
+        this.finish(
+          statusWithCause(
+            Status.UNAVAILABLE,
+            `Breakwater: no target available: ${skipped.join(', ')}`,
+            error,
+          ),
+        );
+      }
+    } else if (isQueueFullError(error)) {
+      this.finish(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
+    } else {
+      const message = error instanceof Error ? error.message : String(error);
+      this.finish(statusWithCause(Status.INTERNAL, `Breakwater routing: ${message}`, error));
+    }
+  }
+
+  private finish(status: StatusObject): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.endStatus = status;
+    this.message = undefined;
+    this.queued = undefined;
+    this.listener?.onReceiveStatus(status);
+  }
+}

@@ -1,0 +1,64 @@
+import type { Clock, ErrorVerdict, HealthRegistry, Router } from '@breakwater/core';
+import type { ChannelInterface } from '@grpc/grpc-js';
+import type { GrpcStatusClassifier } from '../status-classifier.js';
+import { TargetAttemptError } from './target-attempt-error.js';
+
+/** A target after validation: its id, the grpc-js channel calls go to, and whether we own it. @internal */
+export interface RoutingTargetRuntime {
+  readonly id: string;
+  /** Address given to the health probe. */
+  readonly address: string;
+  readonly channel: ChannelInterface;
+  /** Created by the routing channel (closed by its `close()`). */
+  readonly owned: boolean;
+}
+
+/** What every routed call of one routing channel shares. @internal */
+export interface RoutingState {
+  /** Routes calls whose request is complete and safe to repeat: failover, retries, hedging. */
+  readonly safe: Router<RoutingTargetRuntime>;
+  /** Routes every other call: one target, no retry, no failover, no hedge. May be `safe` itself. */
+  readonly pinned: Router<RoutingTargetRuntime>;
+  readonly health: HealthRegistry;
+  readonly classify: GrpcStatusClassifier;
+  readonly clock: Clock;
+  /** Per-attempt deadline in ms, or undefined. */
+  readonly perAttemptTimeoutMs: number | undefined;
+  /** Hedging or racing: attempts must cancel when the router aborts them. */
+  readonly watchSignal: boolean;
+  /** Whether a method (full path) is safe to repeat. */
+  isSafe(path: string): boolean;
+  /** Numbers calls for `getCallNumber()`. */
+  nextCallNumber(): number;
+  /** True once the routing channel was closed. */
+  readonly closed: boolean;
+}
+
+// Verdicts the routed call hands to the router, shared so judging allocates nothing.
+/** Lost to another attempt: neutral, and it must not stop the request. @internal */
+export const LOST: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: true,
+  countForCircuit: false,
+});
+/** A failure the call must report as is, counted for the target's health. @internal */
+export const STOP_COUNTED: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: true,
+});
+/** A failure the call must report as is, neutral for health. @internal */
+export const STOP_NEUTRAL: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: false,
+});
+
+/**
+ * The router's error policy: attempts carry their verdict; anything else
+ * (e.g. `createCall` threw) ends the request without blaming the target.
+ * @internal
+ */
+export function routingErrorPolicy(error: unknown): ErrorVerdict {
+  return error instanceof TargetAttemptError ? error.verdict : STOP_NEUTRAL;
+}

@@ -1,0 +1,335 @@
+import {
+  type Clock,
+  createHealthChecker,
+  createHealthRegistry,
+  createRouter,
+  type Disposable,
+  type Duration,
+  type Event,
+  type HealthChecker,
+  type HealthRegistry,
+  type ProbeResultEvent,
+  type ProbeSetting,
+  type ProtectBackoff,
+  type ProtectRetryBudget,
+  parseDuration,
+  type RandomSource,
+  type RouteFailedEvent,
+  type RouteHedge,
+  type RouteHedgedEvent,
+  type RouteRecoveredEvent,
+  type Router,
+  type RouteSelectedEvent,
+  type RouteSelection,
+  type RouteSelectionType,
+  type RouteSkippedEvent,
+  type Sleep,
+  systemClock,
+} from '@breakwater/core';
+import {
+  Channel,
+  type ChannelCredentials,
+  type ChannelInterface,
+  type ChannelOptions,
+  connectivityState,
+  credentials as grpcCredentials,
+} from '@grpc/grpc-js';
+import { disableGrpcRetries } from './channel-options.js';
+import { combinedState, watchCombinedState } from './internals/connectivity.js';
+import { RoutedCall } from './internals/routed-call.js';
+import {
+  type RoutingState,
+  type RoutingTargetRuntime,
+  routingErrorPolicy,
+} from './internals/routing-state.js';
+import { compileSelector, type MethodSelector } from './method-selector.js';
+import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
+
+/** Retries of a call on one target before it fails over (router provider protection). */
+export interface RoutingProtection {
+  /** Attempts on one target, the first included (integer >= 1). Defaults to 1 (fail over at once). */
+  attempts?: number;
+  /** Delay between attempts on the same target. Defaults to none. */
+  backoff?: ProtectBackoff;
+}
+
+/** One backend of a routing channel. */
+export interface RoutingTarget {
+  /** Non-empty, unique id: names the target in health, events and errors. */
+  id: string;
+  /** grpc-js target (`host:port`, `dns:///…`); a channel is created for it. Give this or `channel`. */
+  address?: string;
+  /** An existing channel to use instead of `address` (not closed by `close()`). Defaults to none. */
+  channel?: ChannelInterface;
+  /** Credentials of the created channel. Defaults to insecure. */
+  credentials?: ChannelCredentials;
+  /** Options of the created channel, over `disableGrpcRetries`. Defaults to none. */
+  options?: ChannelOptions;
+  /** Overrides of the shared `protection` for this target. Defaults to the shared one. */
+  protection?: RoutingProtection;
+}
+
+/** Health of the targets: a circuit per target from call outcomes, and optional probes. */
+export interface RoutingHealthOptions {
+  /** Registry to record into and consult (e.g. shared). Defaults to a new one from `failures` and `reset`. */
+  registry?: HealthRegistry;
+  /** Consecutive counted failures that open a target. Defaults to 3. */
+  failures?: number;
+  /** How long an open target gets no calls before one recovery call, in ms or as a duration string. Defaults to 30 000. */
+  reset?: Duration;
+  /** Background probe per target address (e.g. `grpcHealthProbe`), or `'none'`. Defaults to none. */
+  probe?: ProbeSetting<string>;
+  /** Time between probe rounds in ms. Defaults to 5 000. */
+  intervalMs?: number;
+  /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
+  timeoutMs?: number;
+}
+
+/** Options of {@link createRoutingChannel}. */
+export interface RoutingChannelOptions {
+  /** The backends, in registration order. At least one. */
+  targets: readonly RoutingTarget[];
+  /** Order in which targets are tried (core router selection). Defaults to `'priority'` (registration order). */
+  selection?: RouteSelection | RouteSelectionType;
+  /** Methods safe to repeat: only their calls fail over, retry or hedge. Defaults to none. */
+  idempotent?: MethodSelector;
+  /** Retries on one target before failing over. Defaults to one attempt per target. */
+  protection?: RoutingProtection;
+  /** Deadline of each attempt (never past the call's); makes its `DEADLINE_EXCEEDED` fail over. Defaults to none. */
+  perAttemptTimeout?: Duration;
+  /** Start the call on the next target when the current one is slow (idempotent calls only). Defaults to none. */
+  hedge?: RouteHedge;
+  /** Target health: circuits from call outcomes, optional background probes. Defaults to a registry with the defaults. */
+  health?: RoutingHealthOptions;
+  /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
+  classify?: GrpcStatusClassifier;
+  /** Retry budget: every routed call deposits, retries and hedges withdraw. Defaults to none. */
+  budget?: ProtectRetryBudget;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+  /** Waits for backoff and hedge delays. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+  /** Randomness for jitter and power-of-two. Defaults to `systemRandom`. */
+  random?: RandomSource;
+}
+
+/** A grpc-js `Channel` that routes every call to one of several targets. */
+export interface RoutingChannel extends ChannelInterface {
+  /** Target ids in registration order. */
+  readonly targetIds: readonly string[];
+  /** The registry holding every target's circuit, counts and latency. */
+  readonly health: HealthRegistry;
+  /** Probes every target now (when a probe is configured); resolves with what was recorded. */
+  checkHealth(): Promise<ProbeResultEvent[]>;
+  /** A target was chosen for an attempt. */
+  readonly onSelected: Event<RouteSelectedEvent>;
+  /** A target was passed over (`'circuit-open'`, `'probe-busy'`). */
+  readonly onSkipped: Event<RouteSkippedEvent>;
+  /** An attempt on a target failed. */
+  readonly onFailed: Event<RouteFailedEvent>;
+  /** A hedge was started on another target. */
+  readonly onHedged: Event<RouteHedgedEvent>;
+  /** An open target answered its recovery call. */
+  readonly onRecovered: Event<RouteRecoveredEvent>;
+}
+
+function buildTargets(list: unknown): RoutingTargetRuntime[] {
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new TypeError(`targets must be a non-empty array, got ${String(list)}`);
+  }
+  return list.map((t: RoutingTarget, i) => {
+    if (typeof t !== 'object' || t === null) {
+      throw new TypeError(`targets[${i}] must be an object, got ${String(t)}`);
+    }
+    if ((t.address === undefined) === (t.channel === undefined)) {
+      throw new TypeError(`targets[${i}] needs exactly one of address or channel`);
+    }
+    if (t.channel !== undefined) {
+      if (typeof t.channel.createCall !== 'function') {
+        throw new TypeError(`targets[${i}].channel must be a grpc-js Channel`);
+      }
+      return { id: t.id, address: t.channel.getTarget(), channel: t.channel, owned: false };
+    }
+    if (typeof t.address !== 'string' || t.address.length === 0) {
+      throw new TypeError(
+        `targets[${i}].address must be a non-empty string, got ${String(t.address)}`,
+      );
+    }
+    const channel = new Channel(t.address, t.credentials ?? grpcCredentials.createInsecure(), {
+      ...disableGrpcRetries,
+      ...t.options,
+    });
+    return { id: t.id, address: t.address, channel, owned: true };
+  });
+}
+
+/** Subscribes `listener` on every router's event of one kind. */
+function eachRouter<E>(
+  routers: readonly Router<RoutingTargetRuntime>[],
+  pick: (r: Router<RoutingTargetRuntime>) => Event<E>,
+): Event<E> {
+  return (listener) => {
+    const subs: Disposable[] = routers.map((r) => pick(r)(listener));
+    return {
+      dispose: () => {
+        for (const s of subs) s.dispose();
+      },
+    };
+  };
+}
+
+/**
+ * A grpc-js `Channel` over several targets (each its own grpc-js channel):
+ * every call goes to a target the core router picks — `priority`,
+ * `round-robin`, `least-latency`, `power-of-two`, `sticky` or `race` —
+ * skipping targets whose circuit is open. Calls of `idempotent` methods whose
+ * request is one message (unary, server streaming) fail over to the next
+ * target on a failure the classifier allows (server streams only before their
+ * first message), retry per `protection`, and hedge per `hedge`; every other
+ * call runs on one target. Outcomes feed each target's circuit in `health`;
+ * a `health.probe` (e.g. `grpcHealthProbe`) checks targets in the background.
+ * Pass it as `channelOverride` to any grpc-js client, or to nice-grpc's
+ * `createClient(definition, channel)`. Target channels are created with
+ * `disableGrpcRetries`, so attempts never multiply.
+ * @example
+ * const channel = createRoutingChannel({
+ *   targets: [{ id: 'a', address: 'a:50051' }, { id: 'b', address: 'b:50051' }],
+ *   idempotent: idempotentMethods(packageDefinition),
+ *   health: { probe: grpcHealthProbe },
+ * });
+ * const client = new EchoClient('routed', credentials.createInsecure(), { channelOverride: channel });
+ */
+export function createRoutingChannel(options: RoutingChannelOptions): RoutingChannel {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('createRoutingChannel(options) needs an options object with targets');
+  }
+  const isSafePath = compileSelector('idempotent', options.idempotent);
+  const perAttemptTimeoutMs =
+    options.perAttemptTimeout === undefined
+      ? undefined
+      : parseDuration('perAttemptTimeout', options.perAttemptTimeout);
+  const classify = options.classify ?? createGrpcStatusClassifier();
+  const clock = options.clock ?? systemClock;
+  const h = options.health ?? {};
+  const registry =
+    h.registry ??
+    createHealthRegistry({
+      clock,
+      ...(h.failures === undefined ? {} : { failures: h.failures }),
+      ...(h.reset === undefined ? {} : { reset: h.reset }),
+    });
+  const targets = buildTargets(options.targets);
+  const shared = {
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    ...(options.random === undefined ? {} : { random: options.random }),
+  };
+  let safe: Router<RoutingTargetRuntime>;
+  let pinned: Router<RoutingTargetRuntime>;
+  let checker: HealthChecker | undefined;
+  try {
+    const providers = targets.map((t, i) => ({
+      id: t.id,
+      resource: t,
+      ...(options.targets[i]?.protection === undefined
+        ? {}
+        : { protection: options.targets[i]?.protection as RoutingProtection }),
+    }));
+    const base = {
+      providers,
+      health: { registry },
+      errorPolicy: routingErrorPolicy,
+      ...(options.protection === undefined ? {} : { protection: options.protection }),
+      ...shared,
+    };
+    safe = createRouter({
+      ...base,
+      ...(options.selection === undefined ? {} : { selection: options.selection }),
+      ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
+    });
+    const selectionType =
+      typeof options.selection === 'string' ? options.selection : options.selection?.type;
+    const parallel = options.hedge !== undefined || selectionType === 'race';
+    // Calls that must not be repeated get a router without hedging or racing (same registry).
+    pinned = parallel
+      ? createRouter({
+          ...base,
+          ...(selectionType === 'race' || options.selection === undefined
+            ? {}
+            : { selection: options.selection }),
+        })
+      : safe;
+    if (h.probe !== undefined && h.probe !== 'none') {
+      checker = createHealthChecker<string>({
+        registry,
+        targets: targets.map((t) => ({ name: t.id, target: t.address })),
+        probe: h.probe,
+        intervalMs: h.intervalMs ?? 5_000,
+        timeoutMs: h.timeoutMs ?? 2_000,
+        // A passing probe does not close an open circuit: one real recovery call does.
+        keepStreak: true,
+        clock,
+      });
+    }
+  } catch (error) {
+    for (const t of targets) if (t.owned) t.channel.close();
+    throw error;
+  }
+
+  const safeCache = new Map<string, boolean>();
+  let calls = 0;
+  let closed = false;
+  const state: RoutingState = {
+    safe,
+    pinned,
+    health: registry,
+    classify,
+    clock,
+    perAttemptTimeoutMs,
+    watchSignal: options.hedge !== undefined || pinned !== safe,
+    isSafe(path) {
+      let value = safeCache.get(path);
+      if (value === undefined) {
+        value = isSafePath(path);
+        safeCache.set(path, value);
+      }
+      return value;
+    },
+    nextCallNumber: () => ++calls,
+    get closed() {
+      return closed;
+    },
+  };
+  const channels = targets.map((t) => t.channel);
+  const routers = pinned === safe ? [safe] : [safe, pinned];
+  const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
+
+  return {
+    targetIds: Object.freeze(targets.map((t) => t.id)),
+    health: registry,
+    checkHealth: () => checker?.checkNow() ?? Promise.resolve([]),
+    onSelected: eachRouter(routers, (r) => r.onSelected),
+    onSkipped: eachRouter(routers, (r) => r.onSkipped),
+    onFailed: eachRouter(routers, (r) => r.onFailed),
+    onHedged: eachRouter(routers, (r) => r.onHedged),
+    onRecovered: eachRouter(routers, (r) => r.onRecovered),
+    createCall(method, deadline, host, parentCall, propagateFlags) {
+      if (closed) throw new Error('Channel has been shut down');
+      return new RoutedCall(state, method, deadline, host, parentCall, propagateFlags);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      checker?.stop();
+      for (const r of routers) r.stop();
+      for (const t of targets) if (t.owned) t.channel.close();
+    },
+    getTarget: () => name,
+    getConnectivityState: (tryToConnect) =>
+      closed ? connectivityState.SHUTDOWN : combinedState(channels, tryToConnect),
+    watchConnectivityState: (current, deadline, callback) =>
+      watchCombinedState(channels, current, deadline, callback),
+    getChannelzRef: () => (channels[0] as ChannelInterface).getChannelzRef(),
+  };
+}

@@ -1,0 +1,187 @@
+import {
+  ECHO_METHODS,
+  type EchoResponse,
+  echoBidi,
+  echoServerStream,
+  echoUnary,
+  loadEchoPackageDefinition,
+} from '@breakwater/chaos';
+import { isRoutingError } from '@breakwater/core';
+import { type ServiceError, status } from '@grpc/grpc-js';
+import { describe, expect, it } from 'vitest';
+import { breakwaterCause, createGrpcHealthProbe, idempotentMethods } from '../src/index.js';
+import { replicas, routingSetup } from './routing-helpers.js';
+
+const idempotent = idempotentMethods(loadEchoPackageDefinition());
+const unavailable = { status: status.UNAVAILABLE };
+
+describe('createRoutingChannel with a plain grpc-js client', () => {
+  it('carries all four call types to the preferred target', async () => {
+    const { servers, client } = await routingSetup([{}, {}], { idempotent });
+    expect((await echoUnary(client, { message: 'u' })).value?.replica).toBe('replica-1');
+    const stream = await echoServerStream(client, { message: 's', count: 3 });
+    expect(stream.messages.map((m) => m.index)).toEqual([0, 1, 2]);
+    expect(await echoBidi(client, ['a', 'b', 'c'])).toEqual(['a', 'b', 'c']);
+    const reply = await new Promise<EchoResponse>((resolve, reject) => {
+      const call = client.ClientStream(
+        {} as never,
+        (error: ServiceError | null, value?: EchoResponse) =>
+          error ? reject(error) : resolve(value as EchoResponse),
+      );
+      call.write({ message: 'x' });
+      call.write({ message: 'y' });
+      call.end();
+    });
+    expect(reply.replica).toBe('replica-1');
+    expect(servers[0]?.total()).toBe(4);
+    expect(servers[1]?.total()).toBe(0);
+  });
+
+  it('fails an idempotent unary call over to the next target', async () => {
+    const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
+      idempotent,
+    });
+    const outcome = await echoUnary(client, { message: 'hi' }, { callId: 'f' });
+    expect(outcome.value).toMatchObject({ message: 'hi', replica: 'replica-2' });
+    expect(servers[0]?.attempts('f')).toBe(1);
+    // The second target saw the call as a retry of one earlier attempt.
+    expect(servers[1]?.observed[0]?.previousAttempts).toBe(1);
+  });
+
+  it('never fails a non-idempotent call over', async () => {
+    const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
+      idempotent,
+    });
+    const outcome = await echoUnary(client, {}, { callId: 'u', method: 'UnaryUnsafe' });
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(servers[0]?.attempts('u')).toBe(1);
+    expect(servers[1]?.total()).toBe(0);
+  });
+
+  it('fails a server stream over before its first message, never after', async () => {
+    const before = await routingSetup([{ faults: [unavailable] }, {}], { idempotent });
+    const ok = await echoServerStream(before.client, { count: 2 }, { callId: 'b' });
+    expect(ok.error).toBeUndefined();
+    expect(ok.messages.map((m) => m.replica)).toEqual(['replica-2', 'replica-2']);
+    expect(before.servers[0]?.attempts('b')).toBe(1);
+
+    const after = await routingSetup([{ faults: [{ ...unavailable, failAfterMessages: 1 }] }, {}], {
+      idempotent,
+    });
+    const broken = await echoServerStream(after.client, { count: 3 }, { callId: 'a' });
+    expect(broken.messages.map((m) => m.replica)).toEqual(['replica-1']);
+    expect(broken.error?.code).toBe(status.UNAVAILABLE);
+    expect(after.servers[1]?.total()).toBe(0);
+  });
+
+  it('round-robin spreads calls evenly', async () => {
+    const { servers, client } = await routingSetup([{}, {}, {}], {
+      idempotent,
+      selection: 'round-robin',
+    });
+    for (let i = 0; i < 30; i++) await echoUnary(client, {});
+    expect(servers.map((s) => s.total())).toEqual([10, 10, 10]);
+  });
+
+  it('a hedge to the second target wins against a slow first', async () => {
+    const { servers, client } = await routingSetup(
+      [{ faults: [{ latency: { kind: 'fixed', ms: 1_500 } }] }, {}],
+      { idempotent, hedge: { delayMs: 50 } },
+    );
+    const t0 = performance.now();
+    const outcome = await echoUnary(client, { message: 'h' }, { callId: 'h' });
+    expect(outcome.value?.replica).toBe('replica-2');
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(servers[1]?.attempts('h')).toBe(1);
+    // The slow first attempt was cancelled, not left running.
+    await expect.poll(() => servers[0]?.observed[0]?.outcome).toBe('CANCELLED');
+  });
+
+  it('sends no traffic to a target whose health check says NOT_SERVING', async () => {
+    const probe = createGrpcHealthProbe();
+    try {
+      const { servers, client, channel } = await routingSetup([{}, {}], {
+        idempotent,
+        health: { probe, failures: 2 },
+      });
+      servers[0]?.setHealth('NOT_SERVING');
+      await channel.checkHealth();
+      await channel.checkHealth();
+      const skipped: string[] = [];
+      channel.onSkipped((e) => skipped.push(`${e.providerId}:${e.reason}`));
+      const outcomes = [];
+      for (let i = 0; i < 5; i++) outcomes.push(await echoUnary(client, {}));
+      expect(replicas(outcomes)).toEqual(Array(5).fill('replica-2'));
+      expect(servers[0]?.total()).toBe(0);
+      expect(skipped[0]).toBe('replica-1:circuit-open');
+    } finally {
+      probe.close();
+    }
+  });
+
+  it('least-latency prefers the faster target once both are measured', async () => {
+    const { servers, client } = await routingSetup(
+      [{ faults: [{ latency: { kind: 'fixed', ms: 40 } }] }, {}],
+      { idempotent, selection: 'least-latency' },
+    );
+    for (let i = 0; i < 12; i++) await echoUnary(client, {});
+    expect(servers[0]?.total()).toBe(1);
+    expect(servers[1]?.total()).toBe(11);
+  });
+
+  it('reports every target failing with the last status and a RoutingError cause', async () => {
+    const { servers, client } = await routingSetup(
+      [{ faults: [unavailable] }, { faults: [unavailable] }],
+      {
+        idempotent,
+        health: { failures: 1, reset: 60_000 },
+      },
+    );
+    const failed = await echoUnary(client, {});
+    expect(failed.error?.code).toBe(status.UNAVAILABLE);
+    const cause = (failed.error as { cause?: unknown }).cause;
+    expect(isRoutingError(cause) && cause.visits.map((v) => v.status)).toEqual([
+      'failed',
+      'failed',
+    ]);
+    // Both circuits are open now: nothing reaches a server, and the cause says why.
+    const refused = await echoUnary(client, {});
+    expect(refused.error?.code).toBe(status.UNAVAILABLE);
+    expect(refused.error?.details).toContain('replica-1 (circuit-open)');
+    expect(isRoutingError(breakwaterCause(refused.error))).toBe(true);
+    expect(servers.map((s) => s.total())).toEqual([1, 1]);
+  });
+
+  it('call.cancel() ends the call with CANCELLED and the server sees it cancelled', async () => {
+    const { servers, client } = await routingSetup([{ faults: [{ hang: true }] }], { idempotent });
+    const outcome = new Promise<ServiceError | null>((resolve) => {
+      const call = client.Unary({ message: 'c' }, (error: ServiceError | null) => resolve(error));
+      setTimeout(() => call.cancel(), 50);
+    });
+    expect((await outcome)?.code).toBe(status.CANCELLED);
+    await expect.poll(() => servers[0]?.observed[0]?.outcome).toBe('CANCELLED');
+  });
+
+  it('rejects invalid options naming the option', async () => {
+    const { createRoutingChannel } = await import('../src/index.js');
+    expect(() => createRoutingChannel({ targets: [] })).toThrow(/targets/);
+    expect(() => createRoutingChannel({ targets: [{ id: 'a' }] })).toThrow(
+      /targets\[0\] needs exactly one of address or channel/,
+    );
+    expect(() =>
+      createRoutingChannel({
+        targets: [
+          { id: 'a', address: '127.0.0.1:1' },
+          { id: 'a', address: '127.0.0.1:2' },
+        ],
+      }),
+    ).toThrow(/duplicate/);
+    expect(() =>
+      createRoutingChannel({
+        targets: [{ id: 'a', address: '127.0.0.1:1' }],
+        perAttemptTimeout: 'x' as never,
+      }),
+    ).toThrow(TypeError);
+    expect(ECHO_METHODS.unary).toBe('/breakwater.chaos.v1.Echo/Unary');
+  });
+});
