@@ -2,3 +2,4 @@
 export * from './grpc/index.js';
 export * from './scenario/index.js';
 export * from './trpc/index.js';
+export * from './client/index.js';
