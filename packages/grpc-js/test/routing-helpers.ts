@@ -45,6 +45,8 @@ export async function routingSetup(
 }
 
 /** Replicas that answered, in call order. */
-export function replicas(outcomes: ReadonlyArray<{ value?: { replica: string } | undefined }>): string[] {
+export function replicas(
+  outcomes: ReadonlyArray<{ value?: { replica: string } | undefined }>,
+): string[] {
   return outcomes.map((o) => o.value?.replica ?? 'failed');
 }
