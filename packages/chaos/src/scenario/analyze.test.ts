@@ -3,9 +3,9 @@ import { type AttemptRecord, analyzeScenario, type CallRecord } from './analyze.
 import type { PhaseWindow } from './timeline.js';
 
 const phases: PhaseWindow[] = [
-  { name: 'healthy', kind: 'healthy', restores: undefined, start: 0, end: 1000 },
-  { name: 'a down', kind: 'outage', restores: undefined, start: 1000, end: 2000 },
-  { name: 'a back', kind: 'recovery', restores: 'a', start: 2000, end: 3000 },
+  { name: 'healthy', kind: 'healthy', restores: undefined, start: 0, readyAt: 0, end: 1000 },
+  { name: 'a down', kind: 'outage', restores: undefined, start: 1000, readyAt: 1000, end: 2000 },
+  { name: 'a back', kind: 'recovery', restores: ['a'], start: 2000, readyAt: 2100, end: 3000 },
 ];
 
 function call(
@@ -74,8 +74,8 @@ describe('analyzeScenario', () => {
   });
 
   it('times the return of the restored replica from the recovery phase start', () => {
-    // x-5 started at 2600 and took 6 ms on replica a.
-    expect(x?.recoveryMs).toBe(606);
+    // a was back at 2100; x-5 started at 2600 and took 6 ms on replica a.
+    expect(x?.recoveryMs).toBe(506);
     expect(report.clients[1]?.recoveryMs).toBeUndefined();
   });
 
@@ -106,6 +106,7 @@ describe('analyzeScenario', () => {
       kind: 'outage',
       restores: undefined,
       startMs: 1000,
+      readyMs: 1000,
       endMs: 2000,
     });
   });

@@ -70,7 +70,7 @@ export interface ClientReport {
   faultAttemptsPerCall: number | undefined;
   /** Server-side attempts per call over `outage` phases. */
   outageAttemptsPerCall: number | undefined;
-  /** Ms from the start of the phase that `restores` a replica until that replica answered this client; undefined if it never did. */
+  /** Ms from the moment a phase's `restores` replicas were back (its `enter` done) until one answered this client; undefined if none did. */
   recoveryMs: number | undefined;
   /** Most common error codes, with counts. */
   errors: Record<string, number>;
@@ -83,7 +83,13 @@ export interface ScenarioReport {
   startedAt: number;
   durationMs: number;
   bucketMs: number;
-  phases: Array<Omit<PhaseWindow, 'start' | 'end'> & { startMs: number; endMs: number }>;
+  phases: Array<
+    Omit<PhaseWindow, 'start' | 'readyAt' | 'end'> & {
+      startMs: number;
+      readyMs: number;
+      endMs: number;
+    }
+  >;
   replicas: string[];
   clients: ClientReport[];
 }
@@ -142,12 +148,15 @@ function recovery(
 ): number | undefined {
   const phase = phases.find((p) => p.restores !== undefined);
   if (!phase) return undefined;
+  const restored = new Set(phase.restores);
   let first = Number.POSITIVE_INFINITY;
   for (const c of calls) {
     const end = c.startedAt + c.latencyMs;
-    if (c.ok && c.replica === phase.restores && end >= phase.start) first = Math.min(first, end);
+    if (c.ok && c.replica !== undefined && restored.has(c.replica) && end >= phase.readyAt) {
+      first = Math.min(first, end);
+    }
   }
-  return first === Number.POSITIVE_INFINITY ? undefined : first - phase.start;
+  return first === Number.POSITIVE_INFINITY ? undefined : first - phase.readyAt;
 }
 
 function series(
@@ -236,9 +245,10 @@ export function analyzeScenario(input: AnalyzeInput): ScenarioReport {
     startedAt: input.startedAt,
     durationMs: input.endedAt - input.startedAt,
     bucketMs,
-    phases: input.phases.map(({ start, end, ...rest }) => ({
+    phases: input.phases.map(({ start, readyAt, end, ...rest }) => ({
       ...rest,
       startMs: start - input.startedAt,
+      readyMs: readyAt - input.startedAt,
       endMs: end - input.startedAt,
     })),
     replicas: [...replicas].sort(),

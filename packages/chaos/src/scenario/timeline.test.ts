@@ -22,16 +22,16 @@ describe('runTimeline', () => {
         name: 'restart',
         durationMs: 500,
         kind: 'recovery' as const,
-        restores: 'a',
+        restores: ['a'],
         enter: () => log.push(`restart@${clock()}`),
       },
     ];
     const windows = await clock.run(runTimeline({ phases, clock, sleep: clock.sleep }));
     expect(log).toEqual(['healthy@0', 'kill@1000', 'restart@3000']);
     expect(windows).toEqual([
-      { name: 'healthy', kind: 'healthy', restores: undefined, start: 0, end: 1000 },
-      { name: 'kill', kind: 'outage', restores: undefined, start: 1000, end: 3000 },
-      { name: 'restart', kind: 'recovery', restores: 'a', start: 3000, end: 3500 },
+      { name: 'healthy', kind: 'healthy', restores: undefined, start: 0, readyAt: 0, end: 1000 },
+      { name: 'kill', kind: 'outage', restores: undefined, start: 1000, readyAt: 1300, end: 3000 },
+      { name: 'restart', kind: 'recovery', restores: ['a'], start: 3000, readyAt: 3000, end: 3500 },
     ]);
     expect(timelineDuration(phases)).toBe(3_500);
   });

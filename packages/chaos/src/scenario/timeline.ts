@@ -12,8 +12,8 @@ export interface ScenarioPhase {
   durationMs: number;
   /** `fault` and `outage` phases are the "fault phases" of a report; `recovery` measures the return. Defaults to `'healthy'`. */
   kind?: PhaseKind;
-  /** Replica brought back by this phase; a report times how long until each client is served by it again. */
-  restores?: string;
+  /** Replicas brought back by this phase; a report times how long until each client is served by one of them again. */
+  restores?: readonly string[];
   /** Acts on the servers when the phase starts (set faults, kill, restart). Defaults to nothing. */
   enter?: () => unknown;
 }
@@ -22,8 +22,10 @@ export interface ScenarioPhase {
 export interface PhaseWindow {
   name: string;
   kind: PhaseKind;
-  restores: string | undefined;
+  restores: readonly string[] | undefined;
   start: number;
+  /** When the phase's `enter` had finished (e.g. a restarted replica listens again). */
+  readyAt: number;
   end: number;
 }
 
@@ -76,6 +78,7 @@ export async function runTimeline(options: TimelineOptions): Promise<PhaseWindow
     boundary += phase.durationMs;
     options.onPhase?.(phase, index);
     await phase.enter?.();
+    const readyAt = clock();
     const left = boundary - clock();
     if (left > 0) await sleep(left, options.signal);
     windows.push({
@@ -83,6 +86,7 @@ export async function runTimeline(options: TimelineOptions): Promise<PhaseWindow
       kind: phase.kind ?? 'healthy',
       restores: phase.restores,
       start,
+      readyAt,
       end: clock(),
     });
   }
