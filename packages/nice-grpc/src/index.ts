@@ -1,2 +1,30 @@
-// Filled in by the nice-grpc issue.
-export {};
+// @breakwater/nice-grpc — user-facing middleware first, helpers and types below.
+
+export { type BulkheadMiddlewareOptions, bulkheadMiddleware } from './bulkhead-middleware.js';
+export {
+  type CircuitBreakerMiddleware,
+  type CircuitBreakerMiddlewareOptions,
+  circuitBreakerMiddleware,
+} from './circuit-breaker-middleware.js';
+export {
+  type DeadlineCallOptions,
+  type DeadlineMiddlewareOptions,
+  deadlineMiddleware,
+} from './deadline-middleware.js';
+export {
+  type HedgingCallOptions,
+  type HedgingMiddlewareOptions,
+  hedgingMiddleware,
+} from './hedging-middleware.js';
+export { isIdempotentMethod } from './idempotency.js';
+export { type RateLimitMiddlewareOptions, rateLimitMiddleware } from './rate-limit-middleware.js';
+export {
+  type ResilienceCallOptions,
+  type ResilienceMiddlewareOptions,
+  resilienceMiddleware,
+} from './resilience-middleware.js';
+export {
+  type RetryCallOptions,
+  type RetryMiddlewareOptions,
+  retryMiddleware,
+} from './retry-middleware.js';

@@ -1,0 +1,83 @@
+import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
+import {
+  type CallOptions,
+  type ClientMiddleware,
+  type ClientMiddlewareCall,
+  Status,
+} from 'nice-grpc-common';
+import { abortErrorFor, refusal } from './internals/errors.js';
+import { type MiddlewareResult, unaryNext, unaryResult } from './internals/next.js';
+
+/** Options of {@link bulkheadMiddleware}. */
+export interface BulkheadMiddlewareOptions {
+  /** Calls in flight at most (integer >= 1). Required unless `pool` is given. */
+  concurrency?: number;
+  /** Calls waiting for a slot at most; 0 refuses at once. Defaults to 0. */
+  maxQueue?: number;
+  /** A core pool to share with other clients instead (`createPool`). Defaults to a new one. */
+  pool?: Pool;
+}
+
+/**
+ * Limits concurrent calls with the core pool. A call holds its slot until it
+ * settles — a response stream until it ends — with its retries inside when
+ * this is outside the retry middleware. When every slot is busy and the
+ * queue is full the call is never sent: it rejects with a `ClientError`
+ * `RESOURCE_EXHAUSTED` whose `cause` is the `QueueFullError`. A queued call
+ * whose signal aborts leaves the queue at once with an `AbortError`.
+ */
+export function bulkheadMiddleware(options: BulkheadMiddlewareOptions): ClientMiddleware {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('bulkheadMiddleware(options) needs an options object');
+  }
+  const pool =
+    options.pool ??
+    createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
+
+  const refused = (error: unknown, path: string, signal: AbortSignal | undefined): unknown => {
+    if (isQueueFullError(error)) return refusal(path, Status.RESOURCE_EXHAUSTED, error);
+    return signal?.aborted ? abortErrorFor(signal) : error;
+  };
+
+  return async function* bulkheadMiddleware<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions,
+  ): MiddlewareResult<Response> {
+    const signal = callOptions.signal;
+    const runOptions = signal === undefined ? undefined : { signal };
+    if (!call.responseStream) {
+      const next = unaryNext(call);
+      let started = false;
+      try {
+        return await pool.run(() => {
+          started = true;
+          return unaryResult(next(call.request, callOptions));
+        }, runOptions);
+      } catch (error) {
+        throw started ? error : refused(error, call.method.path, signal);
+      }
+    }
+    // A stream holds its slot across yields: the pool task waits for the stream to end.
+    let release = () => {};
+    const done = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      await new Promise<void>((admitted, reject) => {
+        pool
+          .run(() => {
+            admitted();
+            return done;
+          }, runOptions)
+          .catch(reject);
+      });
+    } catch (error) {
+      throw refused(error, call.method.path, signal);
+    }
+    try {
+      return yield* call.next(call.request, callOptions);
+    } finally {
+      release();
+    }
+  };
+}

@@ -1,0 +1,105 @@
+import {
+  type CallOutcome,
+  type CircuitBreaker,
+  CircuitOpenError,
+  systemClock,
+} from '@breakwater/core';
+import {
+  type CircuitBreakerInterceptorOptions,
+  circuitBreakerInterceptor,
+  createGrpcStatusClassifier,
+} from '@breakwater/grpc-js';
+import {
+  type CallOptions,
+  type ClientMiddleware,
+  type ClientMiddlewareCall,
+  Status,
+} from 'nice-grpc-common';
+import { failureStatus, refusal } from './internals/errors.js';
+import type { MiddlewareResult } from './internals/next.js';
+
+/**
+ * Options of {@link circuitBreakerMiddleware}: those of the grpc-js
+ * `circuitBreakerInterceptor` — `scope` (`'method'` | `'service'` |
+ * `'client'`, defaults to `'method'`), `breaker` (core breaker settings,
+ * defaults to the core defaults), `breakerFor` (supply circuits, e.g. shared
+ * with a grpc-js client), `classify` (defaults to
+ * `createGrpcStatusClassifier()`), `clock` (defaults to `systemClock`).
+ */
+export type CircuitBreakerMiddlewareOptions = CircuitBreakerInterceptorOptions;
+
+/** A circuit-breaker middleware that can also show its circuits. */
+export type CircuitBreakerMiddleware = ClientMiddleware & {
+  /** The circuit guarding `path` (created on first use). */
+  circuitFor(path: string): CircuitBreaker;
+};
+
+/**
+ * Guards calls with the core circuit breaker, one circuit per method (or
+ * service, or client). A refused call is never sent: it rejects with a
+ * `ClientError` `UNAVAILABLE` whose `cause` is the `CircuitOpenError` (with
+ * `retryAfterMs`). Every call type is guarded; a call counts once, after its
+ * retries when this middleware is outside the retry middleware. Statuses
+ * the classifier does not count (`INVALID_ARGUMENT`, pushback, …) and
+ * caller cancellation are neutral; a Breakwater deadline counts as
+ * `DEADLINE_EXCEEDED` (a slow server).
+ */
+export function circuitBreakerMiddleware(
+  options: CircuitBreakerMiddlewareOptions = {},
+): CircuitBreakerMiddleware {
+  // The grpc-js interceptor's registry keys and creates circuits; reusing it keeps both adapters alike.
+  const registry = circuitBreakerInterceptor(options);
+  const scope = options.scope ?? 'method';
+  const clock = options.clock ?? systemClock;
+  const classify = options.classify ?? createGrpcStatusClassifier();
+  const keyOf = (path: string) =>
+    scope === 'method'
+      ? path
+      : scope === 'service'
+        ? path.slice(1, path.lastIndexOf('/'))
+        : 'client';
+
+  const outcomeOf = (path: string, error: unknown, signal: AbortSignal | undefined) => {
+    const status = failureStatus(error, signal);
+    if (status === undefined) return 'neutral';
+    const verdict = classify({
+      path,
+      code: status.code,
+      details: status.details,
+      trailer: undefined,
+    });
+    return verdict.countForCircuit === false ? 'neutral' : 'failure';
+  };
+
+  async function* circuitBreakerMiddleware<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions,
+  ): MiddlewareResult<Response> {
+    const path = call.method.path;
+    const breaker = registry.circuitFor(path);
+    const permit = breaker.tryAcquire();
+    if (permit < 0) {
+      const cause = new CircuitOpenError({
+        retryAfterMs: breaker.retryAfterMs(),
+        circuit: keyOf(path),
+      });
+      throw refusal(path, Status.UNAVAILABLE, cause);
+    }
+    const startedAt = clock();
+    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
+    let outcome: CallOutcome = 'neutral';
+    try {
+      const result = yield* call.next(call.request, callOptions);
+      outcome = 'success';
+      return result;
+    } catch (error) {
+      outcome = outcomeOf(path, error, callOptions.signal);
+      throw error;
+    } finally {
+      breaker.release(permit, outcome, clock() - startedAt);
+    }
+  }
+  return Object.assign(circuitBreakerMiddleware, {
+    circuitFor: registry.circuitFor,
+  });
+}

@@ -1,0 +1,67 @@
+import { PREVIOUS_ATTEMPTS_HEADER, type TrailerGetter } from '@breakwater/grpc-js';
+import { type CallOptions, Metadata } from 'nice-grpc-common';
+import { withTimeoutHeader } from './deadline.js';
+
+/**
+ * One attempt of a retried or hedged call: the call options it goes down
+ * with, and the header and trailer it received. Until the call commits to
+ * it, what it receives is held back, so the caller's `onHeader`/`onTrailer`
+ * see only the attempt whose result they get (plus everything after a
+ * stream's first message).
+ * @internal
+ */
+export class Attempt {
+  header: Metadata | undefined = undefined;
+  trailer: Metadata | undefined = undefined;
+  committed = false;
+  readonly options: CallOptions;
+
+  /**
+   * @param caller the call options below this middleware (its own keys taken out)
+   * @param index 1 for the first attempt
+   * @param timeoutMs time this attempt may take (sent as `grpc-timeout`); `Infinity` for none
+   * @param signal the attempt's signal, when it differs from the caller's
+   */
+  constructor(
+    private readonly caller: CallOptions,
+    readonly index: number,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ) {
+    let metadata = caller.metadata;
+    if (timeoutMs !== Number.POSITIVE_INFINITY) metadata = withTimeoutHeader(metadata, timeoutMs);
+    if (index > 1) {
+      metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
+      (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
+    }
+    this.options = {
+      ...caller,
+      metadata,
+      signal: signal ?? caller.signal,
+      onHeader: (header) => {
+        if (this.committed) caller.onHeader?.(header);
+        else this.header = header;
+      },
+      onTrailer: (trailer) => {
+        if (this.committed) caller.onTrailer?.(trailer);
+        else this.trailer = trailer;
+      },
+    } as CallOptions;
+  }
+
+  /** Reads this attempt's trailer, for pushback. */
+  readonly trailerValue: TrailerGetter = (key) => {
+    const value = this.trailer?.get(key);
+    return typeof value === 'string' ? value : undefined;
+  };
+
+  /** This attempt's result is the call's: hand over what was held back. */
+  commit(): void {
+    if (this.committed) return;
+    this.committed = true;
+    if (this.header !== undefined) this.caller.onHeader?.(this.header);
+    if (this.trailer !== undefined) this.caller.onTrailer?.(this.trailer);
+    this.header = undefined;
+    this.trailer = undefined;
+  }
+}
