@@ -16,8 +16,9 @@
  *   `createManualClock()` from `@breakwater/core` (pass `clock` and
  *   `clock.sleep`, drive it with `clock.run(promise)`), never real waiting.
  *   Real servers listen on `127.0.0.1` port 0 and are closed in `finally`.
- * - Blocks are written to `test/.readme-examples/<readme>-<n>.ts` (git-ignored)
- *   and loaded with `import()`. The code sits on the same line numbers as in
+ * - Blocks are written to `test/.readme-examples/<pid>/<readme>-<n>.ts`
+ *   (git-ignored; removed after a run in which every block passed; one folder
+ *   per process so parallel runs do not clobber each other) and loaded with `import()`. The code sits on the same line numbers as in
  *   the README, so a stack trace points at the README line.
  * - The blocks are also type-checked against the package sources (a README
  *   that compiles only because esbuild strips types is still wrong).
@@ -29,10 +30,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
-const outDir = join(import.meta.dirname, '.readme-examples');
+const outDir = join(import.meta.dirname, '.readme-examples', String(process.pid));
 
 /** A runnable block: where it comes from and its source. */
 interface Block {
@@ -129,9 +130,15 @@ function typeErrors(files: string[]): string[] {
     });
 }
 
-// Fresh output every run: a block removed from a README must not linger here.
+// Fresh output every run, removed afterwards: a block removed from a README must not linger
+// (and `tsc -p .`, which includes test/, never sees stale copies).
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
+// Kept when a block failed, so the report can show its code (at the README's line numbers).
+let failed = false;
+afterAll(() => {
+  if (!failed) rmSync(outDir, { recursive: true, force: true });
+});
 const blocks = readmes().flatMap((readme) =>
   extractBlocks(readme, readFileSync(join(root, readme), 'utf8')),
 );
@@ -149,7 +156,12 @@ describe('README `ts test` blocks', () => {
 
   for (const [block, file] of files) {
     it(`${block.readme} block ${block.index} (line ${block.line})`, async () => {
-      await import(/* @vite-ignore */ pathToFileURL(file).href);
+      try {
+        await import(/* @vite-ignore */ pathToFileURL(file).href);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }, 10_000);
   }
 });
