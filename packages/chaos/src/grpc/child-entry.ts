@@ -14,45 +14,50 @@ interface Command {
   [key: string]: unknown;
 }
 
-const options = JSON.parse(process.argv[2] ?? '{}');
-const server = await startGrpcChaosServer(options);
-const send = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
-send({ event: 'listening', port: server.port, pid: process.pid });
+// No top-level await: the package also builds to CommonJS.
+async function main(): Promise<void> {
+  const options = JSON.parse(process.argv[2] ?? '{}');
+  const server = await startGrpcChaosServer(options);
+  const send = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+  send({ event: 'listening', port: server.port, pid: process.pid });
 
-const lines = createInterface({ input: process.stdin });
-lines.on('line', async (line) => {
-  let command: Command;
-  try {
-    command = JSON.parse(line) as Command;
-  } catch {
-    return;
-  }
-  try {
-    switch (command.cmd) {
-      case 'faults':
-        server.setFaults(command.faults as never);
-        break;
-      case 'health':
-        server.setHealth(command.status as never, command.service as string | undefined);
-        break;
-      case 'reset':
-        server.reset();
-        break;
-      case 'stop':
-        await server.stop();
-        break;
-      case 'restart':
-        await server.restart();
-        break;
-      case 'stats':
-        send({ id: command.id, ok: true, total: server.total(), observed: server.observed });
-        return;
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', async (line) => {
+    let command: Command;
+    try {
+      command = JSON.parse(line) as Command;
+    } catch {
+      return;
     }
-    send({ id: command.id, ok: true });
-  } catch (error) {
-    send({ id: command.id, ok: false, error: String(error) });
-  }
-});
-lines.on('close', () => {
-  void server.close().then(() => process.exit(0));
-});
+    try {
+      switch (command.cmd) {
+        case 'faults':
+          server.setFaults(command.faults as never);
+          break;
+        case 'health':
+          server.setHealth(command.status as never, command.service as string | undefined);
+          break;
+        case 'reset':
+          server.reset();
+          break;
+        case 'stop':
+          await server.stop();
+          break;
+        case 'restart':
+          await server.restart();
+          break;
+        case 'stats':
+          send({ id: command.id, ok: true, total: server.total(), observed: server.observed });
+          return;
+      }
+      send({ id: command.id, ok: true });
+    } catch (error) {
+      send({ id: command.id, ok: false, error: String(error) });
+    }
+  });
+  lines.on('close', () => {
+    void server.close().then(() => process.exit(0));
+  });
+}
+
+void main();
