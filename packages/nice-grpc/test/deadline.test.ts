@@ -1,0 +1,143 @@
+import { isDeadlineExceededError } from '@breakwater/core';
+import { ClientError, composeClientMiddleware, Status } from 'nice-grpc';
+import { describe, expect, it } from 'vitest';
+import { deadlineMiddleware, resilienceMiddleware, retryMiddleware } from '../src/index.js';
+import { callId, chaosServer, echoClient, rejection } from './helpers.js';
+
+const fast = { baseDelayMs: 20, jitter: 'none' as const };
+
+describe('deadlineMiddleware against a chaos server', () => {
+  it('sends the deadline: the server observes it on every attempt, shrinking, never past the caller’s', async () => {
+    const server = await chaosServer({
+      faults: [{ status: Status.UNAVAILABLE, firstAttempts: 2 }],
+    });
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({ deadline: { timeout: '5s' }, retry: { backoff: fast } }),
+    );
+    // A cold channel connects after the header is written; warm it so the bound is the steady-state one.
+    await client.UnaryUnsafe({}).catch(() => {});
+    const callerDeadline = Date.now() + 1_000;
+    await client.Unary({}, { ...callId('d'), deadline: new Date(callerDeadline) });
+    const seen = server.observed.filter((o) => o.callId === 'd');
+    expect(seen).toHaveLength(3);
+    const remaining = seen.map((o) => o.deadlineRemainingMs as number);
+    for (const o of seen) {
+      expect(o.deadline).toBeDefined();
+      // gRPC sends a relative timeout (whole ms, rounded up), so the server's absolute deadline is
+      // the caller's plus transit and scheduling time — tens of ms on this loaded 2-core machine.
+      expect(o.deadline as number).toBeLessThanOrEqual(callerDeadline + 50);
+      expect(o.deadline as number).toBeGreaterThan(callerDeadline - 50);
+    }
+    expect(remaining[0]).toBeLessThanOrEqual(1_000);
+    expect(remaining[1]).toBeLessThan(remaining[0] as number);
+    expect(remaining[2]).toBeLessThan(remaining[1] as number);
+  });
+
+  it('the middleware budget wins over a later caller deadline, and vice versa', async () => {
+    const server = await chaosServer();
+    const client = echoClient(server.address, deadlineMiddleware({ timeout: 300 }));
+    await client.Unary({}, { ...callId('budget'), deadline: 10_000 });
+    await client.Unary({}, { ...callId('caller'), deadline: 100 });
+    const [budget, caller] = server.observed;
+    expect(budget?.deadlineRemainingMs).toBeLessThanOrEqual(300);
+    expect(budget?.deadlineRemainingMs).toBeGreaterThan(200);
+    expect(caller?.deadlineRemainingMs).toBeLessThanOrEqual(100);
+  });
+
+  it('uses per-method budgets', async () => {
+    const server = await chaosServer();
+    const client = echoClient(
+      server.address,
+      deadlineMiddleware({
+        timeout: '10s',
+        methods: { '/breakwater.chaos.v1.Echo/UnaryUnsafe': 200 },
+      }),
+    );
+    await client.Unary({}, callId('a'));
+    await client.UnaryUnsafe({}, callId('b'));
+    expect(server.observed[0]?.deadlineRemainingMs).toBeGreaterThan(9_000);
+    expect(server.observed[1]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
+  });
+
+  it('a slow server yields DEADLINE_EXCEEDED on time, with the core error as cause', async () => {
+    const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 3_000 } }] });
+    const client = echoClient(server.address, deadlineMiddleware({ timeout: 200 }));
+    const started = performance.now();
+    const error = await rejection(client.Unary({}, callId('slow')));
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(isDeadlineExceededError(error.cause)).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(800);
+    expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
+  });
+
+  it('an expired deadline never reaches the server', async () => {
+    const server = await chaosServer();
+    const client = echoClient(server.address, deadlineMiddleware());
+    const error = await rejection(client.Unary({}, { deadline: new Date(Date.now() - 1) }));
+    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(server.total()).toBe(0);
+  });
+
+  it('does not retry past the deadline: a backoff that would end after it ends the call', async () => {
+    const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE }] });
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({
+        deadline: { timeout: 150 },
+        retry: { backoff: { baseDelayMs: 100, jitter: 'none' }, retryAttempts: 5 },
+      }),
+    );
+    await client.UnaryUnsafe({}, { retry: false }).catch(() => {});
+    const error = await rejection(client.Unary({}, callId('late')));
+    expect(error.code).toBe(Status.UNAVAILABLE);
+    // Attempt 1, a 100 ms wait, attempt 2; the next wait (200 ms) would pass the deadline.
+    expect(server.attempts('late')).toBe(2);
+  });
+
+  it('a per-attempt timeout retries a hung attempt; the server saw the shorter deadline first', async () => {
+    const server = await chaosServer({ faults: [{ hang: true, firstAttempts: 1 }] });
+    const client = echoClient(
+      server.address,
+      composeClientMiddleware(
+        retryMiddleware({ perAttemptTimeout: 150, backoff: fast }),
+        deadlineMiddleware({ timeout: '3s' }),
+      ),
+    );
+    const reply = await client.Unary({}, callId('hung'));
+    expect(reply.attempt).toBe(2);
+    const [first, second] = server.observed;
+    expect(first?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+    expect(first?.outcome).toBe('CANCELLED');
+    expect(second?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+    expect(second?.outcome).toBe('OK');
+  });
+
+  it('bounds a server stream: DEADLINE_EXCEEDED mid-stream, deadline seen by the server', async () => {
+    const server = await chaosServer({
+      faults: [{ methods: ['ServerStream'], latency: { kind: 'fixed', ms: 2_000 } }],
+    });
+    const client = echoClient(server.address, deadlineMiddleware({ timeout: 150 }));
+    const error = await rejection(
+      (async () => {
+        for await (const _ of client.ServerStream({ count: 2 }, callId('stream'))) {
+          // drain
+        }
+      })(),
+    );
+    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+  });
+
+  it('a caller abort stays an AbortError', async () => {
+    const server = await chaosServer({ faults: [{ hang: true }] });
+    const client = echoClient(server.address, deadlineMiddleware({ timeout: '5s' }));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const error = await rejection(client.Unary({}, { signal: controller.signal }));
+    expect(error.name).toBe('AbortError');
+  });
+});
