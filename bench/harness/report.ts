@@ -1,0 +1,90 @@
+/**
+ * What a suite hands back, and how it becomes Markdown. Suites return plain
+ * data (stored in `bench/results/latest.json`); rendering happens here only.
+ */
+
+/** A table as rows of already formatted cells. */
+export interface Table {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  /** Lines printed under the table. */
+  notes?: string[];
+}
+
+/** One line of the targets table. */
+export interface TargetResult {
+  /** What is promised, e.g. "protect ≥ 10x faster than cockatiel". */
+  target: string;
+  /** The measured figure, formatted. */
+  figure: string;
+  /** `true` met, `false` missed, `null` not measured. */
+  met: boolean | null;
+  /** By how much it was missed and what limits it, or why it was not measured. */
+  note?: string;
+}
+
+/** Result of one suite. */
+export interface SuiteResult {
+  name: string;
+  title: string;
+  /** ISO date the suite ran. */
+  ranAt: string;
+  /** Wall time of the suite, seconds. */
+  seconds: number;
+  tables: Table[];
+  targets: TargetResult[];
+  /** Free text under the suite's heading (method, configuration). */
+  notes: string[];
+  /** Raw figures for anyone who wants to recompute. */
+  data: unknown;
+}
+
+/** A suite the runner can start. */
+export interface Suite {
+  name: string;
+  title: string;
+  run(options: {
+    quick: boolean;
+  }): Promise<Omit<SuiteResult, 'name' | 'title' | 'ranAt' | 'seconds'>>;
+}
+
+/** Formats a number with `digits` decimals, or "–" when missing/not finite. */
+export function fmt(value: number | undefined, digits = 1): string {
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  return value.toFixed(digits);
+}
+
+/** Formats a ratio as "1.23x". */
+export function fx(value: number | undefined, digits = 2): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(digits)}x`;
+}
+
+/** Formats a fraction as a percentage. */
+export function pct(value: number | undefined, digits = 1): string {
+  return value === undefined || !Number.isFinite(value) ? '–' : `${(value * 100).toFixed(digits)}%`;
+}
+
+/** Renders one table as GitHub Markdown. */
+export function tableMarkdown(table: Table): string {
+  const esc = (s: string) => s.replaceAll('|', '\\|');
+  const lines = [
+    `**${table.title}**`,
+    '',
+    `| ${table.columns.map(esc).join(' | ')} |`,
+    `| ${table.columns.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
+    ...table.rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ];
+  if (table.notes?.length) lines.push('', ...table.notes.map((n) => `_${n}_`));
+  return lines.join('\n');
+}
+
+/** Renders the targets of every suite as one table. */
+export function targetsMarkdown(targets: TargetResult[]): string {
+  const mark = (m: boolean | null) => (m === null ? 'not measured' : m ? '**met**' : '**not met**');
+  return tableMarkdown({
+    title: 'Targets',
+    columns: ['Target', 'Measured', 'Status', 'Note'],
+    rows: targets.map((t) => [t.target, t.figure, mark(t.met), t.note ?? '']),
+  });
+}

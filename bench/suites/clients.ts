@@ -1,0 +1,376 @@
+/**
+ * Every client the adapter and fault benchmarks drive, Breakwater and peers,
+ * each as a chaos `ScenarioClient` (one call, sends `x-call-id`, rejects on
+ * failure). Peer settings are documented in BENCHMARKS.md ("How the peers are
+ * configured"); keep the two in step.
+ */
+import {
+  type ChaosTrpcRouter,
+  callMetadata,
+  createEchoClient,
+  type EchoClient,
+  type EchoResponse,
+  echoClientConstructor,
+  loadEchoPackageDefinition,
+  type ScenarioClient,
+} from '@breakwater/chaos';
+import { createRetryBudget, createRouter, type RouteHedge } from '@breakwater/core';
+import {
+  disableGrpcRetries,
+  idempotentMethods,
+  type ResilienceInterceptorOptions,
+  resilienceInterceptor,
+} from '@breakwater/grpc-js';
+import { type ResilienceMiddlewareOptions, resilienceMiddleware } from '@breakwater/nice-grpc';
+import {
+  createStatusPreservingFetch,
+  type ResilienceLinkOptions,
+  resilienceLink,
+} from '@breakwater/trpc';
+import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
+import { createTRPCClient, httpBatchLink, retryLink, type TRPCLink } from '@trpc/client';
+import {
+  ConsecutiveBreaker,
+  circuitBreaker,
+  retry as cockatielRetry,
+  ExponentialBackoff,
+  handleWhen,
+  wrap,
+} from 'cockatiel';
+import {
+  type Channel,
+  ClientError,
+  createChannel,
+  createClientFactory,
+  Metadata,
+  type ServiceDefinition as NiceDefinition,
+  Status,
+} from 'nice-grpc';
+import { retryMiddleware as niceRetryMiddleware } from 'nice-grpc-client-middleware-retry';
+
+/** A client lane that can be closed. */
+export interface Lane extends ScenarioClient {
+  close(): void;
+}
+
+const ECHO = 'breakwater.chaos.v1.Echo';
+/** Attempts (first call included) every retrying client gets, so the comparison is like for like. */
+export const ATTEMPTS = 3;
+/** First backoff delay, ms, exponential ×2 for every peer that has backoff. */
+export const BASE_DELAY_MS = 50;
+
+const describeGrpc = (e: unknown) => {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'number' ? (Status[code] ?? String(code)) : String((e as Error)?.name);
+};
+
+// ---------------------------------------------------------------- grpc-js
+
+/** grpc-js retry policy (gRFC A6) for the Echo service. */
+export const grpcRetryPolicy = {
+  maxAttempts: ATTEMPTS,
+  initialBackoff: `${BASE_DELAY_MS / 1000}s`,
+  maxBackoff: '1s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE'],
+};
+
+/** grpc-js channel options for a service config with the given parts. */
+export function grpcServiceConfig(parts: {
+  retry?: boolean;
+  throttle?: boolean;
+  roundRobin?: boolean;
+  hedgeDelayMs?: number;
+}): ChannelOptions {
+  const methodConfig: Record<string, unknown> = { name: [{ service: ECHO }] };
+  if (parts.retry) methodConfig.retryPolicy = grpcRetryPolicy;
+  if (parts.hedgeDelayMs !== undefined) {
+    methodConfig.hedgingPolicy = {
+      maxAttempts: 2,
+      hedgingDelay: `${parts.hedgeDelayMs / 1000}s`,
+      nonFatalStatusCodes: ['UNAVAILABLE'],
+    };
+  }
+  const config: Record<string, unknown> = { methodConfig: [methodConfig] };
+  if (parts.throttle) config.retryThrottling = { maxTokens: 10, tokenRatio: 0.1 };
+  if (parts.roundRobin) config.loadBalancingConfig = [{ round_robin: {} }];
+  return { 'grpc.service_config': JSON.stringify(config) };
+}
+
+/** One grpc-js target string for several replicas (`ipv4:` scheme, comma-separated). */
+export function multiTarget(addresses: readonly string[]): string {
+  return addresses.length === 1 ? (addresses[0] as string) : `ipv4:${addresses.join(',')}`;
+}
+
+function unaryCall(client: EchoClient, callId: string, deadlineMs?: number): Promise<EchoResponse> {
+  return new Promise((resolve, reject) => {
+    const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
+    client.Unary(
+      { message: 'x' },
+      callMetadata(callId),
+      options,
+      (error: ServiceError | null, value?: EchoResponse) =>
+        error ? reject(error) : resolve(value as EchoResponse),
+    );
+  });
+}
+
+/** A grpc-js Echo client lane. */
+export function grpcLane(name: string, target: string, options: ChannelOptions = {}): Lane {
+  const client = createEchoClient(target, options);
+  return {
+    name,
+    call: async ({ callId }) => ({ replica: (await unaryCall(client, callId)).replica }),
+    describeError: describeGrpc,
+    close: () => client.close(),
+  };
+}
+
+/** Breakwater's grpc-js stack as the fault benchmarks configure it. */
+export function breakwaterGrpcOptions(
+  extra: Partial<ResilienceInterceptorOptions> = {},
+): ResilienceInterceptorOptions {
+  return {
+    idempotent: idempotentMethods(loadEchoPackageDefinition()),
+    deadline: { timeout: '2s' },
+    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    retry: {
+      attempts: ATTEMPTS,
+      backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
+      budget: createRetryBudget({}),
+    },
+    ...extra,
+  };
+}
+
+/** grpc-js client with `resilienceInterceptor` (grpc-js's own retries disabled, as the adapter asks). */
+export function breakwaterGrpcLane(
+  name: string,
+  target: string,
+  options: ResilienceInterceptorOptions = breakwaterGrpcOptions(),
+  channel: ChannelOptions = {},
+): Lane {
+  return grpcLane(name, target, {
+    ...channel,
+    ...disableGrpcRetries,
+    interceptors: [resilienceInterceptor(options)],
+  });
+}
+
+/** cockatiel `wrap(retry, circuitBreaker)` around a plain grpc-js client (its README's pattern). */
+export function cockatielGrpcLane(name: string, target: string): Lane {
+  const client = createEchoClient(target, disableGrpcRetries);
+  const retryable = handleWhen((e) => (e as ServiceError).code === Status.UNAVAILABLE);
+  const policy = wrap(
+    cockatielRetry(retryable, {
+      maxAttempts: ATTEMPTS - 1,
+      backoff: new ExponentialBackoff({ initialDelay: BASE_DELAY_MS, maxDelay: 1000 }),
+    }),
+    circuitBreaker(retryable, { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(5) }),
+  );
+  return {
+    name,
+    call: async ({ callId }) => ({
+      replica: (await policy.execute(() => unaryCall(client, callId))).replica,
+    }),
+    describeError: (e) =>
+      e instanceof Error && e.name === 'BrokenCircuitError' ? 'circuit-open' : describeGrpc(e),
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Breakwater's router over one grpc-js client per replica (no grpc-js retries):
+ * failover across replicas, a circuit per replica, optional hedging.
+ */
+export function breakwaterRouterLane(
+  name: string,
+  addresses: readonly string[],
+  hedge?: RouteHedge,
+): Lane {
+  const clients = addresses.map((a) => createEchoClient(a, disableGrpcRetries));
+  const router = createRouter({
+    providers: clients.map((resource, i) => ({ id: `r${i}`, resource })),
+    selection: 'round-robin',
+    protection: { attempts: 1, timeout: 2000, circuit: { threshold: 3, cooldown: 1000 } },
+    ...(hedge ? { hedge } : {}),
+  });
+  return {
+    name,
+    call: async ({ callId }) => {
+      const reply = await router.execute((client, { signal }) => {
+        return new Promise<EchoResponse>((resolve, reject) => {
+          const call = client.Unary(
+            { message: 'x' },
+            callMetadata(callId),
+            { deadline: Date.now() + 2000 },
+            (error: ServiceError | null, value?: EchoResponse) =>
+              error ? reject(error) : resolve(value as EchoResponse),
+          );
+          signal.addEventListener('abort', () => call.cancel(), { once: true });
+        });
+      });
+      return { replica: reply.replica };
+    },
+    describeError: (e) => String((e as Error)?.name ?? 'error'),
+    close: () => {
+      for (const c of clients) c.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- nice-grpc
+
+/** The Echo service definition nice-grpc accepts (grpc-js style, from proto-loader). */
+function niceDefinition(): NiceDefinition {
+  return echoClientConstructor().service as unknown as NiceDefinition;
+}
+
+interface NiceEcho {
+  Unary(request: { message: string }, options?: Record<string, unknown>): Promise<EchoResponse>;
+}
+
+function niceCall(client: NiceEcho, callId: string, options: Record<string, unknown>) {
+  return client.Unary({ message: 'x' }, { ...options, metadata: callMetadataNice(callId) });
+}
+
+function callMetadataNice(callId: string) {
+  return Metadata({ 'x-call-id': callId });
+}
+
+function niceLane(
+  name: string,
+  channel: Channel,
+  client: NiceEcho,
+  options: Record<string, unknown>,
+): Lane {
+  return {
+    name,
+    call: async ({ callId }) => ({ replica: (await niceCall(client, callId, options)).replica }),
+    describeError: (e) =>
+      e instanceof ClientError ? (Status[e.code] ?? String(e.code)) : String((e as Error)?.name),
+    close: () => channel.close(),
+  };
+}
+
+/** nice-grpc client with no middleware. */
+export function niceBareLane(name: string, target: string): Lane {
+  const channel = createChannel(target, undefined, disableGrpcRetries);
+  const client = createClientFactory().create(niceDefinition(), channel) as unknown as NiceEcho;
+  return niceLane(name, channel, client, {});
+}
+
+/** nice-grpc with `nice-grpc-client-middleware-retry` (retries on, `retryMaxAttempts` = retries after the first). */
+export function niceRetryLane(name: string, target: string): Lane {
+  const channel = createChannel(target, undefined, disableGrpcRetries);
+  const client = createClientFactory()
+    .use(niceRetryMiddleware)
+    .create(niceDefinition(), channel) as unknown as NiceEcho;
+  return niceLane(name, channel, client, {
+    retry: true,
+    retryMaxAttempts: ATTEMPTS - 1,
+    retryBaseDelayMs: BASE_DELAY_MS,
+    retryMaxDelayMs: 1000,
+    retryableStatuses: [Status.UNAVAILABLE],
+  });
+}
+
+/** Breakwater's nice-grpc stack. */
+export function breakwaterNiceOptions(): ResilienceMiddlewareOptions {
+  return {
+    idempotent: [`/${ECHO}/Unary`],
+    deadline: { timeout: '2s' },
+    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    retry: {
+      retryAttempts: ATTEMPTS,
+      backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
+      budget: createRetryBudget({}),
+    },
+  };
+}
+
+/** nice-grpc with `resilienceMiddleware`. */
+export function breakwaterNiceLane(
+  name: string,
+  target: string,
+  options = breakwaterNiceOptions(),
+): Lane {
+  const channel = createChannel(target, undefined, disableGrpcRetries);
+  const client = createClientFactory()
+    .use(resilienceMiddleware(options))
+    .create(niceDefinition(), channel) as unknown as NiceEcho;
+  return niceLane(name, channel, client, {});
+}
+
+// ---------------------------------------------------------------- tRPC
+
+type Links = TRPCLink<ChaosTrpcRouter>[];
+
+/**
+ * The terminating link: `httpBatchLink` sending `context.callId` as `x-call-id`.
+ * `maxItems` 1 in the fault runs so one HTTP request is one call (the server counts attempts per request).
+ */
+export function trpcTerminal(url: string, maxItems?: number) {
+  return httpBatchLink<ChaosTrpcRouter>({
+    url,
+    ...(maxItems === undefined ? {} : { maxItems }),
+    fetch: createStatusPreservingFetch(),
+    headers: ({ opList }): Record<string, string> => {
+      const id = opList[0].context.callId;
+      return typeof id === 'string' ? { 'x-call-id': id } : {};
+    },
+  });
+}
+
+/** A tRPC client lane over `links`. */
+export function trpcLane(name: string, links: Links): Lane {
+  const client = createTRPCClient<ChaosTrpcRouter>({ links });
+  return {
+    name,
+    call: async ({ callId }) => {
+      const reply = (await client.echo.query('x', { context: { callId } })) as { server?: string };
+      return { replica: reply.server };
+    },
+    describeError: (e) => {
+      const status = (e as { data?: { httpStatus?: number } })?.data?.httpStatus;
+      return status ? `HTTP ${status}` : String((e as Error)?.name);
+    },
+    close: () => {},
+  };
+}
+
+/** tRPC's own `retryLink`, configured like its docs (queries only, server errors only) with our attempts and backoff. */
+export function trpcRetryLinks(terminal: TRPCLink<ChaosTrpcRouter>): Links {
+  return [
+    retryLink({
+      retry: ({ op, error, attempts }) => {
+        if (op.type !== 'query') return false;
+        const status = error.data?.httpStatus;
+        if (status !== undefined && status < 500) return false;
+        return attempts < ATTEMPTS;
+      },
+      retryDelayMs: (attempt) => Math.min(1000, BASE_DELAY_MS * 2 ** attempt),
+    }),
+    terminal,
+  ];
+}
+
+/** Breakwater's `resilienceLink` stack. */
+export function breakwaterTrpcLinks(
+  terminal: TRPCLink<ChaosTrpcRouter>,
+  extra: Partial<ResilienceLinkOptions> = {},
+): Links {
+  return [
+    resilienceLink<ChaosTrpcRouter>({
+      ...extra,
+      timeout: { timeoutMs: '2s' },
+      retry: {
+        attempts: ATTEMPTS,
+        backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
+        budget: createRetryBudget({}),
+      },
+      circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
+    }),
+    terminal,
+  ];
+}

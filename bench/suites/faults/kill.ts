@@ -1,0 +1,119 @@
+/** Fault 4: one of three replicas is killed (SIGKILL) and restarted. */
+import { fmt, type Suite, type TargetResult } from '../../harness/report.js';
+import {
+  breakwaterGrpcLane,
+  breakwaterRouterLane,
+  grpcLane,
+  grpcServiceConfig,
+  type Lane,
+  multiTarget,
+} from '../clients.js';
+import { callsIn, ms, phaseFigures, runLanes, startServers } from './common.js';
+
+const RR_RETRY = 'grpc-js round_robin + retryPolicy';
+
+export const killSuite: Suite = {
+  name: 'kill',
+  title: 'Fault 4: replica killed and restarted',
+  async run({ quick }) {
+    const downMs = quick ? 2000 : 5000;
+    const upMs = quick ? 2000 : 5000;
+    const rate = quick ? 50 : 150;
+    const servers = await startServers(3, false);
+    const target = multiTarget(servers.grpcAddresses);
+    const rr = grpcServiceConfig({ roundRobin: true });
+    const lanes: Lane[] = [
+      grpcLane('grpc-js round_robin, no retries', target, rr),
+      grpcLane(RR_RETRY, target, grpcServiceConfig({ roundRobin: true, retry: true })),
+      breakwaterGrpcLane('Breakwater grpc-js interceptors over round_robin', target, undefined, rr),
+      breakwaterRouterLane('Breakwater router (3 channels)', servers.grpcAddresses),
+    ];
+    const victim = servers.grpc[0];
+    const run = await runLanes(
+      servers,
+      lanes,
+      [
+        { name: 'killed', kind: 'outage', durationMs: downMs, enter: () => victim?.kill() },
+        {
+          name: 'restarted',
+          kind: 'recovery',
+          durationMs: upMs,
+          restores: ['r0'],
+          enter: () => victim?.restart(),
+        },
+      ],
+      rate,
+    );
+    const killedAt =
+      run.report.startedAt + (run.report.phases.find((p) => p.name === 'killed')?.startMs ?? 0);
+    const figures = lanes.map((l) => {
+      const down = phaseFigures(run, l.name, 'killed');
+      const up = phaseFigures(run, l.name, 'restarted');
+      const failures = [
+        ...callsIn(run, l.name, 'killed'),
+        ...callsIn(run, l.name, 'restarted'),
+      ].filter((c) => !c.ok);
+      // Fail-over time: from the kill to the end of the last failed call (0 when nothing failed).
+      const lastFailure = Math.max(killedAt, ...failures.map((c) => c.startedAt + c.latencyMs));
+      const report = run.report.clients.find((c) => c.client === l.name);
+      return {
+        name: l.name,
+        failed: failures.length,
+        offered: down.offered + up.offered,
+        failoverMs: lastFailure - killedAt,
+        p99: down.p99,
+        p999: down.p999,
+        returnMs: report?.recoveryMs,
+      };
+    });
+    const rows = figures.map((f) => [
+      f.name,
+      String(f.offered),
+      String(f.failed),
+      f.failed === 0 ? '0 (nothing failed)' : ms(f.failoverMs),
+      fmt(f.p99, 1),
+      fmt(f.p999, 1),
+      f.returnMs === undefined ? 'never' : ms(f.returnMs),
+    ]);
+    const targets: TargetResult[] = [];
+    const peer = figures.find((f) => f.name === RR_RETRY);
+    for (const f of figures.filter((x) => x.name.startsWith('Breakwater'))) {
+      targets.push({
+        target: `${f.name}: zero failed idempotent calls on replica kill`,
+        figure: `${f.failed} failed of ${f.offered}`,
+        met: f.failed === 0,
+        ...(f.failed === 0 ? {} : { note: `${f.failed} calls failed; see the table for when` }),
+      });
+      if (peer?.p99 !== undefined && f.p99 !== undefined) {
+        targets.push({
+          target: `${f.name}: p99 during fail-over no worse than ${RR_RETRY}`,
+          figure: `${fmt(f.p99, 1)} ms vs ${fmt(peer.p99, 1)} ms`,
+          met: f.p99 <= peer.p99,
+          ...(f.p99 <= peer.p99 ? {} : { note: `${fmt(f.p99 - peer.p99, 1)} ms worse` }),
+        });
+      }
+    }
+    return {
+      tables: [
+        {
+          title: `Three replicas (child processes): healthy 2 s → r0 SIGKILLed for ${downMs / 1000} s → r0 restarted on the same port, ${upMs / 1000} s; ${rate} calls/s per client, open loop, all clients at once`,
+          columns: [
+            'Client',
+            'Calls after the kill',
+            'Failed',
+            'Time to fail over',
+            'p99 ms while down',
+            'p99.9 ms while down',
+            'Time to return (first answer from r0)',
+          ],
+          rows,
+        },
+      ],
+      targets,
+      notes: [
+        '"Time to fail over" = from the kill to the end of the last failed call. "Time to return" = from the restart until the restarted replica first answers this client. The Echo `Unary` method is marked NO_SIDE_EFFECTS, so every client may retry it. grpc-js reconnects to the restarted replica with its own connection backoff (1 s initial, jittered); the Breakwater router probes a replica again after its 1 s circuit cooldown.',
+      ],
+      data: { report: run.report, figures },
+    };
+  },
+};
