@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
+import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
+import { createManualClock } from '../time/manual-clock.js';
 import { TimerWheel, WheelEntry } from './timer-wheel.js';
 
 class Probe extends WheelEntry {
   expiredAt: number | undefined;
-  constructor(readonly label: string) {
+  timerError: Error | undefined;
+  constructor(
+    readonly label: string,
+    readonly now: () => number = () => performance.now(),
+  ) {
     super();
   }
-  expire(): Error {
-    this.expiredAt = performance.now();
-    return new Error(this.label);
+  expire(timerError: Error | undefined): Error {
+    this.expiredAt = this.now();
+    this.timerError = timerError;
+    return timerError ?? new Error(this.label);
   }
 }
 
@@ -40,7 +47,7 @@ describe('TimerWheel', () => {
     // Time is pinned to one millisecond so both entries land in the same slot; the
     // host timer still fires, and `fire` then sees the later reading.
     let now = 1000;
-    const wheel = new TimerWheel(() => now);
+    const wheel = new TimerWheel({ now: () => now });
     const a = new Probe('a');
     const b = new Probe('b');
     wheel.schedule(a, 5);
@@ -75,5 +82,84 @@ describe('TimerWheel', () => {
     expect(slow.expiredAt).toBeUndefined();
     wheel.cancel(slow);
     expect(wheel.size).toBe(0);
+  });
+});
+
+describe('TimerWheel on an injected sleep', () => {
+  it('expires at the exact clock time, in order, with one sleep pending at a time', async () => {
+    const clock = createManualClock(1000);
+    const wheel = new TimerWheel({ now: clock, sleep: clock.sleep });
+    const a = new Probe('a', clock);
+    const b = new Probe('b', clock);
+    const c = new Probe('c', clock);
+    wheel.schedule(b, 50);
+    wheel.schedule(a, 20.5);
+    wheel.schedule(c, 50);
+    expect(wheel.size).toBe(3);
+    expect(wheel.sharesSignals).toBe(false);
+    expect(clock.pending).toBe(1);
+    await clock.advanceAsync(20);
+    expect(a.expiredAt).toBeUndefined();
+    await clock.advanceAsync(0.5);
+    expect(a.expiredAt).toBe(1020.5);
+    expect(b.expiredAt).toBeUndefined();
+    await clock.advanceAsync(29.5);
+    expect([b.expiredAt, c.expiredAt]).toEqual([1050, 1050]);
+    expect(a.timerError).toBeUndefined();
+    expect(wheel.size).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('cancels its sleep as soon as the last entry leaves, and re-arms for the next one', async () => {
+    const clock = createManualClock(0);
+    const wheel = new TimerWheel({ now: clock, sleep: clock.sleep });
+    const a = new Probe('a', clock);
+    const b = new Probe('b', clock);
+    wheel.schedule(a, 100);
+    wheel.schedule(b, 200);
+    wheel.cancel(a);
+    expect(clock.pending).toBe(1);
+    wheel.cancel(b);
+    expect(clock.pending).toBe(0);
+    wheel.schedule(a, 10);
+    await clock.advanceAsync(10);
+    expect(a.expiredAt).toBe(10);
+    expect(b.expiredAt).toBeUndefined();
+    expect(clock.pending).toBe(0);
+  });
+
+  it('treats a resolved sleep as authoritative even when the clock lags', async () => {
+    const now = 0;
+    const wheel = new TimerWheel({ now: () => now, sleep: () => Promise.resolve() });
+    const a = new Probe('a');
+    const b = new Probe('b');
+    wheel.schedule(a, 30);
+    wheel.schedule(b, 60);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(a.expiredAt).toBeDefined();
+    expect(b.expiredAt).toBeDefined();
+    expect(wheel.size).toBe(0);
+  });
+
+  it('fails every pending entry with DeadlineTimerError when the sleep rejects or throws', async () => {
+    const cause = new Error('timer broken');
+    for (const sleep of [
+      () => Promise.reject(cause),
+      () => {
+        throw cause;
+      },
+    ]) {
+      const wheel = new TimerWheel({ now: () => 0, sleep });
+      const a = new Probe('a');
+      const b = new Probe('b');
+      wheel.schedule(a, 30);
+      wheel.schedule(b, 60);
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const p of [a, b]) {
+        expect(isDeadlineTimerError(p.timerError)).toBe(true);
+        expect(p.timerError?.cause).toBe(cause);
+      }
+      expect(wheel.size).toBe(0);
+    }
   });
 });

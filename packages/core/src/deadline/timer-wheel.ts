@@ -1,19 +1,25 @@
+import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
+import { type Sleep, systemSleep } from '../time/sleep.js';
 import { startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
 
 /**
- * A call waiting on the shared deadline timer. The entry is its own list
- * node, so scheduling and cancelling allocate nothing.
+ * A call waiting on a {@link TimerWheel}. The entry is its own list node, so
+ * scheduling and cancelling allocate nothing.
  * @internal
  */
 export abstract class WheelEntry {
   wheelSlot: Slot | undefined = undefined;
   wheelPrev: WheelEntry | undefined = undefined;
   wheelNext: WheelEntry | undefined = undefined;
-  /** The deadline passed while the call was pending: settle it; return the error it rejected with. */
-  abstract expire(): Error;
+  /**
+   * The deadline passed while the call was pending (`timerError` undefined), or
+   * the wheel's injected sleep failed (`timerError` is a `DeadlineTimerError`):
+   * settle the call; return the error it failed with.
+   */
+  abstract expire(timerError: Error | undefined): Error;
 }
 
-/** Every entry due in the same millisecond. @internal */
+/** Every entry due at the same tick. @internal */
 class Slot {
   head: WheelEntry | undefined = undefined;
   tail: WheelEntry | undefined = undefined;
@@ -27,32 +33,58 @@ class Slot {
 /** The host timer's limit; a longer wait is armed in steps. */
 const MAX_ARM_MS = 2_147_483_647;
 
+/** Options of a {@link TimerWheel}. @internal */
+export interface TimerWheelOptions {
+  /** Time in ms. Defaults to `performance.now()` (monotonic) on the host timer, required with `sleep`. */
+  now?: () => number;
+  /** Waits through this instead of the host timer (a manual clock in tests). Defaults to the host timer. */
+  sleep?: Sleep;
+}
+
 /**
- * One unref'd host timer for every pending `withTimeout` deadline. Entries
- * are grouped by the millisecond they fall due (a slot); a min-heap of slots
- * finds the earliest, and only that one is armed. Slots emptied by winning
- * calls stay until the timer reaches them (or are dropped when re-arming),
- * so back-to-back calls never arm or clear a host timer of their own.
+ * The one per-attempt deadline structure of the core (`withTimeout`,
+ * `protect`, the router's attempts). Entries are grouped by the tick they fall
+ * due (a slot); a min-heap of slots finds the earliest, and only that one is
+ * armed.
  *
- * Time is `performance.now()`, monotonic, so a wall-clock jump can neither
- * fire deadlines early nor hold them back.
+ * On the host timer (the process-wide {@link sharedTimerWheel}) time is
+ * `performance.now()` rounded up to the millisecond, one unref'd timer covers
+ * every deadline, and slots emptied by winning calls stay until the timer
+ * reaches them, so back-to-back calls never arm or clear a host timer of their
+ * own; slot members may share one lazily created signal.
+ *
+ * With an injected `sleep` (and its clock as `now`) ticks are exact, one sleep
+ * covers every deadline, and it is cancelled as soon as the wheel empties, so
+ * no virtual timer outlives the last call. A resolved sleep is authoritative:
+ * the armed tick is due even if the clock lags. A sleep that throws or rejects
+ * fails every pending entry with a `DeadlineTimerError` (a deadline that
+ * cannot be enforced is not reported as passed).
  * @internal
  */
 export class TimerWheel {
+  /** Members of one slot may share a signal (only on the host timer; see {@link sharedSignal}). */
+  readonly sharesSignals: boolean;
   private readonly heap: Slot[] = [];
   private readonly byTick = new Map<number, Slot>();
   private last: Slot | undefined = undefined;
+  private pending = 0;
   private handle: TimerHandle | undefined = undefined;
+  private sleepCancel: AbortController | undefined = undefined;
   private armedAt = Number.POSITIVE_INFINITY;
-  private readonly onTimer = (): void => this.fire();
+  private readonly now: () => number;
+  private readonly sleep: Sleep | undefined;
+  private readonly onTimer = (): void => this.fire(Number.NEGATIVE_INFINITY);
 
-  /** @param now Monotonic ms; injectable so tests can pin entries to one slot. */
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(options: TimerWheelOptions = {}) {
+    this.sleep = options.sleep;
+    this.now = options.now ?? (() => performance.now());
+    this.sharesSignals = this.sleep === undefined;
+  }
 
-  /** Schedules `entry` to expire `timeoutMs` (finite, > 0) from now. */
+  /** Schedules `entry` (not scheduled) to expire `timeoutMs` (finite, > 0) from now. */
   schedule(entry: WheelEntry, timeoutMs: number): void {
     const now = this.now();
-    const tick = Math.ceil(now + timeoutMs);
+    const tick = this.sleep === undefined ? Math.ceil(now + timeoutMs) : now + timeoutMs;
     let slot = this.last;
     if (slot === undefined || slot.tick !== tick || slot.retired) {
       slot = this.byTick.get(tick);
@@ -64,6 +96,7 @@ export class TimerWheel {
       }
       this.last = slot;
     }
+    this.pending++;
     entry.wheelSlot = slot;
     entry.wheelPrev = slot.tail;
     if (slot.tail === undefined) slot.head = entry;
@@ -88,32 +121,34 @@ export class TimerWheel {
     if (next === undefined) slot.tail = prev;
     else next.wheelPrev = prev;
     entry.wheelSlot = entry.wheelPrev = entry.wheelNext = undefined;
+    // A virtual sleep must not outlive the last call; the host timer is cheaper left armed.
+    if (--this.pending === 0 && this.sleep !== undefined) this.clear();
   }
 
-  /** Pending entries, for tests. */
+  /** Pending entries. */
   get size(): number {
-    let n = 0;
-    for (const slot of this.heap) for (let e = slot.head; e; e = e.wheelNext) n++;
-    return n;
+    return this.pending;
   }
 
-  private fire(): void {
+  /** Expires every slot due at `due` or earlier (or at the current time, if later), then re-arms. */
+  private fire(due: number): void {
     this.handle = undefined;
     this.armedAt = Number.POSITIVE_INFINITY;
-    const now = this.now();
+    const now = Math.max(this.now(), due);
     for (let top = this.heap[0]; top !== undefined && top.tick <= now; top = this.heap[0]) {
       this.pop();
-      this.expire(top);
+      this.expire(top, undefined);
     }
     this.rearm(now);
   }
 
-  private expire(slot: Slot): void {
+  private expire(slot: Slot, timerError: Error | undefined): void {
     let reason: Error | undefined;
     for (let e = slot.head; e !== undefined; ) {
       const next = e.wheelNext;
       e.wheelSlot = e.wheelPrev = e.wheelNext = undefined;
-      const error = e.expire();
+      this.pending--;
+      const error = e.expire(timerError);
       reason ??= error;
       e = next;
     }
@@ -132,10 +167,56 @@ export class TimerWheel {
   }
 
   private arm(tick: number, now: number): void {
-    if (this.handle !== undefined) stopTimer(this.handle);
     this.armedAt = tick;
-    const ms = Math.min(Math.max(1, Math.ceil(tick - now)), MAX_ARM_MS);
-    this.handle = startTimer(ms, this.onTimer, true);
+    const sleep = this.sleep;
+    if (sleep === undefined) {
+      if (this.handle !== undefined) stopTimer(this.handle);
+      const ms = Math.min(Math.max(1, Math.ceil(tick - now)), MAX_ARM_MS);
+      this.handle = startTimer(ms, this.onTimer, true);
+      return;
+    }
+    this.sleepCancel?.abort();
+    const cancel = new AbortController();
+    this.sleepCancel = cancel;
+    let waiting: Promise<void>;
+    try {
+      waiting = Promise.resolve(sleep(Math.max(0, tick - now), cancel.signal));
+    } catch (error) {
+      waiting = Promise.reject(error);
+    }
+    waiting.then(
+      () => {
+        if (this.sleepCancel !== cancel) return;
+        this.sleepCancel = undefined;
+        this.fire(tick);
+      },
+      (error: unknown) => {
+        if (this.sleepCancel !== cancel) return;
+        this.sleepCancel = undefined;
+        this.failAll(new DeadlineTimerError(error));
+      },
+    );
+  }
+
+  /** The deadlines cannot be enforced: every pending entry learns it at once. */
+  private failAll(error: DeadlineTimerError): void {
+    this.armedAt = Number.POSITIVE_INFINITY;
+    for (let top = this.heap[0]; top !== undefined; top = this.heap[0]) {
+      this.pop();
+      this.expire(top, error);
+    }
+  }
+
+  /** Forgets the (all empty) slots and cancels the pending sleep. */
+  private clear(): void {
+    for (const slot of this.heap) slot.retired = true;
+    this.heap.length = 0;
+    this.byTick.clear();
+    this.last = undefined;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    const cancel = this.sleepCancel;
+    this.sleepCancel = undefined;
+    cancel?.abort();
   }
 
   private push(slot: Slot): void {
@@ -175,5 +256,12 @@ export class TimerWheel {
   }
 }
 
-/** The process-wide wheel behind `withTimeout`'s default timer. @internal */
+/** The process-wide wheel on the host timer, behind every default per-attempt timeout. @internal */
 export const sharedTimerWheel = new TimerWheel();
+
+/** The wheel for deadlines waited out through `sleep`: the shared host wheel, or a new one driven by `sleep` and `now`. @internal */
+export function timerWheelFor(sleep: Sleep | undefined, now: () => number): TimerWheel {
+  return sleep === undefined || sleep === systemSleep
+    ? sharedTimerWheel
+    : new TimerWheel({ now, sleep });
+}

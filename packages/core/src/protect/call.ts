@@ -1,5 +1,5 @@
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
-import { sharedTimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
+import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -9,7 +9,6 @@ import type { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { systemSleep } from '../time/sleep.js';
 import { backoffDelay } from './backoff.js';
-import type { DeadlineEntry, DeadlineQueue } from './deadline-queue.js';
 import type { ProtectConfig } from './options.js';
 import type {
   ProtectContext,
@@ -25,7 +24,8 @@ import type {
 /** What every call of one runner shares. @internal */
 export interface RunnerShared {
   readonly config: ProtectConfig;
-  readonly deadlines: DeadlineQueue | undefined;
+  /** Where attempt deadlines wait: the shared host wheel, or one driven by the injected sleep. */
+  readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -69,7 +69,7 @@ class AttemptContext implements ProtectContext {
     if (this.sharedSignal !== undefined) return this.sharedSignal;
     if (this.reason === undefined && call.callerSignal === undefined && call.onWheel(this)) {
       // Attempts that fall due in the same millisecond share one signal; it aborts only if one of them times out.
-      this.sharedSignal = sharedTimerWheel.sharedSignal(call);
+      this.sharedSignal = call.shared.wheel.sharedSignal(call);
       return this.sharedSignal;
     }
     // A caller signal to link, a manual clock, or an attempt already over: a signal of its own.
@@ -113,15 +113,10 @@ function errorName(error: unknown): string {
 /**
  * One `protect` call: a small state machine (admit → attempt → judge → back
  * off → attempt … → settle) driven by callbacks, so the success path costs one
- * promise of its own and no closures. It is also its own deadline-queue node.
+ * promise of its own and no closures. It is also its own timer-wheel node.
  * @internal
  */
-export class Call<T> extends WheelEntry implements DeadlineEntry {
-  deadlineAt = 0;
-  deadlinePrev: DeadlineEntry | undefined = undefined;
-  deadlineNext: DeadlineEntry | undefined = undefined;
-  inDeadlineQueue = false;
-
+export class Call<T> extends WheelEntry {
   private attempt = 0;
   private ctx: AttemptContext | undefined = undefined;
   private permit = -1;
@@ -144,14 +139,19 @@ export class Call<T> extends WheelEntry implements DeadlineEntry {
     super();
   }
 
-  /** True while `ctx` is the current attempt and waits on the shared host timer wheel. */
+  /** True while `ctx` is the current attempt and waits on a wheel whose slots share signals (the host's). */
   onWheel(ctx: AttemptContext): boolean {
-    return this.ctx === ctx && !ctx.done && this.wheelSlot !== undefined;
+    return (
+      this.ctx === ctx &&
+      !ctx.done &&
+      this.wheelSlot !== undefined &&
+      this.shared.wheel.sharesSignals
+    );
   }
 
-  /** The host timer wheel's deadline for the current attempt passed. */
-  expire(): Error {
-    const error = new DeadlineExceededError(this.shared.config.timeoutMs);
+  /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
+  expire(timerError: Error | undefined): Error {
+    const error = timerError ?? new DeadlineExceededError(this.shared.config.timeoutMs);
     this.onDeadline(error);
     return error;
   }
@@ -236,10 +236,7 @@ export class Call<T> extends WheelEntry implements DeadlineEntry {
     }
     const ctx = new AttemptContext(this as Call<unknown>, n);
     this.ctx = ctx;
-    if (config.timeoutMs > 0) {
-      if (shared.deadlines === undefined) sharedTimerWheel.schedule(this, config.timeoutMs);
-      else shared.deadlines.add(this, config.clock() + config.timeoutMs);
-    }
+    if (config.timeoutMs > 0) shared.wheel.schedule(this, config.timeoutMs);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -251,12 +248,11 @@ export class Call<T> extends WheelEntry implements DeadlineEntry {
     else this.attemptSettled(ctx, true, result);
   }
 
-  /** Deadline of the current attempt passed (or its timer failed). */
-  onDeadline(timerError: Error | undefined): void {
+  /** Deadline of the current attempt passed (`error`: `DeadlineExceededError`), or its timer failed. */
+  private onDeadline(error: Error): void {
     const ctx = this.ctx;
     if (this.settled || ctx === undefined || ctx.done) return;
     const shared = this.shared;
-    const error = timerError ?? new DeadlineExceededError(shared.config.timeoutMs);
     ctx.abort(error);
     if (shared.timeouts.active) {
       shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: shared.config.timeoutMs });
@@ -360,8 +356,7 @@ export class Call<T> extends WheelEntry implements DeadlineEntry {
   }
 
   private leaveDeadline(): void {
-    if (this.wheelSlot !== undefined) sharedTimerWheel.cancel(this);
-    else if (this.inDeadlineQueue) (this.shared.deadlines as DeadlineQueue).remove(this);
+    if (this.wheelSlot !== undefined) this.shared.wheel.cancel(this);
   }
 
   /** Leaves every shared structure; runs exactly once per started call. */

@@ -1,12 +1,12 @@
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
+import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { createPool, type Pool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { systemSleep } from '../time/sleep.js';
 import { Call, type RunnerShared } from './call.js';
-import { DeadlineQueue } from './deadline-queue.js';
 import { type ProtectConfig, resolveProtectOptions } from './options.js';
 import type {
   ProtectedFunction,
@@ -22,7 +22,7 @@ import type {
 const noStateChanges: Event<CircuitStateChange> = () => ({ dispose() {} });
 
 class Runner implements RunnerShared {
-  readonly deadlines: DeadlineQueue | undefined;
+  readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
   readonly pool: Pool | undefined;
   readonly retries = new EventEmitter<ProtectRetryEvent>();
@@ -33,10 +33,8 @@ class Runner implements RunnerShared {
 
   constructor(readonly config: ProtectConfig) {
     if (config.sleep === systemSleep) config.sleep = undefined;
-    // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep gets a queue of its own.
-    if (config.timeoutMs > 0 && config.sleep !== undefined) {
-      this.deadlines = new DeadlineQueue(config.clock, config.sleep);
-    }
+    // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
+    this.wheel = timerWheelFor(config.timeoutMs > 0 ? config.sleep : undefined, config.clock);
     if (config.circuit !== undefined) {
       const options: Parameters<typeof createCircuitBreaker>[0] = {
         failureThreshold: config.circuit.threshold,
@@ -89,7 +87,7 @@ class Runner implements RunnerShared {
  * the final error, or a refusal (queue full, circuit open).
  *
  * The success path allocates no `AbortController`, timer or closure: timeouts
- * share one timer per runner, and the attempt's `signal` is only created when
+ * share one process-wide timer, and the attempt's `signal` is only created when
  * the callback reads it.
  * @example
  * const run = protect({

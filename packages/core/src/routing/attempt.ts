@@ -1,21 +1,121 @@
+import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
-import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
-import type { Sleep } from '../time/sleep.js';
+import { neverAbortedSignal } from '../internal/abort.js';
+import { isThenable } from '../internal/thenable.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteContext, RouteOperation } from './types.js';
 
-const TIMED_OUT = Symbol('timed out');
+// `new Promise(capture)` hands out resolve/reject without allocating an executor closure per attempt.
+let capturedResolve: (value: never) => void = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
 
 /**
- * Runs one attempt under a per-attempt timeout. The operation's signal aborts
- * with a `DeadlineExceededError` when `timeoutMs` passes (or with the parent's
- * reason). `'immediate'` rejects at the deadline without waiting; `wait`
- * waits for the operation to settle, then rejects with the deadline error.
- * A late rejection of an abandoned operation is absorbed. The timer and the
- * listeners are released in every case.
+ * One attempt under a per-attempt timeout: its own timer-wheel node and the
+ * context handed to the operation. The context's `signal` is created lazily,
+ * like `protect()`'s: an operation that never reads it costs no
+ * `AbortController`, and without a caller signal attempts due in the same
+ * millisecond on the host timer share one.
+ */
+class TimedAttempt<T> extends WheelEntry implements RouteContext {
+  resolve: (value: T) => void = capturedResolve as (value: T) => void;
+  reject: (error: unknown) => void = capturedReject;
+  private own: AbortController | undefined = undefined;
+  private linked: LinkedController | undefined = undefined;
+  private shared: AbortSignal | undefined = undefined;
+  /** The deadline error, once the deadline passed (or the wheel's sleep failed). */
+  private reason: Error | undefined = undefined;
+  /** The attempt's outcome has been handed on; later settlements are absorbed. */
+  private settled = false;
+
+  constructor(
+    private readonly parent: AbortSignal,
+    readonly providerId: string,
+    readonly attempt: number,
+    private readonly timeoutMs: number,
+    private readonly wait: boolean,
+    private readonly wheel: TimerWheel,
+  ) {
+    super();
+  }
+
+  get signal(): AbortSignal {
+    if (this.linked !== undefined) return this.linked.signal;
+    if (this.own !== undefined) return this.own.signal;
+    if (this.shared !== undefined) return this.shared;
+    if (this.reason !== undefined) {
+      const c = new AbortController();
+      c.abort(this.reason);
+      this.own = c;
+      return c.signal;
+    }
+    // Over without a deadline: nothing will abort it any more (a link would never be removed).
+    if (this.settled) return this.parent.aborted ? this.parent : neverAbortedSignal;
+    if (
+      this.parent === neverAbortedSignal &&
+      this.wheelSlot !== undefined &&
+      this.wheel.sharesSignals
+    ) {
+      // Aborts only if an attempt of the same slot times out.
+      this.shared = this.wheel.sharedSignal(this);
+      return this.shared;
+    }
+    this.linked = new LinkedController(this.parent);
+    return this.linked.signal;
+  }
+
+  /** The deadline passed, or the wheel's sleep failed (`timerError`). */
+  expire(timerError: Error | undefined): Error {
+    const error = timerError ?? new DeadlineExceededError(this.timeoutMs);
+    this.reason = error;
+    this.linked?.abort(error);
+    // 'wait': the attempt ends when the operation settles, so attempts never overlap.
+    if (!this.wait) this.end(false, error);
+    return error;
+  }
+
+  /** The operation settled; a timed-out attempt fails with the deadline whatever it did. */
+  opSettled(ok: boolean, value: unknown): void {
+    if (this.reason !== undefined) this.end(false, this.reason);
+    else this.end(ok, value);
+  }
+
+  private end(ok: boolean, value: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.wheel.cancel(this);
+    this.linked?.unlink();
+    if (ok) this.resolve(value as T);
+    else this.reject(value);
+  }
+}
+
+/** Runs a promise-returning operation to its end without a closure; a late outcome is absorbed. */
+async function watch(a: TimedAttempt<unknown>, pending: PromiseLike<unknown>): Promise<void> {
+  let value: unknown;
+  try {
+    value = await pending;
+  } catch (error) {
+    a.opSettled(false, error);
+    return;
+  }
+  a.opSettled(true, value);
+}
+
+/**
+ * Runs one attempt under a per-attempt timeout on `wheel` (the shared host
+ * wheel, or the router's wheel on its injected sleep). The operation's signal
+ * aborts with a `DeadlineExceededError` when `timeoutMs` passes (or with the
+ * parent's reason). `'immediate'` rejects at the deadline without waiting;
+ * `wait` waits for the operation to settle, then rejects with the deadline
+ * error. A late rejection of an abandoned operation is absorbed. The wheel
+ * entry and the parent listener are released in every case.
  * @internal
  */
-export async function attemptWithTimeout<R, T>(
+export function attemptWithTimeout<R, T>(
   fn: RouteOperation<R, T>,
   resource: R,
   parent: AbortSignal,
@@ -23,37 +123,21 @@ export async function attemptWithTimeout<R, T>(
   attempt: number,
   timeoutMs: number,
   wait: boolean,
-  sleep: Sleep,
+  wheel: TimerWheel,
 ): Promise<T> {
-  const op = new LinkedController(parent);
-  const timer = new AbortController();
-  const deadline = sleep(timeoutMs, timer.signal).then(
-    () => {
-      if (timer.signal.aborted) return undefined;
-      op.abort(new DeadlineExceededError(timeoutMs));
-      return TIMED_OUT;
-    },
-    (error: unknown) => {
-      throw new DeadlineTimerError(error);
-    },
-  );
+  const a = new TimedAttempt<T>(parent, providerId, attempt, timeoutMs, wait, wheel);
+  const promise = new Promise<T>(capture);
+  a.resolve = capturedResolve as (value: T) => void;
+  a.reject = capturedReject;
+  wheel.schedule(a, timeoutMs);
+  let result: T | PromiseLike<T>;
   try {
-    const context: RouteContext = { signal: op.signal, providerId, attempt };
-    const running = Promise.resolve().then(() => fn(resource, context));
-    if (wait) {
-      const settled = await Promise.allSettled([running]);
-      if (op.signal.aborted) throw op.signal.reason;
-      const outcome = settled[0] as PromiseSettledResult<T>;
-      if (outcome.status === 'rejected') throw outcome.reason;
-      return outcome.value;
-    }
-    running.catch(() => {});
-    const winner = await Promise.race([running, deadline]);
-    if (winner === TIMED_OUT) throw op.signal.reason;
-    return winner as T;
-  } finally {
-    timer.abort();
-    op.unlink();
-    deadline.catch(() => {});
+    result = fn(resource, a);
+  } catch (error) {
+    a.opSettled(false, error);
+    return promise;
   }
+  if (isThenable(result)) void watch(a as TimedAttempt<unknown>, result);
+  else a.opSettled(true, result);
+  return promise;
 }

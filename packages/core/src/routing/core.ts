@@ -1,4 +1,5 @@
 import type { CircuitBreaker } from '../breaker/types.js';
+import { timerWheelFor } from '../deadline/timer-wheel.js';
 import {
   RoutingError,
   type RoutingSkipReason,
@@ -43,6 +44,7 @@ export class RouterCore<R> implements VisitEnv {
   readonly recovered = new EventEmitter<RouteRecoveredEvent>();
   readonly clock;
   readonly sleep;
+  readonly wheel;
   readonly random;
   readonly budget;
   readonly health;
@@ -50,6 +52,7 @@ export class RouterCore<R> implements VisitEnv {
   constructor(readonly config: RouterConfig<R>) {
     this.clock = config.clock;
     this.sleep = config.sleep;
+    this.wheel = timerWheelFor(config.sleep, config.clock);
     this.random = config.random;
     this.budget = config.budget;
     this.health = config.health;

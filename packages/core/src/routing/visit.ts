@@ -1,4 +1,5 @@
 import type { CircuitBreaker } from '../breaker/types.js';
+import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
@@ -29,6 +30,8 @@ export interface ProviderRuntime<R> {
 export interface VisitEnv {
   readonly clock: Clock;
   readonly sleep: Sleep;
+  /** Where attempt deadlines wait (the shared host wheel, or one on the injected sleep). */
+  readonly wheel: TimerWheel;
   readonly random: RandomSource;
   readonly budget: ProtectRetryBudget | undefined;
   readonly health: HealthRegistry;
@@ -166,7 +169,7 @@ export async function runVisit<R, T>(
                 attempt,
                 config.timeoutMs,
                 config.waitOnTimeout,
-                env.sleep,
+                env.wheel,
               );
         visitSucceeded(p, permit, env.clock() - start, env);
         permit = -1;
