@@ -282,3 +282,29 @@ describe('createHealthRegistry: the SPEC formula holds for any history', () => {
     );
   });
 });
+
+describe('createHealthRegistry: hot path', () => {
+  it('a success on a closed circuit with no streak, and reading a closed circuit, read no clock', () => {
+    let reads = 0;
+    const health = createHealthRegistry({
+      failures: 2,
+      clock: () => {
+        reads++;
+        return 5000;
+      },
+    });
+    health.success('a', 12);
+    health.success('a', 8);
+    expect([health.isOpen('a'), health.circuitState('a'), health.retryAfterMs('a')]).toEqual([
+      false,
+      'closed',
+      0,
+    ]);
+    expect(reads).toBe(0);
+    // A streak to reset is a real transition: the clock is read for it.
+    health.failure('a');
+    health.success('a');
+    expect(reads).toBeGreaterThan(0);
+    expect(health.snapshot().a).toMatchObject({ ok: 3, fail: 1, streak: 0, healthy: true });
+  });
+});

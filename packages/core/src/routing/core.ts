@@ -8,6 +8,7 @@ import {
 import { abortError } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
+import { attemptWithTimeout } from './attempt.js';
 import type { RouterConfig } from './options.js';
 import { routeParallel } from './parallel.js';
 import type {
@@ -153,12 +154,24 @@ export class RouterCore<R> implements VisitEnv {
         this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
       try {
         let value: T;
-        if (p.config.attempts === 1 && p.config.timeoutMs < 0) {
-          // One plain attempt: run it inline rather than in runVisit's async frame (hot path).
+        const config = p.config;
+        if (config.attempts === 1) {
+          // One attempt: run it inline rather than in runVisit's async frame (hot path).
           const start = this.clock();
           p.inflight++;
           try {
-            value = await fn(p.resource, { signal, providerId: p.id, attempt: 1 });
+            value = await (config.timeoutMs < 0
+              ? fn(p.resource, { signal, providerId: p.id, attempt: 1 })
+              : attemptWithTimeout(
+                  fn,
+                  p.resource,
+                  signal,
+                  p.id,
+                  1,
+                  config.timeoutMs,
+                  config.waitOnTimeout,
+                  this.wheel,
+                ));
           } catch (e) {
             throw singleAttemptFailed(p, permit, e, signal, policy, this.clock() - start, this);
           } finally {

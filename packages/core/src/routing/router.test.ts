@@ -255,6 +255,39 @@ describe('createRouter: circuits and skips', () => {
     expect(router.health.snapshot().a).toMatchObject({ ok: 1, fail: 0 });
   });
 
+  it('reads the clock twice per successful call (visit start and end); circuit and health read none', async () => {
+    // With a timeout the deadline wheel reads it once more (on the host timer: performance.now()).
+    const { createManualClock } = await import('../time/manual-clock.js');
+    const { createRouter } = await import('./router.js');
+    const manual = createManualClock(1000);
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return manual();
+    };
+    for (const [extra, perCall] of [
+      [{}, 2],
+      [{ protection: { circuit: { threshold: 3, cooldown: 1000 } } }, 2],
+      [{ health: { failures: 2 } }, 2],
+      [{ protection: { timeout: 100 } }, 3],
+    ] as const) {
+      const router = createRouter({
+        providers: [
+          { id: 'a', resource: 1 },
+          { id: 'b', resource: 2 },
+        ],
+        clock,
+        sleep: manual.sleep,
+        ...extra,
+      });
+      await router.execute((r) => r);
+      reads = 0;
+      for (let i = 0; i < 5; i++) await router.execute((r) => r);
+      expect(reads).toBe(5 * perCall);
+      expect(router.health.snapshot().a).toMatchObject({ ok: 6, fail: 0 });
+    }
+  });
+
   it('consults a shared health registry and skips providers it reports open', async () => {
     const { createHealthRegistry } = await import('../health/registry.js');
     const { createManualClock } = await import('../time/manual-clock.js');
