@@ -111,10 +111,13 @@ export async function runScenario(options: RunScenarioOptions): Promise<Scenario
     clients: live.map((l) => ({ ...l })),
   });
 
+  // The load runs until the timeline ends, which may be later than planned (see `holdMs`).
+  const timelineDone = new AbortController();
   const lane = (client: ScenarioClient, stats: LiveClientStats) =>
     runOpenLoop({
       rate,
-      durationMs: totalMs,
+      durationMs: totalMs * 10,
+      signal: timelineDone.signal,
       drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
       clock,
       sleep,
@@ -169,7 +172,7 @@ export async function runScenario(options: RunScenarioOptions): Promise<Scenario
         onPhase: (p, index) => {
           phase = { name: p.name, index };
         },
-      }),
+      }).finally(() => timelineDone.abort()),
       ...options.clients.map((c, i) => lane(c, live[i] as LiveClientStats)),
     ]);
   } finally {

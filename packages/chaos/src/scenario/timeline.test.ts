@@ -36,6 +36,24 @@ describe('runTimeline', () => {
     expect(timelineDuration(phases)).toBe(3_500);
   });
 
+  it('holds a phase holdMs after a slow enter and moves later phases back', async () => {
+    const clock = createManualClock(0);
+    const windows = await clock.run(
+      runTimeline({
+        phases: [
+          { name: 'restart', durationMs: 1_000, holdMs: 500, enter: () => clock.sleep(800) },
+          { name: 'after', durationMs: 1_000 },
+        ],
+        clock,
+        sleep: clock.sleep,
+      }),
+    );
+    expect(windows.map((w) => [w.start, w.readyAt, w.end])).toEqual([
+      [0, 800, 1300],
+      [1300, 1300, 2300],
+    ]);
+  });
+
   it('rejects when an enter action fails, and validates phases', async () => {
     const clock = createManualClock(0);
     const failing = runTimeline({

@@ -14,6 +14,12 @@ export interface ScenarioPhase {
   kind?: PhaseKind;
   /** Replicas brought back by this phase; a report times how long until each client is served by one of them again. */
   restores?: readonly string[];
+  /**
+   * Least time the phase lasts after its `enter` finished, in ms: a restart
+   * that takes longer than planned still leaves this much time to watch the
+   * recovery (later phases move back). Defaults to 0.
+   */
+  holdMs?: number;
   /** Acts on the servers when the phase starts (set faults, kill, restart). Defaults to nothing. */
   enter?: () => unknown;
 }
@@ -56,14 +62,16 @@ export function checkPhases(phases: readonly ScenarioPhase[]): void {
   phases.forEach((p, i) => {
     if (typeof p?.name !== 'string') throw new TypeError(`phases[${i}].name must be a string`);
     checkRange(`phases[${i}].durationMs`, p.durationMs, 0);
+    if (p.holdMs !== undefined) checkRange(`phases[${i}].holdMs`, p.holdMs, 0);
   });
 }
 
 /**
  * Runs a timeline of phases: each phase's `enter` runs at its scheduled
  * start (boundaries are fixed from the first start, so a slow `enter` does
- * not push later phases back), then the timeline waits until the phase's
- * end. Rejects if an `enter` throws. Resolves with when each phase ran.
+ * not push later phases back — unless the phase's `holdMs` after `enter`
+ * needs more time), then the timeline waits until the phase's end. Rejects
+ * if an `enter` throws. Resolves with when each phase ran.
  */
 export async function runTimeline(options: TimelineOptions): Promise<PhaseWindow[]> {
   checkPhases(options.phases);
@@ -79,6 +87,7 @@ export async function runTimeline(options: TimelineOptions): Promise<PhaseWindow
     options.onPhase?.(phase, index);
     await phase.enter?.();
     const readyAt = clock();
+    boundary = Math.max(boundary, readyAt + (phase.holdMs ?? 0));
     const left = boundary - clock();
     if (left > 0) await sleep(left, options.signal);
     windows.push({
