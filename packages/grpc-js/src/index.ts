@@ -41,6 +41,7 @@ export {
 export {
   createRoutingChannel,
   type RoutingChannel,
+  type RoutingChannelApi,
   type RoutingChannelOptions,
   type RoutingHealthOptions,
   type RoutingProtection,

@@ -113,8 +113,8 @@ export interface RoutingChannelOptions {
   random?: RandomSource;
 }
 
-/** A grpc-js `Channel` that routes every call to one of several targets. */
-export interface RoutingChannel extends ChannelInterface {
+/** What a routing channel adds to the grpc-js `Channel` interface. */
+export interface RoutingChannelApi {
   /** Target ids in registration order. */
   readonly targetIds: readonly string[];
   /** The registry holding every target's circuit, counts and latency. */
@@ -132,6 +132,14 @@ export interface RoutingChannel extends ChannelInterface {
   /** An open target answered its recovery call. */
   readonly onRecovered: Event<RouteRecoveredEvent>;
 }
+
+/**
+ * A grpc-js channel that routes every call to one of several targets. Typed
+ * as grpc-js's `Channel` class so APIs that name the class (nice-grpc's
+ * `createClient`) accept it; it implements the `Channel` interface, which is
+ * all grpc-js clients use.
+ */
+export type RoutingChannel = Channel & RoutingChannelApi;
 
 function buildTargets(list: unknown): RoutingTargetRuntime[] {
   if (!Array.isArray(list) || list.length === 0) {
@@ -305,7 +313,7 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
   const routers = pinned === safe ? [safe] : [safe, pinned];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
 
-  return {
+  const routingChannel: ChannelInterface & RoutingChannelApi = {
     targetIds: Object.freeze(targets.map((t) => t.id)),
     health: registry,
     checkHealth: () => checker?.checkNow() ?? Promise.resolve([]),
@@ -332,4 +340,6 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
       watchCombinedState(channels, current, deadline, callback),
     getChannelzRef: () => (channels[0] as ChannelInterface).getChannelzRef(),
   };
+  // grpc-js's Channel class only adds a private field to the interface; nothing outside grpc-js reads it.
+  return routingChannel as RoutingChannel;
 }

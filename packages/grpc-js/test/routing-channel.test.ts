@@ -154,10 +154,13 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
 
   it('call.cancel() ends the call with CANCELLED and the server sees it cancelled', async () => {
     const { servers, client } = await routingSetup([{ faults: [{ hang: true }] }], { idempotent });
+    let call: { cancel(): void } | undefined;
     const outcome = new Promise<ServiceError | null>((resolve) => {
-      const call = client.Unary({ message: 'c' }, (error: ServiceError | null) => resolve(error));
-      setTimeout(() => call.cancel(), 50);
+      call = client.Unary({ message: 'c' }, (error: ServiceError | null) => resolve(error));
     });
+    // Cancel once the attempt is running on the server (the target channel connects first).
+    await expect.poll(() => servers[0]?.total(), { timeout: 5_000 }).toBe(1);
+    call?.cancel();
     expect((await outcome)?.code).toBe(status.CANCELLED);
     await expect.poll(() => servers[0]?.observed[0]?.outcome).toBe('CANCELLED');
   });
