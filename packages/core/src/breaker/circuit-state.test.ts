@@ -6,6 +6,7 @@ import {
   recordFailure,
   recordNeutral,
   recordSuccess,
+  reopenCircuit,
   resetCircuit,
 } from './circuit-state.js';
 import type { CircuitBreakerState } from './machine.js';
@@ -211,5 +212,40 @@ describe('isolate and reset', () => {
     s = resetCircuit(s, 6);
     expect(s).toMatchObject({ state: 'closed', isolated: false, consecutiveFailures: 0 });
     expect(check(s, 6)[0].admitted).toBe(true);
+  });
+});
+
+describe('reopenCircuit', () => {
+  it('restarts the cool-down of an open circuit from now, keeps the duration, grows the streak', () => {
+    const s0 = opened({ openDurationMs: 100, backoffMultiplier: 2 });
+    expect(recordFailure(s0, s0.config, 60)).toEqual(s0);
+    const before = JSON.stringify(s0);
+    const s1 = reopenCircuit(s0, 60);
+    expect(JSON.stringify(s0)).toBe(before);
+    expect(s1).toMatchObject({
+      state: 'open',
+      openedAt: 60,
+      openDurationMs: 100,
+      consecutiveFailures: s0.consecutiveFailures + 1,
+      generation: s0.generation + 1,
+    });
+    expect(check(s1, 159)[0]).toMatchObject({ admitted: false, retryAfterMs: 1 });
+    expect(check(s1, 160)[0]).toMatchObject({ admitted: true, probe: true });
+    // A call admitted before the re-open reports into an older generation.
+    expect(succeed(s1, 70, s0.generation)).toEqual(s1);
+  });
+
+  it('also restarts a cool-down that has run out (lazily half-open)', () => {
+    const s1 = reopenCircuit(opened({ openDurationMs: 100 }), 500);
+    expect(check(s1, 599)[0].admitted).toBe(false);
+    expect(check(s1, 600)[0].admitted).toBe(true);
+  });
+
+  it('leaves closed, half-open and isolated circuits unchanged', () => {
+    const closed = failTimes(createCircuitBreakerState({ failureThreshold: 3 }), 1);
+    const halfOpen = check(opened({ openDurationMs: 100 }), 100)[1];
+    const isolated = isolateCircuit(closed, 5);
+    for (const s of [closed, halfOpen, isolated]) expect(reopenCircuit(s, 1000)).toBe(s);
+    expect(halfOpen.state).toBe('half-open');
   });
 });

@@ -6,6 +6,7 @@ import {
   copyCircuit,
   isolateCircuitInPlace,
   newCircuit,
+  reopenCircuitInPlace,
   retryAfter,
   settle,
 } from './machine.js';
@@ -126,6 +127,22 @@ export function recordNeutral(
 export function isolateCircuit(state: CircuitBreakerState, now: number): CircuitBreakerState {
   const m = copyCircuit(state);
   isolateCircuitInPlace(m, now);
+  return m;
+}
+
+/**
+ * Restarts the cool-down of an open circuit from `now`: for a counted failure
+ * seen while open, which {@link recordFailure} ignores (nothing is admitted
+ * in an open generation). The streak grows by one, the open duration stays
+ * (no backoff: it was no failed probe), and the generation moves on. A
+ * circuit that is closed, half-open or isolated is returned unchanged.
+ * Used by the health registry, whose failures restart the cool-down.
+ * @internal
+ */
+export function reopenCircuit(state: CircuitBreakerState, now: number): CircuitBreakerState {
+  if (state.state !== 'open' || state.isolated) return state;
+  const m = copyCircuit(state);
+  reopenCircuitInPlace(m, now);
   return m;
 }
 

@@ -176,6 +176,19 @@ export function closeCircuit(m: MutableCircuit, now: number): void {
   if (m.window !== undefined) clearWindow(m.window);
 }
 
+/**
+ * A counted failure observed while open (reported from outside the breaker's
+ * own admissions): the cool-down restarts from `now` at the current open
+ * duration (not multiplied: it was no failed probe) and the streak grows.
+ * Anything but a non-isolated open circuit is left alone.
+ * @internal
+ */
+export function reopenCircuitInPlace(m: MutableCircuit, now: number): void {
+  if (m.state !== 'open' || m.isolated) return;
+  m.consecutiveFailures += 1;
+  open(m, now, m.openDurationMs);
+}
+
 /** Forces the circuit open until {@link closeCircuit}. @internal */
 export function isolateCircuitInPlace(m: MutableCircuit, now: number): void {
   if (m.isolated) return;

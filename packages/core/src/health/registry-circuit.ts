@@ -5,6 +5,8 @@
  * machine: whether a non-closed circuit refuses is always a `checkCircuit` call.
  * @internal
  */
+
+import { reopenCircuit } from '../breaker/circuit-state.js';
 import {
   type CircuitBreakerState,
   type CircuitState,
@@ -31,16 +33,12 @@ export function newHealthCircuit(failures: number, resetMs: number): CircuitBrea
 /**
  * A failure at `now`. The registry restarts the cool-down on every failure of
  * a streak at or past the threshold (`isOpen = now < lastFailure + reset`),
- * while the machine ignores reports in an open generation. So an open circuit
- * is first brought to the end of its cool-down (half-open), where a failure
- * re-opens it from `now` with the streak kept — the machine's own rule.
+ * while the machine ignores reports in an open generation: an open circuit is
+ * re-opened from `now` with the streak kept (`reopenCircuit`).
  * @internal
  */
 export function circuitFailure(c: CircuitBreakerState, now: number): CircuitBreakerState {
-  if (c.state === 'open') {
-    c = checkCircuit(c, Math.max(now, c.openedAt + c.openDurationMs)).updatedState;
-  }
-  return recordFailure(c, c.config, now);
+  return c.state === 'open' ? reopenCircuit(c, now) : recordFailure(c, c.config, now);
 }
 
 /**
