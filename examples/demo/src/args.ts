@@ -1,0 +1,70 @@
+import { parseArgs } from 'node:util';
+import { SCENARIOS, type ScenarioName } from './scenarios.js';
+
+/** What one demo run does. */
+export interface DemoOptions {
+  /** Length of the scenario timeline in seconds. */
+  durationS: number;
+  /** Calls started per second by each client (open loop). */
+  rate: number;
+  /** Which timeline to run. */
+  scenario: ScenarioName;
+  /** Where the HTML report goes. */
+  out: string;
+  /** Live progress bars (else plain lines); defaults to whether stdout is a TTY. */
+  progress: boolean;
+  /** Write the report's JSON next to it as well. */
+  json: boolean;
+}
+
+export const USAGE = `Usage: pnpm demo [--quick] [--duration <s>] [--rate <per s>] [--scenario <name>] [--out <file>]
+
+  --quick            a short run (about 8 s of load) with the same phases
+  --duration <s>     length of the timeline in seconds (default 30)
+  --rate <n>         calls per second started by each client (default 40)
+  --scenario <name>  ${Object.keys(SCENARIOS).join(' | ')} (default "default")
+  --out <file>       HTML report path (default ./demo-report.html)
+  --json             also write the report data as <out>.json
+  --no-progress      plain log lines instead of progress bars`;
+
+/** Parses `argv` (without node and script); throws a `TypeError` naming a bad option. */
+export function parseDemoArgs(argv: readonly string[], isTTY: boolean): DemoOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      scenario: { type: 'string', default: 'default' },
+      out: { type: 'string', default: 'demo-report.html' },
+      json: { type: 'boolean', default: false },
+      progress: { type: 'boolean' },
+      'no-progress': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) return 'help';
+  const number = (name: string, raw: string | undefined, fallback: number, min: number) => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min) {
+      throw new TypeError(`--${name} must be a number >= ${min}, got ${JSON.stringify(raw)}`);
+    }
+    return n;
+  };
+  const scenario = values.scenario as string;
+  if (!(scenario in SCENARIOS)) {
+    throw new TypeError(
+      `--scenario must be one of ${Object.keys(SCENARIOS).join(', ')}, got ${JSON.stringify(scenario)}`,
+    );
+  }
+  return {
+    durationS: number('duration', values.duration, values.quick ? 8 : 30, 2),
+    rate: number('rate', values.rate, values.quick ? 30 : 40, 1),
+    scenario: scenario as ScenarioName,
+    out: values.out as string,
+    json: values.json === true,
+    progress: values['no-progress'] ? false : (values.progress ?? isTTY),
+  };
+}

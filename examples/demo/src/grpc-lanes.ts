@@ -1,0 +1,103 @@
+import {
+  echoClientConstructor,
+  echoUnary,
+  loadEchoPackageDefinition,
+  type ScenarioClient,
+} from '@breakwater/chaos';
+import { createRetryBudget } from '@breakwater/core';
+import { createRoutingChannel, grpcHealthProbe, idempotentMethods } from '@breakwater/grpc-js';
+import { type Client, credentials, status } from '@grpc/grpc-js';
+import { CALL_DEADLINE_MS } from './lanes.js';
+
+type EchoClient = Parameters<typeof echoUnary>[0];
+
+/** The gRPC clients compared side by side, each over the same three replicas. */
+export interface GrpcLanes {
+  lanes: ScenarioClient[];
+  close(): void;
+}
+
+const ECHO = 'breakwater.chaos.v1.Echo';
+
+/** grpc-js's own round_robin over every replica address: what a multi-address target gives. */
+function roundRobinConfig(extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }], ...extra });
+}
+
+/**
+ * Today's usual setup: the service-config `retryPolicy` from the gRPC retry
+ * guide (3 attempts, exponential backoff from 100 ms, retry `UNAVAILABLE`).
+ */
+const usualRetryPolicy = {
+  methodConfig: [
+    {
+      name: [{ service: ECHO }],
+      retryPolicy: {
+        maxAttempts: 3,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+};
+
+function lane(name: string, client: EchoClient): ScenarioClient {
+  return {
+    name,
+    async call({ callId, index }) {
+      const out = await echoUnary(
+        client,
+        { message: String(index) },
+        { callId, callOptions: { deadline: Date.now() + CALL_DEADLINE_MS } },
+      );
+      if (!out.ok) throw out.error;
+      return { replica: out.value.replica };
+    },
+    describeError: (e) => status[(e as { code: number }).code] ?? String(e),
+  };
+}
+
+/** Builds the three gRPC lanes: no resilience, grpc-js retries, Breakwater. */
+export function createGrpcLanes(
+  replicas: ReadonlyArray<{ id: string; address: string }>,
+): GrpcLanes {
+  const Echo = echoClientConstructor();
+  const target = `ipv4:${replicas.map((r) => r.address).join(',')}`;
+  const insecure = credentials.createInsecure();
+  const none = new Echo(target, insecure, {
+    'grpc.service_config': roundRobinConfig(),
+  }) as unknown as EchoClient;
+  const usual = new Echo(target, insecure, {
+    'grpc.service_config': roundRobinConfig(usualRetryPolicy),
+  }) as unknown as EchoClient;
+  // Breakwater: a routing channel over one channel per replica — a circuit
+  // per replica fed by call outcomes and health checks (when every replica's
+  // circuit is open, calls are refused without touching the network),
+  // failover, hedging of the slowest 5% of attempts, and a retry budget that
+  // caps failovers and hedges at about 20% extra.
+  const routing = createRoutingChannel({
+    targets: replicas.map((r) => ({ id: r.id, address: r.address })),
+    selection: 'round-robin',
+    idempotent: idempotentMethods(loadEchoPackageDefinition()),
+    hedge: { percentile: 95, maxHedges: 1 },
+    health: { failures: 3, reset: '1s', probe: grpcHealthProbe, intervalMs: 500, timeoutMs: 300 },
+    budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
+  });
+  const breakwater = new Echo('routed', insecure, {
+    channelOverride: routing,
+  }) as unknown as EchoClient;
+  const clients: Client[] = [none, usual, breakwater];
+  return {
+    lanes: [
+      lane('grpc/none', none),
+      lane('grpc/usual', usual),
+      lane('grpc/breakwater', breakwater),
+    ],
+    close() {
+      for (const c of clients) c.close();
+      routing.close();
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  runScenario,
+  type ScenarioClient,
+  type ScenarioReport,
+  timelineDuration,
+} from '@breakwater/chaos';
+import { type DemoOptions, parseDemoArgs, USAGE } from './args.js';
+import { createGrpcLanes } from './grpc-lanes.js';
+import { barsView, linesView, type ProgressView } from './progress.js';
+import { renderReport } from './report-html.js';
+import { SCENARIOS } from './scenarios.js';
+import { startDemoServers } from './servers.js';
+import { formatTable, type TableRow, tableRows } from './table.js';
+import { createTrpcLanes } from './trpc-lanes.js';
+
+/** What a demo run produced. */
+export interface DemoResult {
+  report: ScenarioReport;
+  rows: TableRow[];
+  reportPath: string;
+}
+
+/** Opens connections before the clock starts, so the first second measures the clients, not TCP setup. */
+async function warmUp(lanes: readonly ScenarioClient[]): Promise<void> {
+  await Promise.all(
+    lanes.flatMap((lane) =>
+      Array.from({ length: 6 }, (_, i) =>
+        lane.call({ callId: `warmup-${lane.name}-${i}`, index: i }).catch(() => undefined),
+      ),
+    ),
+  );
+}
+
+/** Runs the demo: servers, clients, the scenario, then the table and the HTML report. */
+export async function runDemo(
+  options: DemoOptions,
+  log: (line: string) => void = console.log,
+): Promise<DemoResult> {
+  const totalMs = Math.round(options.durationS * 1000);
+  log(
+    `Breakwater demo — scenario "${options.scenario}", ${options.rate} calls/s per client for ${options.durationS} s`,
+  );
+  log('Starting 3 gRPC replicas (child processes) and 2 tRPC servers…');
+  const servers = await startDemoServers();
+  const grpc = createGrpcLanes(servers.grpc);
+  const trpc = createTrpcLanes(servers.trpc);
+  const lanes = [...grpc.lanes, ...trpc.lanes];
+  let view: ProgressView | undefined;
+  try {
+    await warmUp(lanes);
+    const phases = SCENARIOS[options.scenario](servers.targets, totalMs);
+    const expected = Math.ceil((options.rate * timelineDuration(phases)) / 1000);
+    view = options.progress
+      ? barsView(
+          phases,
+          lanes.map((l) => l.name),
+          expected,
+        )
+      : linesView(log);
+    const run = await runScenario({
+      phases,
+      clients: lanes,
+      rate: options.rate,
+      attempts: () => servers.attempts(),
+      onProgress: (p) => view?.update(p),
+    });
+    view.stop();
+    view = undefined;
+    const rows = tableRows(run.report);
+    log('');
+    log(formatTable(rows));
+    const reportPath = resolve(options.out);
+    const meta = {
+      scenario: options.scenario,
+      rate: options.rate,
+      durationS: options.durationS,
+      node: process.version,
+      date: new Date().toISOString(),
+    };
+    await writeFile(reportPath, renderReport(run.report, rows, meta));
+    if (options.json) {
+      await writeFile(
+        `${reportPath}.json`,
+        JSON.stringify({ meta, table: rows, report: run.report }),
+      );
+    }
+    log('');
+    log(`Report: ${reportPath}`);
+    return { report: run.report, rows, reportPath };
+  } finally {
+    view?.stop();
+    grpc.close();
+    await servers.close();
+  }
+}
+
+async function cli(): Promise<number> {
+  let options: ReturnType<typeof parseDemoArgs>;
+  try {
+    options = parseDemoArgs(process.argv.slice(2), process.stdout.isTTY === true);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options === 'help') {
+    console.log(USAGE);
+    return 0;
+  }
+  await runDemo(options);
+  return 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  cli().then(
+    // Keep-alive sockets and grpc-js reconnect timers would hold the process a while longer.
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

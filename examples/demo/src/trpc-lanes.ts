@@ -1,0 +1,116 @@
+import type { ChaosTrpcRouter, ScenarioClient } from '@breakwater/chaos';
+import { createRetryBudget, isRoutingError } from '@breakwater/core';
+import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
+import {
+  createTRPCClient,
+  httpLink,
+  type Operation,
+  TRPCClientError,
+  type TRPCLink,
+  retryLink as trpcRetryLink,
+} from '@trpc/client';
+import { CALL_DEADLINE_MS } from './lanes.js';
+
+type Client = ReturnType<typeof createTRPCClient<ChaosTrpcRouter>>;
+
+// Every request names its logical call, so the servers count its attempts.
+const callIdHeader = ({ op }: { op: Operation }) => ({
+  'x-call-id': String((op.context as { callId?: unknown }).callId ?? ''),
+});
+
+/**
+ * Round-robin over several terminating links, with no health checks: what
+ * DNS round-robin (or a load balancer without health checks) gives a tRPC client.
+ */
+function roundRobinLink(links: readonly TRPCLink<ChaosTrpcRouter>[]): TRPCLink<ChaosTrpcRouter> {
+  return (runtime) => {
+    const ready = links.map((l) => l(runtime));
+    let next = 0;
+    return (opts) => {
+      const link = ready[next++ % ready.length];
+      if (!link) throw new Error('roundRobinLink needs at least one link');
+      return link(opts);
+    };
+  };
+}
+
+function lane(name: string, client: Client): ScenarioClient {
+  return {
+    name,
+    async call({ callId, index }) {
+      const out = await client.echo.query(String(index), {
+        context: { callId },
+        signal: AbortSignal.timeout(CALL_DEADLINE_MS),
+      });
+      return { replica: out.server };
+    },
+    describeError(e) {
+      const wrapped = e as { meta?: { routing?: unknown }; cause?: unknown };
+      const routing = wrapped.meta?.routing ?? wrapped.cause;
+      if (isRoutingError(routing)) {
+        // e.g. "ROUTED(failed SERVICE_UNAVAILABLE, skipped circuit-open)"
+        return `ROUTED(${routing.visits
+          .map((v) => (v.status === 'skipped' ? `skipped ${v.reason}` : 'failed'))
+          .join(', ')})`;
+      }
+      if (e instanceof TRPCClientError) {
+        const data = e.data as { code?: string } | undefined;
+        if (data?.code) return data.code;
+        if (/abort/i.test(e.message)) return 'ABORTED';
+        return /fetch failed/.test(e.message) ? 'NETWORK' : e.message.slice(0, 40);
+      }
+      return (e as Error)?.name ?? 'error';
+    },
+  };
+}
+
+/** Builds the three tRPC lanes: no resilience, tRPC's own retryLink, Breakwater. */
+export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string }>): {
+  lanes: ScenarioClient[];
+} {
+  const plain = () => servers.map((s) => httpLink({ url: s.url, headers: callIdHeader }));
+  const none = createTRPCClient<ChaosTrpcRouter>({ links: [roundRobinLink(plain())] });
+  // tRPC's retryLink as its docs suggest: queries only, 3 attempts in all,
+  // exponential delay (started at 100 ms here so it fits the 1 s deadline).
+  const usual = createTRPCClient<ChaosTrpcRouter>({
+    links: [
+      trpcRetryLink({
+        retry: ({ op, error, attempts }) => {
+          const status = (error.data as { httpStatus?: number } | undefined)?.httpStatus ?? 0;
+          return op.type === 'query' && attempts < 3 && !(status >= 400 && status < 500);
+        },
+        retryDelayMs: (attempt) => Math.min(100 * 2 ** attempt, 1_000),
+      }),
+      roundRobinLink(plain()),
+    ],
+  });
+  // Breakwater: the core router over both servers — per-server circuits from
+  // call outcomes (a server whose circuit is open gets no calls until a
+  // recovery probe), failover, hedging of the slowest 5% of queries, and a
+  // retry budget that caps hedges.
+  const breakwater = createTRPCClient<ChaosTrpcRouter>({
+    links: [
+      routingLink<ChaosTrpcRouter>({
+        endpoints: servers.map((s) => ({
+          id: s.id,
+          link: httpLink({
+            url: s.url,
+            headers: callIdHeader,
+            fetch: createStatusPreservingFetch(),
+          }),
+        })),
+        selection: 'round-robin',
+        hedge: { percentile: 95, maxHedges: 1 },
+        health: { failures: 3, reset: '1s' },
+        budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
+      }),
+    ],
+  });
+  return {
+    lanes: [
+      lane('trpc/none', none),
+      lane('trpc/usual', usual),
+      lane('trpc/breakwater', breakwater),
+    ],
+  };
+}
