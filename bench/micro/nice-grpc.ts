@@ -38,9 +38,13 @@ const ours = createClientFactory()
   )
   .create(definition, ourChannel) as unknown as { Unary: Unary };
 
+/** Process CPU µs per call of the last `throughput` run (client and in-process server together). */
+let cpuPerCall = 0;
+
 /** Calls per second over `durationMs`, `concurrency` loops issuing calls back to back. */
 async function throughput(client: { Unary: Unary }, concurrency: number, durationMs: number) {
   const end = performance.now() + durationMs;
+  const cpu = process.cpuUsage();
   let calls = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -50,6 +54,8 @@ async function throughput(client: { Unary: Unary }, concurrency: number, duratio
       }
     }),
   );
+  const used = process.cpuUsage(cpu);
+  cpuPerCall = (used.user + used.system) / calls;
   return (calls * 1000) / durationMs;
 }
 
@@ -61,13 +67,23 @@ for (const concurrency of [1, 64]) {
   await throughput(ours, concurrency, 500);
   const bareRuns: number[] = [];
   const ourRuns: number[] = [];
+  const bareCpu: number[] = [];
+  const ourCpu: number[] = [];
   // Alternate short rounds: load from other jobs on the machine hits both sides alike.
   for (let round = 0; round < 8; round++) {
     bareRuns.push(await throughput(bare, concurrency, 400));
+    bareCpu.push(cpuPerCall);
     ourRuns.push(await throughput(ours, concurrency, 400));
+    ourCpu.push(cpuPerCall);
   }
   const b = median(bareRuns);
   const o = median(ourRuns);
+  const bc = median(bareCpu);
+  const oc = median(ourCpu);
+  // CPU per call is steadier than wall throughput on a shared machine: it is the ceiling on throughput.
+  console.log(
+    `concurrency ${String(concurrency).padStart(2)}: CPU per call bare ${bc.toFixed(0)} µs, resilienceMiddleware ${oc.toFixed(0)} µs (+${(oc - bc).toFixed(1)} µs) → CPU-bound throughput ${((bc / oc) * 100).toFixed(1)}% of bare`,
+  );
   console.log(
     `concurrency ${String(concurrency).padStart(2)}: bare ${b.toFixed(0)} calls/s, resilienceMiddleware ${o.toFixed(0)} calls/s = ${((o / b) * 100).toFixed(1)}% of bare (best ${((Math.max(...ourRuns) / Math.max(...bareRuns)) * 100).toFixed(1)}%)`,
   );

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import {
   type Clock,
   DeadlineExceededError,
@@ -97,27 +98,45 @@ export function deadlineMiddleware(
     if (timeoutMs <= 0) {
       throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
     }
-    const down = {
-      ...rest,
-      deadline: deadline instanceof Date && deadline.getTime() === at ? deadline : new Date(at),
-      metadata: withTimeoutHeader(rest.metadata, timeoutMs),
-    };
+    const metadata = withTimeoutHeader(rest.metadata, timeoutMs);
+    const absolute =
+      deadline instanceof Date && deadline.getTime() === at ? deadline : new Date(at);
     const signal = rest.signal;
     if (!call.responseStream) {
       const next = unaryNext(call);
       const timeout: TimeoutOptions =
         signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
       try {
-        return await withTimeout(
-          (s) => unaryResult(next(call.request, { ...down, signal: s })),
-          timeout,
-        );
+        return await withTimeout((s) => {
+          allowManyListeners(s);
+          const down: CallOptions & DeadlineCallOptions = {
+            ...rest,
+            deadline: absolute,
+            metadata,
+            signal: s,
+          };
+          return unaryResult(next(call.request, down));
+        }, timeout);
       } catch (error) {
         throw translate(error, path, signal);
       }
     }
+    const down = { ...rest, deadline: absolute, metadata };
     yield* guardStream(streamNext(call), call.request, down, path, timeoutMs, sleep);
   };
+}
+
+let lastShared: AbortSignal | undefined;
+
+/**
+ * Calls due in the same millisecond share one withTimeout signal, and each
+ * nice-grpc call listens on its signal: lift Node's 10-listener warning once
+ * per shared signal (the warning builds a stack trace per signal).
+ */
+function allowManyListeners(signal: AbortSignal): void {
+  if (signal === lastShared) return;
+  lastShared = signal;
+  setMaxListeners(0, signal);
 }
 
 /** withTimeout's own rejections, in the words nice-grpc callers expect. */

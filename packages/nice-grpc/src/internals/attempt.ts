@@ -38,22 +38,32 @@ export class Attempt {
       ...caller,
       metadata,
       signal: signal ?? caller.signal,
-      onHeader: (header) => {
-        if (this.committed) caller.onHeader?.(header);
-        else this.header = header;
-      },
-      onTrailer: (trailer) => {
-        if (this.committed) caller.onTrailer?.(trailer);
-        else this.trailer = trailer;
-      },
+      onHeader: headerSink(this),
+      onTrailer: trailerSink(this),
     } as CallOptions;
   }
 
   /** Reads this attempt's trailer, for pushback. */
-  readonly trailerValue: TrailerGetter = (key) => {
-    const value = this.trailer?.get(key);
-    return typeof value === 'string' ? value : undefined;
-  };
+  trailerValue(): TrailerGetter | undefined {
+    const trailer = this.trailer;
+    if (trailer === undefined) return undefined;
+    return (key) => {
+      const value = trailer.get(key);
+      return typeof value === 'string' ? value : undefined;
+    };
+  }
+
+  /** Forwards to the caller once committed. @internal */
+  forwardHeader(header: Metadata): void {
+    if (this.committed) this.caller.onHeader?.(header);
+    else this.header = header;
+  }
+
+  /** Forwards to the caller once committed. @internal */
+  forwardTrailer(trailer: Metadata): void {
+    if (this.committed) this.caller.onTrailer?.(trailer);
+    else this.trailer = trailer;
+  }
 
   /** This attempt's result is the call's: hand over what was held back. */
   commit(): void {
@@ -64,4 +74,14 @@ export class Attempt {
     this.header = undefined;
     this.trailer = undefined;
   }
+}
+
+// Built by factories, not as named properties: transpilers that keep function
+// names (esbuild keepNames, as tsx runs) would otherwise rename each closure per call.
+function headerSink(attempt: Attempt): (header: Metadata) => void {
+  return (header) => attempt.forwardHeader(header);
+}
+
+function trailerSink(attempt: Attempt): (trailer: Metadata) => void {
+  return (trailer) => attempt.forwardTrailer(trailer);
 }

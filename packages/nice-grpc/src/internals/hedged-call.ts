@@ -113,7 +113,7 @@ export class HedgedCall<Response> {
             path: this.path,
             code: status.code,
             details: status.details,
-            trailer: attempt.trailerValue,
+            trailer: attempt.trailerValue(),
           });
     if (verdict === undefined || !verdict.retry) {
       attempt.commit();

@@ -133,7 +133,7 @@ export class RetryChain {
       path: this.path,
       code: status.code,
       details: status.details,
-      trailer: attempt.trailerValue,
+      trailer: attempt.trailerValue(),
       perAttemptDeadline: perAttempt && settings.clock() < this.deadlineAt,
     });
     const delayMs = verdict.retry
