@@ -1,0 +1,43 @@
+import { loadEchoPackageDefinition } from '@breakwater/chaos';
+import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import { createClientFactory } from 'nice-grpc';
+import { describe, expect, it } from 'vitest';
+import { resilienceMiddleware } from '../src/index.js';
+import { callId, chaosServer, echoDefinition, onCleanup } from './helpers.js';
+
+describe('a nice-grpc client over the grpc-js routing channel', () => {
+  it('primary killed mid-run: zero failed idempotent calls, the secondary takes over, deadlines still reach the servers', async () => {
+    const primary = await chaosServer({ replica: 'primary' });
+    const secondary = await chaosServer({ replica: 'secondary' });
+    const channel = createRoutingChannel({
+      targets: [
+        { id: 'primary', address: primary.address },
+        { id: 'secondary', address: secondary.address },
+      ],
+      idempotent: idempotentMethods(loadEchoPackageDefinition()),
+      health: { failures: 1, reset: 60_000 },
+    });
+    onCleanup(() => channel.close());
+    const client = createClientFactory()
+      .use(resilienceMiddleware({ deadline: { timeout: '2s' }, retry: {} }))
+      .create(echoDefinition(), channel);
+
+    const replicas: string[] = [];
+    let failed = 0;
+    for (let i = 0; i < 40; i++) {
+      if (i === 20) await primary.stop();
+      try {
+        replicas.push((await client.Unary({ message: String(i) }, callId(`r${i}`))).replica);
+      } catch {
+        failed++;
+      }
+    }
+    expect(failed).toBe(0);
+    expect(replicas.slice(0, 20).every((r) => r === 'primary')).toBe(true);
+    expect(replicas.slice(20).every((r) => r === 'secondary')).toBe(true);
+    expect(secondary.total()).toBeGreaterThanOrEqual(20);
+    for (const seen of [...primary.observed, ...secondary.observed]) {
+      expect(seen.deadlineRemainingMs).toBeLessThanOrEqual(2_000);
+    }
+  });
+});
