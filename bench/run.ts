@@ -2,7 +2,9 @@
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
 // prints the suite names. Writes bench/results/latest.json and regenerates the generated
 // section of BENCHMARKS.md (results of suites not run this time are kept from the last run).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type MachineInfo, machineInfo } from './harness/machine.js';
@@ -26,7 +28,15 @@ interface Results {
   suites: Record<string, SuiteResult & { machine: MachineInfo }>;
 }
 
-function parseArgs(argv: string[]): { only: string[] | undefined; quick: boolean; list: boolean } {
+interface Args {
+  only: string[] | undefined;
+  quick: boolean;
+  list: boolean;
+  /** Internal: run this one suite in this process and write its result to `out`. */
+  child: { suite: string; out: string } | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
   const args = argv.filter((a) => a !== '--');
   let only: string[] | undefined;
   const i = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
@@ -36,7 +46,9 @@ function parseArgs(argv: string[]): { only: string[] | undefined; quick: boolean
     if (!value) throw new Error('--only needs a suite name');
     only = value.split(',').map((s) => s.trim());
   }
+  const c = args.indexOf('--child');
   return {
+    child: c >= 0 ? { suite: args[c + 1] as string, out: args[c + 2] as string } : undefined,
     only: only ?? (process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : undefined),
     quick: args.includes('--quick') || process.env.BENCH_QUICK === '1',
     list: args.includes('--list'),
@@ -85,8 +97,34 @@ function writeMarkdown(section: string): void {
   writeFileSync(markdownFile, next);
 }
 
+type SuiteOutput = Awaited<ReturnType<Suite['run']>>;
+
+/**
+ * Runs one suite in a fresh Node process: no JIT state, heap or timers left by
+ * one suite can bend the next one's numbers.
+ */
+async function runInChild(name: string, quick: boolean): Promise<SuiteOutput> {
+  const out = join(tmpdir(), `breakwater-bench-${process.pid}-${name}.json`);
+  const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', name, out];
+  if (quick) args.push('--quick');
+  const code = await new Promise<number | null>((resolve) => {
+    spawn(process.execPath, args, { stdio: 'inherit' }).once('exit', (c) => resolve(c));
+  });
+  if (code !== 0 || !existsSync(out))
+    throw new Error(`suite ${name} failed (exit ${String(code)})`);
+  const result = JSON.parse(readFileSync(out, 'utf8')) as SuiteOutput;
+  rmSync(out);
+  return result;
+}
+
 async function main(): Promise<void> {
-  const { only, quick, list } = parseArgs(process.argv.slice(2));
+  const { only, quick, list, child } = parseArgs(process.argv.slice(2));
+  if (child) {
+    const suite = suites.find((s) => s.name === child.suite);
+    if (!suite) throw new Error(`unknown suite ${child.suite}`);
+    writeFileSync(child.out, JSON.stringify(await suite.run({ quick })));
+    return;
+  }
   if (list) {
     for (const s of suites) console.log(`${s.name.padEnd(12)} ${s.title}`);
     return;
@@ -108,7 +146,7 @@ async function main(): Promise<void> {
     console.log(`\n== ${suite.name}: ${suite.title}`);
     const t0 = performance.now();
     const ranAt = new Date().toISOString();
-    const result = await suite.run({ quick });
+    const result = await runInChild(suite.name, quick);
     const seconds = (performance.now() - t0) / 1000;
     console.log(`== ${suite.name} done in ${seconds.toFixed(1)} s`);
     done[suite.name] = { name: suite.name, title: suite.title, ranAt, seconds, machine, ...result };

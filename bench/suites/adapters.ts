@@ -89,7 +89,7 @@ export const adaptersSuite: Suite = {
         stack: () =>
           breakwaterGrpcLane('stack', target, breakwaterGrpcOptions({ bulkhead, rateLimit })),
         stackDescription:
-          'resilienceInterceptor: deadline 2 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
+          'resilienceInterceptor: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
       },
       {
         adapter: 'nice-grpc',
@@ -97,7 +97,7 @@ export const adaptersSuite: Suite = {
         stack: () =>
           breakwaterNiceLane('stack', target, { ...breakwaterNiceOptions(), bulkhead, rateLimit }),
         stackDescription:
-          'resilienceMiddleware: deadline 2 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
+          'resilienceMiddleware: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
       },
       {
         adapter: 'tRPC (httpBatchLink)',
@@ -110,7 +110,7 @@ export const adaptersSuite: Suite = {
             }),
           ),
         stackDescription:
-          'resilienceLink: bulkhead, timeout 2 s, retry (3 attempts, budget), circuit breaker',
+          'resilienceLink: bulkhead, timeout 10 s, retry (3 attempts, budget), circuit breaker',
       },
     ];
     const results: PairResult[] = [];

@@ -35,6 +35,7 @@ import {
   retry as cockatielRetry,
   ExponentialBackoff,
   handleWhen,
+  isBrokenCircuitError,
   wrap,
 } from 'cockatiel';
 import {
@@ -132,7 +133,7 @@ export function breakwaterGrpcOptions(
 ): ResilienceInterceptorOptions {
   return {
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    deadline: { timeout: '2s' },
+    deadline: { timeout: '10s' },
     circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
     retry: {
       attempts: ATTEMPTS,
@@ -173,8 +174,7 @@ export function cockatielGrpcLane(name: string, target: string): Lane {
     call: async ({ callId }) => ({
       replica: (await policy.execute(() => unaryCall(client, callId))).replica,
     }),
-    describeError: (e) =>
-      e instanceof Error && e.name === 'BrokenCircuitError' ? 'circuit-open' : describeGrpc(e),
+    describeError: (e) => (isBrokenCircuitError(e) ? 'circuit open' : describeGrpc(e)),
     close: () => client.close(),
   };
 }
@@ -192,7 +192,7 @@ export function breakwaterRouterLane(
   const router = createRouter({
     providers: clients.map((resource, i) => ({ id: `r${i}`, resource })),
     selection: 'round-robin',
-    protection: { attempts: 1, timeout: 2000, circuit: { threshold: 3, cooldown: 1000 } },
+    protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
     ...(hedge ? { hedge } : {}),
   });
   return {
@@ -203,7 +203,7 @@ export function breakwaterRouterLane(
           const call = client.Unary(
             { message: 'x' },
             callMetadata(callId),
-            { deadline: Date.now() + 2000 },
+            { deadline: Date.now() + 10_000 },
             (error: ServiceError | null, value?: EchoResponse) =>
               error ? reject(error) : resolve(value as EchoResponse),
           );
@@ -279,7 +279,7 @@ export function niceRetryLane(name: string, target: string): Lane {
 export function breakwaterNiceOptions(): ResilienceMiddlewareOptions {
   return {
     idempotent: [`/${ECHO}/Unary`],
-    deadline: { timeout: '2s' },
+    deadline: { timeout: '10s' },
     circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
     retry: {
       retryAttempts: ATTEMPTS,
@@ -333,7 +333,10 @@ export function trpcLane(name: string, links: Links): Lane {
     },
     describeError: (e) => {
       const status = (e as { data?: { httpStatus?: number } })?.data?.httpStatus;
-      return status ? `HTTP ${status}` : String((e as Error)?.name);
+      if (status) return `HTTP ${status}`;
+      // Breakwater's refusals and tRPC's own fetch failures show up as the cause.
+      const cause = (e as { cause?: { name?: string; code?: string } })?.cause;
+      return String(cause?.code ?? cause?.name ?? (e as Error)?.name);
     },
     close: () => {},
   };
@@ -363,7 +366,7 @@ export function breakwaterTrpcLinks(
   return [
     resilienceLink<ChaosTrpcRouter>({
       ...extra,
-      timeout: { timeoutMs: '2s' },
+      timeout: { timeoutMs: '10s' },
       retry: {
         attempts: ATTEMPTS,
         backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },

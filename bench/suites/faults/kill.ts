@@ -18,7 +18,7 @@ export const killSuite: Suite = {
   async run({ quick }) {
     const downMs = quick ? 2000 : 5000;
     const upMs = quick ? 2000 : 5000;
-    const rate = quick ? 50 : 150;
+    const rate = quick ? 30 : 60;
     const servers = await startServers(3, false);
     const target = multiTarget(servers.grpcAddresses);
     const rr = grpcServiceConfig({ roundRobin: true });

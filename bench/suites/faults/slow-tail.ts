@@ -19,7 +19,7 @@ export const slowTailSuite: Suite = {
   title: 'Fault 3: slow tail on one of three replicas (5% of calls +200 ms)',
   async run({ quick }) {
     const durationMs = quick ? 3000 : 10_000;
-    const rate = quick ? 50 : 150;
+    const rate = quick ? 30 : 60;
     const servers = await startServers(3, false);
     const target = multiTarget(servers.grpcAddresses);
     const rr = grpcServiceConfig({ roundRobin: true });
