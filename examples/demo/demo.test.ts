@@ -12,7 +12,11 @@ describe('pnpm demo --quick', () => {
     const out = join(dir, 'demo-report.html');
     const lines: string[] = [];
     try {
-      const options = parseDemoArgs(['--quick', '--no-progress', '--out', out], false);
+      // A modest rate keeps the run meaningful on a busy CI machine (the test runs beside other suites).
+      const options = parseDemoArgs(
+        ['--quick', '--rate', '20', '--no-progress', '--out', out],
+        false,
+      );
       if (options === 'help') throw new Error('unexpected help');
       const result = await runDemo(options, (line) => lines.push(line));
 

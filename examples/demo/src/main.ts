@@ -84,7 +84,7 @@ export async function runDemo(
     if (options.json) {
       await writeFile(
         `${reportPath}.json`,
-        JSON.stringify({ meta, table: rows, report: run.report }),
+        JSON.stringify({ meta, table: rows, report: run.report, calls: run.calls }),
       );
     }
     log('');
