@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isOperationAbortedError, isQueueFullError, QueueFullError } from '../errors/index.js';
 import { neverAbortedSignal } from '../internal/abort.js';
-import { createPool } from './pool.js';
+import { createPool, createSlotPool } from './pool.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -183,6 +183,29 @@ describe('createPool', () => {
     g2.resolve();
     await tick();
     expect(idle).toBe(true);
+  });
+
+  it('internal slot hand-off: tryTake only while a slot is free; give starts the oldest waiter', async () => {
+    const pool = createSlotPool({ concurrency: 2, maxQueue: 1 });
+    expect([pool.tryTake(), pool.tryTake(), pool.tryTake()]).toEqual([true, true, false]);
+    expect(pool.active).toBe(2);
+    const started: string[] = [];
+    const queued = pool.run(() => {
+      started.push('queued');
+      return 'q';
+    });
+    await expect(pool.run(() => 'over')).rejects.toSatisfy(isQueueFullError);
+    pool.give(true);
+    // The waiter starts in the freed slot at once, without waiting for a tick.
+    expect(started).toEqual(['queued']);
+    await expect(queued).resolves.toBe('q');
+    pool.giveFailed();
+    expect([pool.active, pool.queued]).toEqual([0, 0]);
+    await expect(pool.onIdle()).resolves.toBeUndefined();
+    expect(pool.stats()).toMatchObject({ started: 3, completed: 2, failed: 1, queueFull: 1 });
+    expect(pool.tryTake()).toBe(true);
+    pool.giveOk();
+    expect(pool.stats()).toMatchObject({ started: 4, completed: 3, active: 0 });
   });
 
   it('validates its options, naming them', () => {

@@ -75,6 +75,23 @@ export interface Pool {
   stats(): PoolStats;
 }
 
+/**
+ * A {@link Pool} with a synchronous slot hand-off for the core's own runners
+ * (`protect`, the router): when a slot is free they take it, run without the
+ * pool's promise wrapper, and give it back when their call settles.
+ * @internal
+ */
+export interface SlotPool extends Pool {
+  /** Takes a free slot (counted as a started task) and returns true; false when all are busy. */
+  tryTake(): boolean;
+  /** Gives back a slot taken with {@link tryTake}; `ok` tells whether its task fulfilled. Starts the oldest waiter. */
+  give(ok: boolean): void;
+  /** `give(true)` as a shared callback (for `promise.then`). */
+  readonly giveOk: () => void;
+  /** `give(false)` as a shared callback, for `settled.then(giveOk, giveFailed)` beside the promise the caller keeps. */
+  readonly giveFailed: () => void;
+}
+
 /** A waiting call: a list node, so an abort unlinks it in O(1). */
 interface Waiter {
   task: PoolTask<unknown>;
@@ -86,7 +103,7 @@ interface Waiter {
   next: Waiter | undefined;
 }
 
-class PoolImpl implements Pool {
+class PoolImpl implements SlotPool {
   active = 0;
   queued = 0;
   private readonly waiters = new LinkedList<Waiter>();
@@ -149,6 +166,23 @@ class PoolImpl implements Pool {
       }
     });
   }
+
+  tryTake(): boolean {
+    // A free slot means the queue is empty: slots are handed to waiters as soon as they free up.
+    if (this.active >= this.concurrency) return false;
+    this.active++;
+    this.started++;
+    return true;
+  }
+
+  give(ok: boolean): void {
+    if (ok) this.completed++;
+    else this.failed++;
+    this.release();
+  }
+
+  readonly giveOk = (): void => this.give(true);
+  readonly giveFailed = (): void => this.give(false);
 
   /**
    * Starts `task` in a slot already counted in `active`. Settlement goes
@@ -246,6 +280,11 @@ class PoolImpl implements Pool {
  * const user = await pool.run((signal) => fetchUser(id, { signal }), { signal });
  */
 export function createPool(options: PoolOptions): Pool {
+  return createSlotPool(options);
+}
+
+/** {@link createPool} with the internal slot hand-off of {@link SlotPool}. @internal */
+export function createSlotPool(options: PoolOptions): SlotPool {
   checkObject('createPool(options)', options, false);
   const concurrency = checkNumber('concurrency', options.concurrency, {
     min: 1,

@@ -6,6 +6,8 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
+import { isThenable } from '../internal/thenable.js';
+import type { SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { systemSleep } from '../time/sleep.js';
 import { backoffDelay } from './backoff.js';
@@ -98,14 +100,6 @@ async function watch(call: Call<unknown>, ctx: AttemptContext, pending: PromiseL
   call.attemptSettled(ctx, true, value);
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
 }
@@ -124,6 +118,8 @@ export class Call<T> extends WheelEntry {
   private allowFallback = true;
   private resolve: (value: T | PromiseLike<T>) => void = capturedResolve as Resolve;
   private reject: (error: unknown) => void = capturedReject;
+  /** The pool slot this call took synchronously; given back when the call's promise settles. */
+  slot: SlotPool | undefined = undefined;
   private next: (() => void) | undefined = undefined;
   private lastError: unknown = undefined;
   /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
@@ -163,6 +159,34 @@ export class Call<T> extends WheelEntry {
     return p;
   }
 
+  /** Resolves the call's promise; a slot taken synchronously is given back once it has settled. */
+  private fulfil(value: T | PromiseLike<T>): void {
+    const slot = this.slot;
+    if (slot === undefined) {
+      this.resolve(value);
+      return;
+    }
+    this.slot = undefined;
+    if (isThenable(value)) {
+      // A fallback's promise keeps the slot until it settles, as the pool's own wrapper would.
+      const settled = Promise.resolve(value);
+      this.resolve(settled);
+      settled.then(slot.giveOk, slot.giveFailed);
+      return;
+    }
+    this.resolve(value);
+    slot.give(true);
+  }
+
+  /** Rejects the call's promise and gives back a slot taken synchronously. */
+  private fail(error: unknown): void {
+    this.reject(error);
+    const slot = this.slot;
+    if (slot === undefined) return;
+    this.slot = undefined;
+    slot.give(false);
+  }
+
   /** Runs the call in its slot. */
   start(): Promise<T> {
     const p = this.promise();
@@ -171,7 +195,7 @@ export class Call<T> extends WheelEntry {
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
-      this.reject(abortError(signal));
+      this.fail(abortError(signal));
       return p;
     }
     if (shared.breaker !== undefined) {
@@ -277,7 +301,7 @@ export class Call<T> extends WheelEntry {
   private succeed(value: T): void {
     this.shared.config.throttle?.recordAccept();
     this.finish('success');
-    this.resolve(value);
+    this.fulfil(value);
   }
 
   private attemptFailed(error: unknown): void {
@@ -290,7 +314,7 @@ export class Call<T> extends WheelEntry {
         verdict = this.policy(error);
       } catch (policyError) {
         this.finish('neutral');
-        this.reject(new ErrorPolicyError(error, policyError));
+        this.fail(new ErrorPolicyError(error, policyError));
         return;
       }
     }
@@ -352,7 +376,7 @@ export class Call<T> extends WheelEntry {
     const error = abortError(this.callerSignal as AbortSignal);
     this.ctx?.abort(error);
     this.finish('neutral');
-    this.reject(error);
+    this.fail(error);
   }
 
   private leaveDeadline(): void {
@@ -376,15 +400,15 @@ export class Call<T> extends WheelEntry {
   private failWith(error: unknown, reason: ProtectFallbackEvent['reason']): void {
     const fallback = this.fallback;
     if (fallback === undefined || !this.allowFallback) {
-      this.reject(error);
+      this.fail(error);
       return;
     }
     const shared = this.shared;
     if (shared.fallbacks.active) shared.fallbacks.emit({ reason });
     try {
-      this.resolve(fallback(error, { signal: this.callerSignal ?? neverAbortedSignal }));
+      this.fulfil(fallback(error, { signal: this.callerSignal ?? neverAbortedSignal }));
     } catch (fallbackError) {
-      this.reject(fallbackError);
+      this.fail(fallbackError);
     }
   }
 }

@@ -62,6 +62,52 @@ describe('protect: concurrency and queue', () => {
     expect(order).toEqual([1, 2]);
   });
 
+  it("a call keeps its slot until its fallback's promise settles; then the queued call starts", async () => {
+    const run = protect({ concurrency: 1, maxQueue: 1 });
+    let releaseFallback: (v: string) => void = () => {};
+    const first = run(
+      () => {
+        throw new Error('down');
+      },
+      { fallback: () => new Promise<string>((r) => (releaseFallback = r)) },
+    );
+    let ran = false;
+    const second = run(() => {
+      ran = true;
+      return 'second';
+    });
+    await new Promise((r) => setImmediate(r));
+    expect([run.active, run.queued, ran]).toEqual([1, 1, false]);
+    releaseFallback('fallback');
+    await expect(Promise.all([first, second])).resolves.toEqual(['fallback', 'second']);
+    expect([run.active, run.queued, ran]).toEqual([0, 0, true]);
+  });
+
+  it('a slot is given back on every way out: success, failure, policy error, abort', async () => {
+    const run = protect({ concurrency: 1 });
+    await expect(run(() => 1)).resolves.toBe(1);
+    await expect(run(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    await expect(
+      run(
+        () => {
+          throw new Error('y');
+        },
+        {
+          errorPolicy: () => {
+            throw new Error('policy');
+          },
+        },
+      ),
+    ).rejects.toSatisfy((e: Error) => e.name === 'ErrorPolicyError');
+    const ac = new AbortController();
+    const aborted = run(() => new Promise(() => {}), { signal: ac.signal });
+    expect(run.active).toBe(1);
+    ac.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    expect(run.active).toBe(0);
+    await expect(run(() => 'still usable')).resolves.toBe('still usable');
+  });
+
   it('maxQueue Infinity never refuses', async () => {
     const run = protect({ concurrency: 1, maxQueue: Number.POSITIVE_INFINITY });
     const all = Array.from({ length: 50 }, (_, i) => run(async () => i));

@@ -3,7 +3,7 @@ import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { createPool, type Pool } from '../pool/pool.js';
+import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { systemSleep } from '../time/sleep.js';
 import { Call, type RunnerShared } from './call.js';
@@ -24,7 +24,7 @@ const noStateChanges: Event<CircuitStateChange> = () => ({ dispose() {} });
 class Runner implements RunnerShared {
   readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
-  readonly pool: Pool | undefined;
+  readonly pool: SlotPool | undefined;
   readonly retries = new EventEmitter<ProtectRetryEvent>();
   readonly rejects = new EventEmitter<ProtectRejectEvent>();
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
@@ -46,7 +46,7 @@ class Runner implements RunnerShared {
       this.breaker = createCircuitBreaker(options);
     }
     if (config.concurrency !== Number.POSITIVE_INFINITY) {
-      this.pool = createPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
+      this.pool = createSlotPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
     }
   }
 
@@ -67,16 +67,17 @@ class Runner implements RunnerShared {
     const call = new Call<T>(this, fn, signal, fallback, policy);
     const pool = this.pool;
     if (pool === undefined) return call.start();
-    if (pool.active >= pool.concurrency) {
-      // The call would queue: refuse it now rather than after a wait it cannot use.
-      if (this.breaker !== undefined && this.breaker.state === 'open') {
-        return call.refuse('circuit-open');
-      }
-      if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-      return pool.run(() => call.start(), { signal });
+    if (pool.tryTake()) {
+      // A free slot, taken synchronously: the call gives it back when it settles.
+      call.slot = pool;
+      return call.start();
     }
-    // A free slot: the pool starts the task synchronously.
-    return pool.run(() => call.start());
+    // The call would queue: refuse it now rather than after a wait it cannot use.
+    if (this.breaker !== undefined && this.breaker.state === 'open') {
+      return call.refuse('circuit-open');
+    }
+    if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
+    return pool.run(() => call.start(), { signal });
   }
 }
 

@@ -397,6 +397,25 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
     expect(res.a?.calls).toBe(4);
   });
 
+  it('the slot is held through the fallback and given back on success and failure alike', async () => {
+    const { router, res, clock } = setup(['a'], { concurrency: 1, maxQueue: 1 });
+    failing(res.a!);
+    const slowFallback = async () => {
+      await clock.sleep(50);
+      return 'fb';
+    };
+    const first = run(router, { fallback: slowFallback });
+    const second = run(router).catch((e: unknown) => e);
+    await clock.advanceAsync(49);
+    expect([router.active, router.queued, res.a?.calls]).toEqual([1, 1, 1]);
+    await expect(clock.run(first)).resolves.toBe('fb');
+    expect(isRoutingError(await second)).toBe(true);
+    expect([router.active, router.queued, res.a?.calls]).toEqual([0, 0, 2]);
+    res.a!.behave = async () => 'ok';
+    await expect(run(router)).resolves.toBe('ok');
+    expect(router.active).toBe(0);
+  });
+
   it('a queued call whose signal aborts leaves the queue without running', async () => {
     const { router, res, clock } = setup(['a'], { concurrency: 1, maxQueue: 5 });
     res.a!.behave = async () => {

@@ -1,7 +1,7 @@
 import type { CircuitBreaker } from '../breaker/types.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
-import { createPool, type Pool } from '../pool/pool.js';
+import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
@@ -26,7 +26,7 @@ function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
 
 class RouterImpl<R> implements Router<R> {
   private readonly core: RouterCore<R>;
-  private readonly pool: Pool | undefined;
+  private readonly pool: SlotPool | undefined;
   readonly providerIds: readonly string[];
   readonly onSelected;
   readonly onSkipped;
@@ -40,7 +40,7 @@ class RouterImpl<R> implements Router<R> {
     this.pool =
       config.concurrency === Number.POSITIVE_INFINITY
         ? undefined
-        : createPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
+        : createSlotPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
     this.providerIds = Object.freeze(config.providers.map((p) => p.id));
     this.onSelected = core.selected.on;
     this.onSkipped = core.skipped.on;
@@ -79,11 +79,16 @@ class RouterImpl<R> implements Router<R> {
     const policy = options?.errorPolicy ?? this.config.errorPolicy;
     const fallback = options?.fallback;
     let routed: Promise<T>;
-    if (this.pool === undefined) {
+    const pool = this.pool;
+    if (pool === undefined) {
       routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
+    } else if (pool.tryTake()) {
+      // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
+      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
+      routed.then(pool.giveOk, pool.giveFailed);
     } else {
       let started = false;
-      routed = this.pool.run(
+      routed = pool.run(
         (s) => {
           started = true;
           return this.core.route(fn, s, policy, fallback);
