@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { tick } from '../test-helpers/async.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { type CacheOptions, createCache } from './cache.js';
 
@@ -18,8 +19,6 @@ function controlledLoader() {
   };
   return { loader, calls, pending };
 }
-
-const tick = () => new Promise<void>((r) => setImmediate(r));
 
 describe('createCache', () => {
   it('reports fresh, then stale inside the SWR window, then expired', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
+import { tick } from '../test-helpers/async.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { TimerWheel, WheelEntry } from './timer-wheel.js';
 
@@ -135,7 +136,7 @@ describe('TimerWheel on an injected sleep', () => {
     const b = new Probe('b');
     wheel.schedule(a, 30);
     wheel.schedule(b, 60);
-    await new Promise((resolve) => setImmediate(resolve));
+    await tick();
     expect(a.expiredAt).toBeDefined();
     expect(b.expiredAt).toBeDefined();
     expect(wheel.size).toBe(0);
@@ -154,7 +155,7 @@ describe('TimerWheel on an injected sleep', () => {
       const b = new Probe('b');
       wheel.schedule(a, 30);
       wheel.schedule(b, 60);
-      await new Promise((resolve) => setImmediate(resolve));
+      await tick();
       for (const p of [a, b]) {
         expect(isDeadlineTimerError(p.timerError)).toBe(true);
         expect(p.timerError?.cause).toBe(cause);

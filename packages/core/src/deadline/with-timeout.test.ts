@@ -4,9 +4,9 @@ import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
+import { trackUnhandledRejections } from '../test-helpers/unhandled.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createDeadline } from './deadline.js';
-import { trackUnhandledRejections } from './test-helpers/unhandled.js';
 import { withTimeout } from './with-timeout.js';
 
 const unhandled = trackUnhandledRejections();

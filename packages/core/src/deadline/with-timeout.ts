@@ -2,6 +2,8 @@ import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
+import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
+import { isThenable } from '../internal/thenable.js';
 import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
@@ -25,12 +27,8 @@ export interface TimeoutOptions {
 /** The operation bounded by a timeout; it should stop when `signal` aborts. */
 export type TimeoutOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
 
-function thenable<T>(value: PromiseLike<T> | T): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
 /** One `withTimeout` call: settles once, then tears down whatever it set up. */
-class TimeoutCall<T> extends WheelEntry {
+class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
   resolve!: (value: T) => void;
   reject!: (error: unknown) => void;
   settled = false;
@@ -44,6 +42,12 @@ class TimeoutCall<T> extends WheelEntry {
     readonly callerSignal: AbortSignal | undefined,
   ) {
     super();
+  }
+
+  /** `op` settled. */
+  onOutcome(ok: boolean, value: unknown): void {
+    if (ok) this.win(value as T);
+    else this.lose(value);
   }
 
   win(value: T): void {
@@ -138,9 +142,9 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   if (timeoutMs <= 0) return Promise.reject(new DeadlineExceededError(timeoutMs));
 
   const call = new TimeoutCall<T>(timeoutMs, callerSignal);
-  const promise = new Promise<T>(captureSettlers);
-  call.resolve = capturedResolve as (value: T) => void;
-  call.reject = capturedReject;
+  const promise = newPromise<T>();
+  call.resolve = settlers.resolve;
+  call.reject = settlers.reject;
   const finite = timeoutMs !== Number.POSITIVE_INFINITY;
   const wantsSignal = op.length > 0;
   let signal = neverAbortedSignal;
@@ -164,29 +168,9 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
     call.lose(error);
     return promise;
   }
-  if (thenable(result)) void settleFrom(call, result);
+  if (isThenable(result)) void forwardOutcome(call, result);
   else call.win(result);
   return promise;
-}
-
-/*
- * The executor runs synchronously inside `new Promise`, so a module-level
- * function can hand the settlers over without allocating a closure per call.
- */
-let capturedResolve: (value: never) => void = () => {};
-let capturedReject: (error: unknown) => void = () => {};
-function captureSettlers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
-}
-
-/** Forwards op's outcome; never rejects, so an op that lost the race is absorbed. */
-async function settleFrom<T>(call: TimeoutCall<T>, result: PromiseLike<T>): Promise<void> {
-  try {
-    call.win(await result);
-  } catch (error) {
-    call.lose(error);
-  }
 }
 
 /** Waits out the deadline on an injected sleep; a sleep that fails means the deadline is unenforced. */

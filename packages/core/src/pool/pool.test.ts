@@ -2,25 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isOperationAbortedError, isQueueFullError, QueueFullError } from '../errors/index.js';
 import { neverAbortedSignal } from '../internal/abort.js';
+import { type Deferred, deferred, tick } from '../test-helpers/async.js';
 import { createPool, createSlotPool } from './pool.js';
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (v: T) => void;
-  reject: (e: unknown) => void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-const tick = () => new Promise<void>((r) => setImmediate(r));
 
 describe('createPool', () => {
   it('runs at most `concurrency` tasks and starts queued ones FIFO', async () => {

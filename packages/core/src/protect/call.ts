@@ -6,6 +6,7 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
+import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -37,21 +38,12 @@ export interface RunnerShared {
   running: number;
 }
 
-// `new Promise(capture)` hands out resolve/reject without allocating an executor closure per call.
-type Resolve = (value: unknown) => void;
-let capturedResolve: Resolve = () => {};
-let capturedReject: (error: unknown) => void = () => {};
-function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve as Resolve;
-  capturedReject = reject;
-}
-
 /**
  * The context handed to one attempt. Its `signal` is created lazily: an attempt
  * whose callback never reads it costs no `AbortController`, and a runner without
  * a timeout passes the caller's own signal through.
  */
-class AttemptContext implements ProtectContext {
+class AttemptContext implements ProtectContext, OutcomeSink {
   private controller: AbortController | undefined;
   private sharedSignal: AbortSignal | undefined;
   /** Why this attempt's signal is (or must be, once created) aborted. */
@@ -81,23 +73,16 @@ class AttemptContext implements ProtectContext {
     return c.signal;
   }
 
+  /** The callback's promise settled. */
+  onOutcome(ok: boolean, value: unknown): void {
+    this.call.attemptSettled(this, ok, value);
+  }
+
   abort(reason: Error): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
     this.controller?.abort(reason);
   }
-}
-
-/** Runs a promise-returning attempt to its end without an extra closure; late outcomes are ignored by the call. */
-async function watch(call: Call<unknown>, ctx: AttemptContext, pending: PromiseLike<unknown>) {
-  let value: unknown;
-  try {
-    value = await pending;
-  } catch (error) {
-    call.attemptSettled(ctx, false, error);
-    return;
-  }
-  call.attemptSettled(ctx, true, value);
 }
 
 function errorName(error: unknown): string {
@@ -116,8 +101,8 @@ export class Call<T> extends WheelEntry {
   private permit = -1;
   private settled = false;
   private allowFallback = true;
-  private resolve: (value: T | PromiseLike<T>) => void = capturedResolve as Resolve;
-  private reject: (error: unknown) => void = capturedReject;
+  private resolve: (value: T | PromiseLike<T>) => void = settlers.resolve;
+  private reject: (error: unknown) => void = settlers.reject;
   /** The pool slot this call took synchronously; given back when the call's promise settles. */
   slot: SlotPool | undefined = undefined;
   private next: (() => void) | undefined = undefined;
@@ -153,9 +138,9 @@ export class Call<T> extends WheelEntry {
   }
 
   private promise(): Promise<T> {
-    const p = new Promise<T>(capture);
-    this.resolve = capturedResolve as Resolve;
-    this.reject = capturedReject;
+    const p = newPromise<T>();
+    this.resolve = settlers.resolve;
+    this.reject = settlers.reject;
     return p;
   }
 
@@ -268,7 +253,7 @@ export class Call<T> extends WheelEntry {
       this.attemptSettled(ctx, false, error);
       return;
     }
-    if (isThenable(result)) watch(this as Call<unknown>, ctx, result);
+    if (isThenable(result)) void forwardOutcome(ctx, result);
     else this.attemptSettled(ctx, true, result);
   }
 

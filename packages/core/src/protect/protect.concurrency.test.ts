@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
+import { tick } from '../test-helpers/async.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { protect } from './protect.js';
 
@@ -76,7 +77,7 @@ describe('protect: concurrency and queue', () => {
       ran = true;
       return 'second';
     });
-    await new Promise((r) => setImmediate(r));
+    await tick();
     expect([run.active, run.queued, ran]).toEqual([1, 1, false]);
     releaseFallback('fallback');
     await expect(Promise.all([first, second])).resolves.toEqual(['fallback', 'second']);

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { trackUnhandledRejections } from '../deadline/test-helpers/unhandled.js';
 import {
   DeadlineExceededError,
   isDeadlineExceededError,
 } from '../errors/deadline-exceeded-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
+import { trackUnhandledRejections } from '../test-helpers/unhandled.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createBackoff } from './backoff.js';
 import { createRetryBudget } from './budget.js';

@@ -1,17 +1,10 @@
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
+import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteContext, RouteOperation } from './types.js';
-
-// `new Promise(capture)` hands out resolve/reject without allocating an executor closure per attempt.
-let capturedResolve: (value: never) => void = () => {};
-let capturedReject: (error: unknown) => void = () => {};
-function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
-}
 
 /**
  * One attempt under a per-attempt timeout: its own timer-wheel node and the
@@ -20,9 +13,9 @@ function capture(resolve: (value: never) => void, reject: (error: unknown) => vo
  * `AbortController`, and without a caller signal attempts due in the same
  * millisecond on the host timer share one.
  */
-class TimedAttempt<T> extends WheelEntry implements RouteContext {
-  resolve: (value: T) => void = capturedResolve as (value: T) => void;
-  reject: (error: unknown) => void = capturedReject;
+class TimedAttempt<T> extends WheelEntry implements RouteContext, OutcomeSink {
+  resolve: (value: T) => void = settlers.resolve;
+  reject: (error: unknown) => void = settlers.reject;
   private own: AbortController | undefined = undefined;
   private linked: LinkedController | undefined = undefined;
   private shared: AbortSignal | undefined = undefined;
@@ -78,7 +71,7 @@ class TimedAttempt<T> extends WheelEntry implements RouteContext {
   }
 
   /** The operation settled; a timed-out attempt fails with the deadline whatever it did. */
-  opSettled(ok: boolean, value: unknown): void {
+  onOutcome(ok: boolean, value: unknown): void {
     if (this.reason !== undefined) this.end(false, this.reason);
     else this.end(ok, value);
   }
@@ -91,18 +84,6 @@ class TimedAttempt<T> extends WheelEntry implements RouteContext {
     if (ok) this.resolve(value as T);
     else this.reject(value);
   }
-}
-
-/** Runs a promise-returning operation to its end without a closure; a late outcome is absorbed. */
-async function watch(a: TimedAttempt<unknown>, pending: PromiseLike<unknown>): Promise<void> {
-  let value: unknown;
-  try {
-    value = await pending;
-  } catch (error) {
-    a.opSettled(false, error);
-    return;
-  }
-  a.opSettled(true, value);
 }
 
 /**
@@ -126,18 +107,18 @@ export function attemptWithTimeout<R, T>(
   wheel: TimerWheel,
 ): Promise<T> {
   const a = new TimedAttempt<T>(parent, providerId, attempt, timeoutMs, wait, wheel);
-  const promise = new Promise<T>(capture);
-  a.resolve = capturedResolve as (value: T) => void;
-  a.reject = capturedReject;
+  const promise = newPromise<T>();
+  a.resolve = settlers.resolve;
+  a.reject = settlers.reject;
   wheel.schedule(a, timeoutMs);
   let result: T | PromiseLike<T>;
   try {
     result = fn(resource, a);
   } catch (error) {
-    a.opSettled(false, error);
+    a.onOutcome(false, error);
     return promise;
   }
-  if (isThenable(result)) void watch(a as TimedAttempt<unknown>, result);
-  else a.opSettled(true, result);
+  if (isThenable(result)) void forwardOutcome(a, result);
+  else a.onOutcome(true, result);
   return promise;
 }

@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../test-helpers/seeded-random.js';
 import { createManualClock, type ManualClock } from '../time/manual-clock.js';
 import { createRouter } from './router.js';
 import type { RouteHedge } from './types.js';
-
-/** Seeded PRNG (mulberry32): the simulation is the same on every run. */
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface SimProvider {
   id: string;
@@ -42,9 +31,9 @@ function quantile(sorted: number[], q: number): number {
 
 async function simulate(hedge: RouteHedge | undefined, requests: number) {
   const clock = createManualClock();
-  const rngA = seeded(1);
-  const rngB = seeded(2);
-  const rngC = seeded(3);
+  const rngA = seededRandom(1);
+  const rngB = seededRandom(2);
+  const rngC = seededRandom(3);
   const providers: SimProvider[] = [
     // The preferred provider is slow on 5% of its calls, by +200 ms.
     { id: 'a', calls: 0, latency: () => base(rngA) + (rngA() < 0.05 ? 200 : 0) },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRoutingError, type RoutingError } from '../errors/routing-error.js';
-import { call, type FakeResource, failing, fake, setup } from './test-helpers.js';
+import { call, type FakeResource, failing, fake, setup } from './test-helpers/fake-providers.js';
 import type { Router } from './types.js';
 
 const run = (router: Router<FakeResource>, signal?: AbortSignal) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isErrorPolicyError } from '../errors/error-policy-error.js';
 import { isQueueFullError, QueueFullError } from '../errors/queue-full-error.js';
 import { isRoutingError, type RoutingError } from '../errors/routing-error.js';
-import { call, failing, setup } from './test-helpers.js';
+import { call, failing, setup } from './test-helpers/fake-providers.js';
 
 const run = (router: ReturnType<typeof setup>['router'], opts = {}) =>
   router.execute((r, ctx) => call(r, ctx), opts);

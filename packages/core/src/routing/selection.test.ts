@@ -3,7 +3,7 @@ import { createHealthRegistry } from '../health/registry.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { sequenceRandom } from '../time/random.js';
 import { createRouter } from './router.js';
-import { call, type FakeResource, failing, fake, setup } from './test-helpers.js';
+import { call, type FakeResource, failing, fake, setup } from './test-helpers/fake-providers.js';
 import type { Router } from './types.js';
 
 const run = (router: Router<FakeResource>) => router.execute((r, ctx) => call(r, ctx));

@@ -8,23 +8,43 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 const resolved = Promise.resolve();
 
-/** Sleeps on the host timer; clears the timer and listener on abort. */
-export const systemSleep: Sleep = (ms, signal) => {
-  if (signal?.aborted) return resolved;
-  if (signal === undefined) {
+/**
+ * A {@link Sleep} on the host timer that clears its timer and listener on
+ * abort; `unref` lets the process exit while it waits.
+ * @internal
+ */
+function hostSleep(unref: boolean): Sleep {
+  return (ms, signal) => {
+    if (signal?.aborted) return resolved;
+    if (signal === undefined) {
+      return new Promise((resolve) => {
+        startTimer(Math.max(0, ms), resolve, unref);
+      });
+    }
     return new Promise((resolve) => {
-      startTimer(Math.max(0, ms), resolve);
+      const onAbort = () => {
+        stopTimer(handle);
+        resolve();
+      };
+      const handle = startTimer(
+        Math.max(0, ms),
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        unref,
+      );
+      signal.addEventListener('abort', onAbort, { once: true });
     });
-  }
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      stopTimer(handle);
-      resolve();
-    };
-    const handle = startTimer(Math.max(0, ms), () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-};
+  };
+}
+
+/** Sleeps on the host timer; clears the timer and listener on abort. */
+export const systemSleep: Sleep = hostSleep(false);
+
+/**
+ * {@link systemSleep} on an `unref`'d timer: background work (health probing)
+ * must never keep the process alive.
+ * @internal
+ */
+export const backgroundSleep: Sleep = hostSleep(true);

@@ -1,6 +1,6 @@
-import { createManualClock, type ManualClock } from '../time/manual-clock.js';
-import { createRouter } from './router.js';
-import type { Router, RouterOptions } from './types.js';
+import { createManualClock, type ManualClock } from '../../time/manual-clock.js';
+import { createRouter } from '../router.js';
+import type { Router, RouterOptions } from '../types.js';
 
 /** A fake provider resource: records calls; behaviour scripted per call. @internal */
 export interface FakeResource {
