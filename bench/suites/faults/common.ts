@@ -76,37 +76,82 @@ export async function allAttempts(targets: readonly ChaosTarget[]) {
   return (await Promise.all(targets.map((t) => t.attempts()))).flat();
 }
 
-/**
- * The single-replica lanes every retry comparison runs: no resilience and each
- * peer on gRPC against `grpcAddress`, the same on tRPC against `trpcUrl`.
- */
-export function standardLanes(grpcAddress: string, trpcUrl: string | undefined): Lane[] {
-  const lanes: Lane[] = [
-    grpcLane('grpc-js, no resilience', grpcAddress),
-    grpcLane('grpc-js retryPolicy', grpcAddress, grpcServiceConfig({ retry: true })),
+/** The gRPC lanes every retry comparison runs, against one replica. */
+export function grpcLanes(address: string): Lane[] {
+  return [
+    grpcLane('grpc-js, no resilience', address),
+    grpcLane('grpc-js retryPolicy', address, grpcServiceConfig({ retry: true })),
     grpcLane(
       'grpc-js retryPolicy + retryThrottling',
-      grpcAddress,
+      address,
       grpcServiceConfig({ retry: true, throttle: true }),
     ),
-    niceRetryLane('nice-grpc + retry middleware', grpcAddress),
-    cockatielGrpcLane('cockatiel wrap(retry, breaker) + grpc-js', grpcAddress),
-    breakwaterGrpcLane('Breakwater grpc-js', grpcAddress),
-    breakwaterNiceLane('Breakwater nice-grpc', grpcAddress),
+    niceRetryLane('nice-grpc + retry middleware', address),
+    cockatielGrpcLane('cockatiel wrap(retry, breaker) + grpc-js', address),
+    breakwaterGrpcLane('Breakwater grpc-js', address),
+    breakwaterNiceLane('Breakwater nice-grpc', address),
   ];
-  if (trpcUrl) {
-    const terminal = () => trpcTerminal(trpcUrl, 1);
-    lanes.push(
-      trpcLane('tRPC, no resilience', [terminal()]),
-      trpcLane('tRPC retryLink', trpcRetryLinks(terminal())),
-      trpcLane('Breakwater tRPC', breakwaterTrpcLinks(terminal())),
-    );
-  }
-  return lanes;
+}
+
+/** The tRPC lanes every retry comparison runs, against one server. */
+export function trpcLanes(url: string): Lane[] {
+  const terminal = () => trpcTerminal(url, 1);
+  return [
+    trpcLane('tRPC, no resilience', [terminal()]),
+    trpcLane('tRPC retryLink', trpcRetryLinks(terminal())),
+    trpcLane('Breakwater tRPC', breakwaterTrpcLinks(terminal())),
+  ];
+}
+
+/** Both lane sets on one replica and one tRPC server (used where the load is light). */
+export function standardLanes(grpcAddress: string, trpcUrl: string | undefined): Lane[] {
+  return [...grpcLanes(grpcAddress), ...(trpcUrl ? trpcLanes(trpcUrl) : [])];
+}
+
+/**
+ * Runs the same timeline twice: the gRPC lanes against a fresh replica, then
+ * the tRPC lanes against a fresh tRPC server. Two smaller runs keep a 2-core
+ * machine (and the single server of each run) below saturation, which one run
+ * of ten clients did not.
+ */
+export async function runSplit(
+  phases: (servers: Servers) => ScenarioPhase[],
+  rate: number,
+): Promise<ScenarioRun[]> {
+  const grpcServers = await startServers(1, false);
+  const grpcRun = await runLanes(
+    grpcServers,
+    grpcLanes(grpcServers.grpcAddresses[0] as string),
+    phases(grpcServers),
+    rate,
+  );
+  const trpcServers = await startServers(0, true);
+  const trpcRun = await runLanes(
+    trpcServers,
+    trpcLanes(trpcServers.trpcUrl as string),
+    phases(trpcServers),
+    rate,
+  );
+  return [grpcRun, trpcRun];
+}
+
+/** Lane names of a split run, in table order. */
+export function laneNames(runs: readonly ScenarioRun[]): string[] {
+  return runs.flatMap((r) => r.report.clients.map((c) => c.client));
+}
+
+type Runs = ScenarioRun | readonly ScenarioRun[];
+
+function runOf(runs: Runs, client: string): ScenarioRun {
+  const list: readonly ScenarioRun[] = Array.isArray(runs) ? runs : [runs as ScenarioRun];
+  return (
+    list.find((r) => r.report.clients.some((c) => c.client === client)) ?? (list[0] as ScenarioRun)
+  );
 }
 
 /** Calls of `client` started inside phase `phase` of `run`. */
-export function callsIn(run: ScenarioRun, client: string, phase: string): CallRecord[] {
+export function callsIn(runs: Runs, client: string, phase: string): CallRecord[] {
+  const run = runOf(runs, client);
   const p = run.report.phases.find((x) => x.name === phase);
   if (!p) return [];
   const start = run.report.startedAt + p.startMs;
@@ -129,10 +174,11 @@ export interface PhaseFigures {
 }
 
 /** Figures of `client` in `phase`, from the run's report and raw calls. */
-export function phaseFigures(run: ScenarioRun, client: string, phase: string): PhaseFigures {
+export function phaseFigures(runs: Runs, client: string, phase: string): PhaseFigures {
+  const run = runOf(runs, client);
   const report = run.report.clients.find((c) => c.client === client);
   const stats = report?.phases.find((p) => p.phase === phase);
-  const calls = callsIn(run, client, phase);
+  const calls = callsIn(runs, client, phase);
   const all = latencySummary(calls.map((c) => c.latencyMs));
   const failed = calls.filter((c) => !c.ok);
   const failedLat = latencySummary(failed.map((c) => c.latencyMs));

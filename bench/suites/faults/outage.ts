@@ -4,9 +4,10 @@ import { fmt, pct, type Suite, type TargetResult } from '../../harness/report.js
 import { latencySummary } from '../../harness/stats.js';
 import {
   allAttempts,
+  laneNames,
   ms,
   phaseFigures,
-  runLanes,
+  runSplit,
   setFaultAll,
   standardLanes,
   startServers,
@@ -24,12 +25,8 @@ export const outageSuite: Suite = {
     const recoveryMs = quick ? 3000 : 10_000;
     const tripMs = 1000;
     const rate = quick ? 30 : 50;
-    const servers = await startServers(1, true);
-    const lanes = standardLanes(servers.grpcAddresses[0] as string, servers.trpcUrl);
-    const run = await runLanes(
-      servers,
-      lanes,
-      [
+    const run = await runSplit(
+      (servers) => [
         {
           name: 'trip',
           kind: 'outage',
@@ -46,6 +43,7 @@ export const outageSuite: Suite = {
       ],
       rate,
     );
+    const lanes = laneNames(run).map((name) => ({ name }));
     const refused = await refusalLatency(REFUSALS);
     const rows = lanes.map((l) => {
       const o = phaseFigures(run, l.name, 'outage');
@@ -112,7 +110,7 @@ export const outageSuite: Suite = {
     return {
       tables: [
         {
-          title: `One replica: healthy 2 s → 100% failing ${outageMs / 1000} s → 10% failing ${recoveryMs / 1000} s; ${rate} calls/s per client, open loop, all clients at once`,
+          title: `One replica: healthy 2 s → 100% failing ${outageMs / 1000} s → 10% failing ${recoveryMs / 1000} s; ${rate} calls/s per client, open loop, all clients of a protocol at once (gRPC clients first, then tRPC clients, each against a fresh server)`,
           columns: [
             'Client',
             'Attempts / call, first 1 s of outage',
@@ -130,7 +128,7 @@ export const outageSuite: Suite = {
         `Refused-call latency (targets below) is measured separately, because the scenario clock has 1 ms resolution: each Breakwater client calls a server that fails everything, sequentially, until its circuit is open, then times ${REFUSALS} more sequential calls with \`performance.now()\`. The table's failed-call latency columns are the scenario's own (1 ms resolution, under the full load of all clients).`,
         'During the outage every attempt fails with UNAVAILABLE (503 on tRPC); the server stays up and counts what it receives. "Rest of outage" starts 1 s into the outage, after the circuits have had time to trip. A Breakwater call refused by an open circuit never reaches the server (0 attempts) and fails with UNAVAILABLE / a TRPCClientError whose cause is CircuitOpenError. Breakwater circuits: 5 consecutive failed calls open them, 1 s cooldown, one probe; retries draw on a retry budget (ratio 0.2, 10 retries/s minimum, 10 s window).',
       ],
-      data: { report: run.report },
+      data: { reports: run.map((r) => r.report) },
     };
   },
 };
