@@ -20,7 +20,7 @@ export interface DemoOptions {
 export const USAGE = `Usage: pnpm demo [--quick] [--duration <s>] [--rate <per s>] [--scenario <name>] [--out <file>]
 
   --quick            a short run (about 8 s of load) with the same phases
-  --duration <s>     length of the timeline in seconds (default 30)
+  --duration <s>     length of the timeline in seconds (default 26)
   --rate <n>         calls per second started by each client (default 40)
   --scenario <name>  ${Object.keys(SCENARIOS).join(' | ')} (default "default")
   --out <file>       HTML report path (default ./demo-report.html)
@@ -60,7 +60,7 @@ export function parseDemoArgs(argv: readonly string[], isTTY: boolean): DemoOpti
     );
   }
   return {
-    durationS: number('duration', values.duration, values.quick ? 8 : 30, 2),
+    durationS: number('duration', values.duration, values.quick ? 8 : 26, 2),
     rate: number('rate', values.rate, values.quick ? 30 : 40, 1),
     scenario: scenario as ScenarioName,
     out: values.out as string,

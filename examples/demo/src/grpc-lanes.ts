@@ -72,17 +72,24 @@ export function createGrpcLanes(
   const usual = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(usualRetryPolicy),
   }) as unknown as EchoClient;
-  // Breakwater: a routing channel over one channel per replica — a circuit
-  // per replica fed by call outcomes and health checks (when every replica's
+  // Breakwater: a routing channel over one channel per replica — power-of-two
+  // choices (the replica with fewer calls in flight), a circuit per replica
+  // fed by call outcomes and health checks (when every replica's
   // circuit is open, calls are refused without touching the network),
   // failover, hedging of the slowest 5% of attempts, and a retry budget that
   // caps failovers and hedges at about 20% extra.
   const routing = createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
-    selection: 'round-robin',
+    selection: 'power-of-two',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     hedge: { percentile: 95, maxHedges: 1 },
-    health: { failures: 3, reset: '1s', probe: grpcHealthProbe, intervalMs: 500, timeoutMs: 300 },
+    health: {
+      failures: 3,
+      reset: '1s',
+      probe: grpcHealthProbe,
+      intervalMs: 1_000,
+      timeoutMs: 1_000,
+    },
     budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
   });
   const breakwater = new Echo('routed', insecure, {

@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   runScenario,
@@ -43,7 +43,7 @@ export async function runDemo(
   log(
     `Breakwater demo — scenario "${options.scenario}", ${options.rate} calls/s per client for ${options.durationS} s`,
   );
-  log('Starting 3 gRPC replicas (child processes) and 2 tRPC servers…');
+  log('Starting 3 gRPC replicas and 2 tRPC servers, each in its own process…');
   const servers = await startDemoServers();
   const grpc = createGrpcLanes(servers.grpc);
   const trpc = createTrpcLanes(servers.trpc);
@@ -80,6 +80,7 @@ export async function runDemo(
       node: process.version,
       date: new Date().toISOString(),
     };
+    await mkdir(dirname(reportPath), { recursive: true });
     await writeFile(reportPath, renderReport(run.report, rows, meta));
     if (options.json) {
       await writeFile(

@@ -1,14 +1,12 @@
 import {
-  type ChaosTrpcServer,
   type ChildGrpcChaosServer,
-  createChaosTrpcServer,
   grpcChildTarget,
   spawnGrpcChaosServer,
-  trpcServerTarget,
 } from '@breakwater/chaos';
 import type { DemoTargets } from './scenarios.js';
+import { forkTrpcServer, type TrpcChild } from './trpc-child.js';
 
-/** The demo's servers: three gRPC replicas in child processes, two tRPC servers in process. */
+/** The demo's servers: three gRPC replicas and two tRPC servers, each in its own process. */
 export interface DemoServers {
   targets: DemoTargets;
   /** `127.0.0.1:port` of each gRPC replica, by replica id. */
@@ -20,20 +18,23 @@ export interface DemoServers {
   close(): Promise<void>;
 }
 
-/** Starts the servers; the gRPC replicas are real processes so a kill is a real crash. */
+/** Starts the servers; every one is a real process, so a kill is a real crash. */
 export async function startDemoServers(): Promise<DemoServers> {
   const ids = ['grpc-a', 'grpc-b', 'grpc-c'];
   const children: ChildGrpcChaosServer[] = [];
-  const trpcServers: ChaosTrpcServer[] = [];
+  const trpcServers: TrpcChild[] = [];
   try {
     children.push(
       ...(await Promise.all(
-        ids.map((replica, i) => spawnGrpcChaosServer({ replica, seed: i + 1 })),
+        // A busy machine can take a while to start a TypeScript child.
+        ids.map((replica, i) =>
+          spawnGrpcChaosServer({ replica, seed: i + 1, startTimeoutMs: 30_000 }),
+        ),
       )),
     );
     trpcServers.push(
       ...(await Promise.all(
-        ['trpc-a', 'trpc-b'].map((name, i) => createChaosTrpcServer({ name, seed: i + 11 })),
+        ['trpc-a', 'trpc-b'].map((name, i) => forkTrpcServer({ name, seed: i + 11 })),
       )),
     );
   } catch (error) {
@@ -41,7 +42,7 @@ export async function startDemoServers(): Promise<DemoServers> {
     throw error;
   }
   const [ga, gb, gc] = children.map((c, i) => grpcChildTarget(c, ids[i] as string));
-  const [ta, tb] = trpcServers.map((s) => trpcServerTarget(s));
+  const [ta, tb] = trpcServers;
   const targets = {
     grpc: { a: ga, b: gb, c: gc },
     trpc: { a: ta, b: tb },
@@ -50,7 +51,7 @@ export async function startDemoServers(): Promise<DemoServers> {
   return {
     targets,
     grpc: children.map((c, i) => ({ id: ids[i] as string, address: c.address })),
-    trpc: trpcServers.map((s) => ({ id: s.name, url: s.url })),
+    trpc: trpcServers.map((s) => ({ id: s.id, url: s.url })),
     async attempts() {
       return (await Promise.all(all.map((x) => x.attempts()))).flat();
     },

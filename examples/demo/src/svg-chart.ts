@@ -43,7 +43,7 @@ function niceStep(range: number, target: number): number {
 export function renderLineChart(chart: LineChart): string {
   const width = chart.width ?? 660;
   const height = chart.height ?? 230;
-  const m = { left: 56, right: 12, top: 34, bottom: 40 };
+  const m = { left: 56, right: 12, top: 44, bottom: 40 };
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
   const xMax = Math.max(chart.xMax, 1e-9);
@@ -95,15 +95,15 @@ export function renderLineChart(chart: LineChart): string {
       `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}><title>${esc(s.name)}</title></path>`,
     );
   }
-  // Legend along the top right.
-  let lx = width - m.right;
-  for (const s of [...chart.series].reverse()) {
+  // Legend on its own row under the title, so long titles never collide with it.
+  let lx = m.left;
+  for (const s of chart.series) {
     const label = esc(s.name);
-    lx -= label.length * 6.2 + 30;
     parts.push(
-      `<line x1="${lx.toFixed(1)}" x2="${(lx + 18).toFixed(1)}" y1="14" y2="14" stroke="${s.color}" stroke-width="3"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
-      `<text x="${(lx + 22).toFixed(1)}" y="18" class="legend">${label}</text>`,
+      `<line x1="${lx}" x2="${lx + 18}" y1="30" y2="30" stroke="${s.color}" stroke-width="3"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
+      `<text x="${lx + 22}" y="34" class="legend">${label}</text>`,
     );
+    lx += label.length * 6.5 + 40;
   }
   parts.push('</svg>');
   return parts.join('');

@@ -84,7 +84,8 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
       roundRobinLink(plain()),
     ],
   });
-  // Breakwater: the core router over both servers — per-server circuits from
+  // Breakwater: the core router over both servers — the less busy one first,
+  // per-server circuits from
   // call outcomes (a server whose circuit is open gets no calls until a
   // recovery probe), failover, hedging of the slowest 5% of queries, and a
   // retry budget that caps hedges.
@@ -99,7 +100,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
             fetch: createStatusPreservingFetch(),
           }),
         })),
-        selection: 'round-robin',
+        selection: 'power-of-two',
         hedge: { percentile: 95, maxHedges: 1 },
         health: { failures: 3, reset: '1s' },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
