@@ -58,7 +58,12 @@ export function createCircuitBreakerState(
 export function checkCircuit(
   state: CircuitBreakerState,
   now: number,
-): { result: CircuitCheckResult; updatedState: CircuitBreakerState } {
+): {
+  /** What the check decided. */
+  result: CircuitCheckResult;
+  /** The circuit after the check; `state` itself is left unchanged. */
+  updatedState: CircuitBreakerState;
+} {
   const m = copyCircuit(state);
   const clock = () => now;
   const permit = admit(m, clock);

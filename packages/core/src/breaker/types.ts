@@ -7,8 +7,9 @@ export type CircuitState = 'closed' | 'open' | 'half-open';
 /** A sliding window that judges the failure rate (in addition to the consecutive count). */
 export type FailureRateWindow =
   | {
-      /** The last `size` calls. */
+      /** Judges the last `size` calls. */
       type: 'count';
+      /** Number of most recent calls the window holds; an integer > 0. */
       size: number;
       /** Calls needed in the window before the rate is judged. Defaults to `size`. */
       minimumCalls?: number;
@@ -16,8 +17,9 @@ export type FailureRateWindow =
       failureRateThreshold: number;
     }
   | {
-      /** Calls in the last `sizeMs` milliseconds. */
+      /** Judges the calls of the last `sizeMs` milliseconds. */
       type: 'time';
+      /** Span of the window in ms (> 0); calls expire a tenth of it at a time. */
       sizeMs: number;
       /** Calls needed in the window before the rate is judged. Defaults to 1. */
       minimumCalls?: number;
@@ -47,9 +49,9 @@ export interface CircuitBreakerConfig {
   halfOpenMaxCalls: number;
   /** Successes in half-open that close the circuit. Defaults to 1. */
   successThreshold: number;
-  /** Optional failure-rate window. */
+  /** Optional failure-rate window. Defaults to none (only consecutive failures open the circuit). */
   window?: FailureRateWindow;
-  /** Optional slow-call rule (counts toward the window's rate). */
+  /** Optional slow-call rule (counts toward the window's rate). Defaults to none (no call is slow). */
   slowCall?: SlowCallRule;
 }
 
@@ -60,7 +62,9 @@ export type CallOutcome = 'success' | 'failure' | 'neutral';
 export interface CircuitStateChange {
   /** Name of the breaker, when it has one. */
   name: string | undefined;
+  /** State before the transition. */
   from: CircuitState;
+  /** State after the transition. */
   to: CircuitState;
   /** Clock time of the transition. */
   at: number;
@@ -70,8 +74,11 @@ export interface CircuitStateChange {
 
 /** Emitted when the breaker refuses a call. */
 export interface CircuitRejection {
+  /** Name of the breaker, when it has one. */
   name: string | undefined;
+  /** State that refused the call: `open`, or `half-open` with every probe slot taken. */
   state: CircuitState;
+  /** Milliseconds until a probe may be admitted; `Infinity` while isolated. */
   retryAfterMs: number;
 }
 
@@ -96,7 +103,10 @@ export interface CircuitBreaker {
    */
   execute<T>(
     fn: (signal: AbortSignal) => Promise<T> | T,
-    options?: { signal?: AbortSignal },
+    options?: {
+      /** Passed to `fn`; if already aborted, `fn` is not called, and an error after it aborts counts as neutral. Defaults to none. */
+      signal?: AbortSignal;
+    },
   ): Promise<T>;
   /** Admission check that consumes a half-open probe slot when it admits. */
   canExecute(): boolean;
@@ -124,10 +134,15 @@ export interface CircuitBreaker {
 
 /** Serialisable breaker state, for `toJSON()` / `initialState`. */
 export interface CircuitBreakerSnapshot {
+  /** Circuit state when the snapshot was taken. */
   state: CircuitState;
+  /** Counted failures in a row; an integer >= 0. */
   consecutiveFailures: number;
+  /** Clock time (ms) the circuit last opened; 0 if it never opened. */
   openedAt: number;
+  /** Cool-down in force in ms, including growth from failed probes. */
   openDurationMs: number;
+  /** True when forced open by `isolate()`; needs `state: 'open'`. */
   isolated: boolean;
 }
 

@@ -11,6 +11,7 @@ export const CODE_SLOW = 2;
  */
 export type RateWindowState =
   | {
+      /** A count window over the last `size` calls. */
       readonly kind: 'count';
       /** Ring buffer of outcome codes. */
       readonly codes: Uint8Array;
@@ -22,6 +23,7 @@ export type RateWindowState =
       readonly totals: Float64Array;
     }
   | {
+      /** A time window cut into ten buckets. */
       readonly kind: 'time';
       /** Width of one bucket in ms. */
       readonly bucketMs: number;

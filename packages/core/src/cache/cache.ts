@@ -19,8 +19,20 @@ export interface CacheOptions {
 
 /** What `get` found. A plain miss reports `'expired'` too: there is nothing usable either way. */
 export type CacheLookup<V> =
-  | { readonly hit: true; readonly status: 'fresh' | 'stale'; readonly value: V }
-  | { readonly hit: false; readonly status: 'expired' };
+  | {
+      /** True: an entry was found and may be used. */
+      readonly hit: true;
+      /** `'fresh'` within its TTL, `'stale'` inside the stale-while-revalidate window. */
+      readonly status: 'fresh' | 'stale';
+      /** The cached value. */
+      readonly value: V;
+    }
+  | {
+      /** False: nothing usable was found. */
+      readonly hit: false;
+      /** Always `'expired'`, for an absent key as well as one past its stale window. */
+      readonly status: 'expired';
+    };
 
 /** Counters of a {@link Cache}, since it was created. */
 export interface CacheStats {
@@ -50,7 +62,14 @@ export interface Cache<K, V> {
   /** Looks `key` up and marks a usable entry most recently used. */
   get(key: K): CacheLookup<V>;
   /** Stores `value` as fresh (for `ttlMs`, overridable per entry) and most recently used. */
-  set(key: K, value: V, options?: { ttlMs?: number }): void;
+  set(
+    key: K,
+    value: V,
+    options?: {
+      /** How long this entry is fresh, in ms. Defaults to the cache's `ttlMs`. */
+      ttlMs?: number;
+    },
+  ): void;
   /** Removes `key`; a load in flight for it will not store its result. True if it was present. */
   delete(key: K): boolean;
   /** Removes every entry; loads in flight will not store their results. */

@@ -4,9 +4,9 @@ import { brandError, hasBrand } from './brand.js';
 export interface CircuitOpenErrorOptions {
   /** Milliseconds until the circuit may admit a probe. Defaults to 0. */
   retryAfterMs?: number;
-  /** Name of the circuit (method, provider, endpoint), for messages and events. */
+  /** Name of the circuit (method, provider, endpoint), for messages and events. Defaults to none. */
   circuit?: string;
-  /** The error that last opened the circuit, if known. */
+  /** The error that last opened the circuit, if known. Defaults to none. */
   cause?: unknown;
 }
 

@@ -5,7 +5,15 @@ export class DeadlineExceededError extends Error {
   /** The budget that was exceeded, in ms, when known. */
   readonly timeoutMs: number | undefined;
 
-  constructor(timeoutMs?: number, options?: { message?: string; cause?: unknown }) {
+  constructor(
+    timeoutMs?: number,
+    options?: {
+      /** Replaces the default message. Defaults to `'Deadline exceeded'`, naming `timeoutMs` when given. */
+      message?: string;
+      /** The underlying error, kept as the standard `cause`. Defaults to none. */
+      cause?: unknown;
+    },
+  ) {
     super(
       options?.message ??
         (timeoutMs === undefined ? 'Deadline exceeded' : `Deadline of ${timeoutMs} ms exceeded`),

@@ -2,7 +2,12 @@ import { brandError, hasBrand } from './brand.js';
 
 /** The caller cancelled the operation (its `AbortSignal` aborted without an `Error` reason). */
 export class OperationAbortedError extends Error {
-  constructor(options?: { message?: string; cause?: unknown }) {
+  constructor(options?: {
+    /** Replaces the default message. Defaults to `'Operation aborted'`. */
+    message?: string;
+    /** The underlying error, kept as the standard `cause`. Defaults to none. */
+    cause?: unknown;
+  }) {
     super(
       options?.message ?? 'Operation aborted',
       options?.cause === undefined ? undefined : { cause: options.cause },

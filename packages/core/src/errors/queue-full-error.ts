@@ -5,7 +5,13 @@ export class QueueFullError extends Error {
   /** The queue bound that was hit. */
   readonly maxQueue: number | undefined;
 
-  constructor(maxQueue?: number, options?: { message?: string }) {
+  constructor(
+    maxQueue?: number,
+    options?: {
+      /** Replaces the default message. Defaults to `'Queue is full'`, naming `maxQueue` when given. */
+      message?: string;
+    },
+  ) {
     super(
       options?.message ??
         (maxQueue === undefined ? 'Queue is full' : `Queue is full (maxQueue ${maxQueue})`),

@@ -4,7 +4,7 @@ import { abortError } from '../internal/abort.js';
 export interface ProbeResult {
   /** Whether the target looked available. */
   healthy: boolean;
-  /** Human-readable explanation, for events and logs. */
+  /** Human-readable explanation, for events and logs. Defaults to `'ok'` or `'unhealthy'`. */
   reason?: string;
 }
 

@@ -11,7 +11,14 @@ export interface TcpProbeOptions {
 }
 
 /** Where a TCP probe connects: `"host:port"` (`"[::1]:80"` for IPv6) or `{ host, port }`. */
-export type TcpTarget = string | { host: string; port: number };
+export type TcpTarget =
+  | string
+  | {
+      /** Host name or IP address to connect to. */
+      host: string;
+      /** TCP port to connect to. */
+      port: number;
+    };
 
 /** Splits a TCP target into host and port, or explains why it cannot. */
 function parseTarget(target: TcpTarget): { host: string; port: number } | string {

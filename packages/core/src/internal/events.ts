@@ -1,5 +1,6 @@
 /** A subscription returned by every `onX(listener)`; call `dispose()` to stop listening. */
 export interface Disposable {
+  /** Removes the listener; calling it again does nothing. */
   dispose(): void;
 }
 

@@ -82,10 +82,13 @@ export interface ProtectContext {
 /** The operation run by {@link ProtectRunner}. */
 export type ProtectedFunction<T> = (context: ProtectContext) => T | PromiseLike<T>;
 
-/** Replaces the call's error: runs once after the final error, or at once on circuit/queue rejection. */
+/** Replaces the call's error: runs once after the final error, or at once when the call is refused (queue full, circuit open, throttled). */
 export type ProtectFallback<T> = (
   error: unknown,
-  context: { readonly signal: AbortSignal },
+  context: {
+    /** The caller's `signal`, or a never-aborted signal when the call has none. */
+    readonly signal: AbortSignal;
+  },
 ) => T | PromiseLike<T>;
 
 /** Per-call options of {@link ProtectRunner}. */
@@ -113,6 +116,7 @@ export type ProtectRejectReason = 'queue-full' | 'circuit-open' | 'throttled';
 
 /** Emitted when a call is refused without running. */
 export interface ProtectRejectEvent {
+  /** What refused the call: the full queue, the open circuit, or the adaptive throttle on the first attempt. */
   reason: ProtectRejectReason;
 }
 
@@ -124,7 +128,9 @@ export interface ProtectFallbackEvent {
 
 /** Emitted when an attempt times out. */
 export interface ProtectTimeoutEvent {
+  /** The attempt that timed out, starting at 1. */
   attempt: number;
+  /** The runner's per-attempt timeout that passed, in ms. */
   timeoutMs: number;
 }
 
@@ -144,7 +150,7 @@ export interface ProtectRunner {
   readonly onRetry: Event<ProtectRetryEvent>;
   /** Circuit transitions (never fires without a circuit). */
   readonly onStateChange: Event<CircuitStateChange>;
-  /** Calls refused without running (queue full, circuit open). */
+  /** Calls refused without running (queue full, circuit open, or throttled on the first attempt). */
   readonly onReject: Event<ProtectRejectEvent>;
   /** Fallbacks run. */
   readonly onFallback: Event<ProtectFallbackEvent>;

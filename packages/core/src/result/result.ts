@@ -1,12 +1,16 @@
 /** A successful {@link Result}. */
 export interface Ok<T> {
+  /** Always `true`; narrows a {@link Result} to `Ok`. */
   readonly ok: true;
+  /** The operation's value. */
   readonly value: T;
 }
 
 /** A failed {@link Result}. */
 export interface Err<E> {
+  /** Always `false`; narrows a {@link Result} to `Err`. */
   readonly ok: false;
+  /** Why the operation failed. */
   readonly error: E;
 }
 

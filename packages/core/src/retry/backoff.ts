@@ -26,7 +26,7 @@ export interface BackoffOptions {
   strategy?: BackoffStrategy;
   /** Exponential growth factor (>= 1); the decorrelated multiplier. Defaults to 2 (3 for `decorrelated`). */
   factor?: number;
-  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to no cap below {@link MAX_BACKOFF_DELAY_MS}. */
+  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to {@link MAX_BACKOFF_DELAY_MS}, the host timer's limit. */
   maxDelayMs?: number;
   /** Jitter mode. Defaults to `'additive'`. */
   jitter?: BackoffJitter;
@@ -36,17 +36,23 @@ export interface BackoffOptions {
   random?: RandomSource;
   /** Length of the retry chain this schedule is budgeted for (integer >= 1). Defaults to none. */
   attempts?: number;
-  /** Upper bound on `totalMaxFor(attempts)`, checked at construction; needs `attempts`. */
+  /** Upper bound on `totalMaxFor(attempts)`, checked at construction; needs `attempts`. Defaults to no bound. */
   maxTotalDelayMs?: number;
 }
 
 /** An immutable backoff schedule; attempt numbers `n` count retries from 1. */
 export interface Backoff {
+  /** The validated `baseDelayMs` option: delay unit of the schedule, in ms. */
   readonly baseDelayMs: number;
+  /** The resolved growth strategy (`'linear'` when the option was omitted). */
   readonly strategy: BackoffStrategy;
+  /** The resolved growth factor (2, or 3 for `decorrelated` jitter, when the option was omitted). */
   readonly factor: number;
+  /** The resolved cap in ms; {@link MAX_BACKOFF_DELAY_MS} when no lower cap was given. */
   readonly maxDelayMs: number;
+  /** The resolved jitter mode (`'additive'` when the option was omitted). */
   readonly jitter: BackoffJitter;
+  /** The resolved additive jitter fraction of `baseDelayMs` (0.5 when the option was omitted). */
   readonly jitterRatio: number;
   /** The `attempts` the schedule was budgeted for, or `undefined`. */
   readonly budgetedAttempts: number | undefined;

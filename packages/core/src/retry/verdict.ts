@@ -10,7 +10,7 @@ export interface ErrorVerdict {
   failover?: boolean;
   /** Count the failure toward circuits and health. Defaults to true. */
   countForCircuit?: boolean;
-  /** Server pushback: wait at least this long before the retry. */
+  /** Server pushback: wait at least this long (ms) before the retry. Defaults to none. */
   retryAfterMs?: number;
 }
 

@@ -87,11 +87,20 @@ export interface RouteExecuteOptions<T> {
    * or at once on queue overflow; never on success, cancellation or a throwing
    * policy. Its result or error is the call's. Defaults to none.
    */
-  fallback?: ((error: unknown, context: { signal: AbortSignal }) => T | PromiseLike<T>) | undefined;
+  fallback?:
+    | ((
+        error: unknown,
+        context: {
+          /** The caller's `signal`, or a never-aborted signal when the call has none. */
+          signal: AbortSignal;
+        },
+      ) => T | PromiseLike<T>)
+    | undefined;
 }
 
 /** A provider was chosen for a visit. */
 export interface RouteSelectedEvent {
+  /** Id of the chosen provider. */
   providerId: string;
   /** Position of this visit in the request's traversal, starting at 1. */
   visit: number;
@@ -101,12 +110,15 @@ export interface RouteSelectedEvent {
 
 /** A provider was passed over. */
 export interface RouteSkippedEvent {
+  /** Id of the provider passed over. */
   providerId: string;
+  /** `'circuit-open'` when its circuit (or health entry) is open, `'probe-busy'` when it is half-open with its recovery probe already out. */
   reason: RoutingSkipReason;
 }
 
 /** A provider's visit failed (after its own retries). */
 export interface RouteFailedEvent {
+  /** Id of the provider whose visit failed. */
   providerId: string;
   /** `name` of the final error, when it has one. */
   errorName: string | undefined;
@@ -128,6 +140,7 @@ export interface RouteHedgedEvent {
 
 /** A provider whose circuit had opened answered its recovery probe successfully. */
 export interface RouteRecoveredEvent {
+  /** Id of the provider that recovered. */
   providerId: string;
 }
 

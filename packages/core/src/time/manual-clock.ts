@@ -40,7 +40,13 @@ export interface ManualClock extends Clock {
    * `promise` settles; returns its outcome. Throws if it cannot settle
    * because nothing is left to wait for.
    */
-  run<T>(promise: Promise<T>, options?: { maxSteps?: number }): Promise<T>;
+  run<T>(
+    promise: Promise<T>,
+    options?: {
+      /** Most sleeps to fire before giving up with an error. Defaults to 100 000. */
+      maxSteps?: number;
+    },
+  ): Promise<T>;
 }
 
 function tickImmediate(): Promise<void> {
