@@ -181,7 +181,12 @@ export function createGrpcStatusClassifier(
 
 /** A {@link TrailerGetter} over grpc-js `Metadata` (first value, as text). */
 export function trailerGetter(
-  metadata: { get(key: string): unknown[] } | undefined,
+  metadata:
+    | {
+        /** Every value stored under `key`, as grpc-js `Metadata.get` returns them. */
+        get(key: string): unknown[];
+      }
+    | undefined,
 ): TrailerGetter | undefined {
   if (metadata === undefined) return undefined;
   return (key) => {

@@ -9,7 +9,12 @@ import { refusal } from './internals/errors.js';
 import type { MiddlewareResult } from './internals/next.js';
 
 /** Options of {@link rateLimitMiddleware}: a core token bucket, or its options. */
-export type RateLimitMiddlewareOptions = TokenBucketOptions | { bucket: TokenBucket };
+export type RateLimitMiddlewareOptions =
+  | TokenBucketOptions
+  | {
+      /** An existing bucket, e.g. shared with other clients; each call takes one token. */
+      bucket: TokenBucket;
+    };
 
 /**
  * Lets calls start only while the core token bucket has a token (one per

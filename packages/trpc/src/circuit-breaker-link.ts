@@ -22,14 +22,19 @@ export interface CircuitBreakerLinkOptions {
    * `'path'`: one circuit per procedure path. Defaults to `'link'`.
    */
   scope?: 'link' | 'path';
-  /** An existing breaker to use (only with scope `'link'`), e.g. shared with other clients. */
+  /** An existing breaker to use (only with scope `'link'`), e.g. shared with other clients. Defaults to a new one built from `circuit`. */
   breaker?: CircuitBreaker;
   /** Settings of the breakers the link creates (threshold, open duration, windows...). Defaults to core's. */
   circuit?: CircuitBreakerOptions;
   /** Maps a failed call's error to a verdict; `countForCircuit: false` is neutral. Defaults to `classifyTRPCError`. */
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
-  /** Called on every state change of a breaker the link uses, with the circuit key (`'link'` or the path). */
-  onStateChange?: (event: CircuitStateChange & { key: string }) => void;
+  /** Called on every state change of a breaker the link uses, with the circuit key (`'link'` or the path). Defaults to none. */
+  onStateChange?: (
+    event: CircuitStateChange & {
+      /** The circuit that changed: `'link'`, or the procedure path with scope `'path'`. */
+      key: string;
+    },
+  ) => void;
 }
 
 /**

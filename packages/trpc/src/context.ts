@@ -11,7 +11,7 @@ export interface BreakwaterOperationContext {
    * "queries yes, mutations no".
    */
   idempotent?: boolean;
-  /** Deadline of this call in ms, overriding `deadlineLink`'s budget. */
+  /** Deadline of this call in ms, overriding `deadlineLink`'s budget (unless the link has `timeoutFor`). Defaults to the link's budget. */
   timeoutMs?: number;
 }
 

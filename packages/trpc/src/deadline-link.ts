@@ -12,7 +12,7 @@ export interface DeadlineLinkOptions {
   timeoutMs?: Duration;
   /** Budgets per procedure path, overriding `timeoutMs`. Defaults to none. */
   procedures?: Record<string, Duration>;
-  /** Computes the budget of a call (ms, or `undefined` for none); overrides the maps. */
+  /** Computes the budget of a call (ms, or `undefined` for none); overrides the maps and `context.timeoutMs`. Defaults to none. */
   timeoutFor?: (op: Operation) => number | undefined;
 }
 

@@ -23,8 +23,13 @@ export interface HedgeLinkOptions {
   hedgeMutations?: boolean;
   /** A failed request whose verdict says `retry: false` ends the call at once. Defaults to `classifyTRPCError`. */
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
-  /** Called when a hedge is sent (`hedge` counts from 1). */
-  onHedge?: (event: { path: string; hedge: number }) => void;
+  /** Called when a hedge is sent (`hedge` counts from 1). Defaults to none. */
+  onHedge?: (event: {
+    /** Procedure path of the hedged call. */
+    path: string;
+    /** Which hedge this is, counting from 1 (the first request is not counted). */
+    hedge: number;
+  }) => void;
 }
 
 /**

@@ -45,7 +45,7 @@ export interface RetryLinkOptions {
   maxRetryAfterMs?: number;
   /** Resume subscriptions after a failure, from the last tracked event id. Defaults to true. */
   resumeSubscriptions?: boolean;
-  /** Called before each backoff sleep. */
+  /** Called before each backoff sleep. Defaults to none. */
   onRetry?: (event: TRPCRetryEvent) => void;
   /** How backoff waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
