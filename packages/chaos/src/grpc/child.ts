@@ -36,13 +36,19 @@ export interface ChildGrpcChaosServer {
   /** Sets the health status in the child (default: overall and the Echo service). */
   setHealth(status: ServingStatus, service?: string): Promise<void>;
   /** What the child has seen since it (re)started. */
-  stats(): Promise<{ total: number; observed: ObservedAttempt[] }>;
+  stats(): Promise<{
+    /** Attempts the child has seen. */
+    total: number;
+    /** The attempts it recorded, in arrival order. */
+    observed: ObservedAttempt[];
+  }>;
   /** Kills the child (`SIGKILL` by default) and waits for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts a new child on the same port (after `kill`). */
   restart(): Promise<void>;
   /** Kills the child for good. */
   close(): Promise<void>;
+  /** Same as `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 

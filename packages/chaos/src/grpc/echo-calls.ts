@@ -5,8 +5,22 @@ import { CALL_ID_HEADER } from './server.js';
 
 /** Outcome of one Echo call: the response, or the grpc-js `ServiceError`. */
 export type EchoOutcome =
-  | { ok: true; value: EchoResponse; error?: undefined }
-  | { ok: false; error: ServiceError; value?: undefined };
+  | {
+      /** True: the call succeeded. */
+      ok: true;
+      /** The server's response. */
+      value: EchoResponse;
+      /** Always absent on success. */
+      error?: undefined;
+    }
+  | {
+      /** False: the call ended with a non-OK status. */
+      ok: false;
+      /** The grpc-js error, with `code`, `details` and trailing `metadata`. */
+      error: ServiceError;
+      /** Always absent on failure. */
+      value?: undefined;
+    };
 
 /** Metadata carrying a call id, so the server counts the call's attempts. */
 export function callMetadata(callId?: string): Metadata {
@@ -22,7 +36,14 @@ export function callMetadata(callId?: string): Metadata {
 export function echoUnary(
   client: EchoClient,
   request: EchoRequest,
-  options: { callId?: string; callOptions?: CallOptions; method?: 'Unary' | 'UnaryUnsafe' } = {},
+  options: {
+    /** Sent as the call-id header so the server counts this call's attempts. Defaults to none. */
+    callId?: string;
+    /** grpc-js call options (deadline, interceptors...). Defaults to none. */
+    callOptions?: CallOptions;
+    /** Which unary method to call. Defaults to `'Unary'` (the idempotent one). */
+    method?: 'Unary' | 'UnaryUnsafe';
+  } = {},
 ): Promise<EchoOutcome> {
   return new Promise((resolve) => {
     client[options.method ?? 'Unary'](
@@ -40,8 +61,18 @@ export function echoUnary(
 export function echoServerStream(
   client: EchoClient,
   request: EchoRequest,
-  options: { callId?: string; callOptions?: CallOptions } = {},
-): Promise<{ messages: EchoResponse[]; error: ServiceError | undefined }> {
+  options: {
+    /** Sent as the call-id header so the server counts this call's attempts. Defaults to none. */
+    callId?: string;
+    /** grpc-js call options (deadline, interceptors...). Defaults to none. */
+    callOptions?: CallOptions;
+  } = {},
+): Promise<{
+  /** Every message received before the stream ended, in order. */
+  messages: EchoResponse[];
+  /** The error that ended the stream, or `undefined` when it ended with OK. */
+  error: ServiceError | undefined;
+}> {
   return new Promise((resolve) => {
     const messages: EchoResponse[] = [];
     const call = client.ServerStream(
@@ -59,7 +90,12 @@ export function echoServerStream(
 export function echoBidi(
   client: EchoClient,
   messages: readonly string[],
-  options: { callId?: string; callOptions?: CallOptions } = {},
+  options: {
+    /** Sent as the call-id header so the server counts this call's attempts. Defaults to none. */
+    callId?: string;
+    /** grpc-js call options (deadline, interceptors...). Defaults to none. */
+    callOptions?: CallOptions;
+  } = {},
 ): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const out: string[] = [];

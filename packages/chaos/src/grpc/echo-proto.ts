@@ -9,10 +9,15 @@ export const ECHO_SERVICE = 'breakwater.chaos.v1.Echo';
 
 /** Full method paths of the Echo service, as grpc-js interceptors see them. */
 export const ECHO_METHODS = {
+  /** The idempotent unary echo. */
   unary: `/${ECHO_SERVICE}/Unary`,
+  /** The unary echo without an idempotency marking. */
   unaryUnsafe: `/${ECHO_SERVICE}/UnaryUnsafe`,
+  /** The server-streaming echo. */
   serverStream: `/${ECHO_SERVICE}/ServerStream`,
+  /** The client-streaming echo. */
   clientStream: `/${ECHO_SERVICE}/ClientStream`,
+  /** The bidirectional echo. */
   bidi: `/${ECHO_SERVICE}/Bidi`,
 } as const;
 
@@ -62,15 +67,21 @@ message EchoResponse {
 
 /** Request message of the Echo service. */
 export interface EchoRequest {
+  /** Text to echo back. Defaults to `''`. */
   message?: string;
+  /** Responses `ServerStream` sends; 0 means 3. Defaults to 3. */
   count?: number;
 }
 
 /** Response message of the Echo service. */
 export interface EchoResponse {
+  /** The echoed text (`ClientStream`: the received messages joined by `,`). */
   message: string;
+  /** Name of the replica that answered. */
   replica: string;
+  /** Attempts this replica has seen for the call id, this one included. */
   attempt: number;
+  /** Position of this message in a response stream, from 0 (`ClientStream`: messages received). */
   index: number;
 }
 

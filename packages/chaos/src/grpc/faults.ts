@@ -4,11 +4,32 @@ import { status as Status } from '@grpc/grpc-js';
 /** How much latency a rule adds to an attempt. */
 export type LatencySpec =
   /** Always `ms`. */
-  | { kind: 'fixed'; ms: number }
+  | {
+      /** Every attempt waits the same time. */
+      kind: 'fixed';
+      /** The delay in ms, >= 0. */
+      ms: number;
+    }
   /** Uniform in `[minMs, maxMs)`. */
-  | { kind: 'uniform'; minMs: number; maxMs: number }
+  | {
+      /** Each attempt draws its delay uniformly. */
+      kind: 'uniform';
+      /** Shortest delay in ms, >= 0. */
+      minMs: number;
+      /** Upper bound of the delay in ms (exclusive), >= `minMs`. */
+      maxMs: number;
+    }
   /** Long tail: `baseMs` always, plus `extraMs` for `percent`% of attempts ("5% of calls +300 ms"). */
-  | { kind: 'tail'; percent: number; extraMs: number; baseMs?: number };
+  | {
+      /** A fixed base with an occasional slow extra. */
+      kind: 'tail';
+      /** Share of attempts that get `extraMs`, in `[0, 100]`. */
+      percent: number;
+      /** Extra delay of the slow attempts in ms, >= 0. */
+      extraMs: number;
+      /** Delay every attempt gets in ms, >= 0. Defaults to 0. */
+      baseMs?: number;
+    };
 
 /**
  * One line of a fault schedule. Rules are checked in order for every attempt;
@@ -22,26 +43,38 @@ export interface GrpcFaultRule {
   rate?: number;
   /** Only the first `k` attempts the server sees for each call id. Defaults to every attempt. */
   firstAttempts?: number;
-  /** Status code to fail with (`UNAVAILABLE` when only `failAfterMessages` or `pushbackMs` is set). */
+  /** Status code to fail with. Defaults to `UNAVAILABLE` when `failAfterMessages` or `pushbackMs` is set, else no failure. */
   status?: Status;
   /** Status details text. Defaults to `"chaos: <CODE>"`. */
   details?: string;
-  /** Value of the `grpc-retry-pushback-ms` trailer; a string is sent verbatim (for malformed values). */
+  /** Value of the `grpc-retry-pushback-ms` trailer; a string is sent verbatim (for malformed values). Defaults to no trailer. */
   pushbackMs?: number | string;
-  /** Latency added before the attempt is answered. */
+  /** Latency added before the attempt is answered. Defaults to none. */
   latency?: LatencySpec;
-  /** Never answer; the attempt ends only when the client cancels or its deadline passes. */
+  /** Never answer; the attempt ends only when the client cancels or its deadline passes. Defaults to false. */
   hang?: boolean;
-  /** Streaming responses: send this many messages, then fail with `status`. */
+  /** Streaming responses: send this many messages, then fail with `status`. Defaults to failing before the first. */
   failAfterMessages?: number;
 }
 
 /** What the server does with one attempt, decided before it is handled. */
 export interface AttemptPlan {
+  /** Latency added before answering, in ms: the sum over every matching rule. */
   delayMs: number;
+  /** True when the attempt is never answered (it ends when the client cancels). */
   hang: boolean;
   /** Fail with this status (after `failAfterMessages` messages, when set). */
-  fail: { code: Status; details: string; pushback: string | undefined } | undefined;
+  fail:
+    | {
+        /** The status code to end the attempt with. */
+        code: Status;
+        /** The status details text. */
+        details: string;
+        /** Value of the `grpc-retry-pushback-ms` trailer, or `undefined` to send none. */
+        pushback: string | undefined;
+      }
+    | undefined;
+  /** Streaming responses sent before failing, or `undefined` to fail before the first. */
   failAfterMessages: number | undefined;
 }
 

@@ -75,6 +75,7 @@ export interface GrpcChaosServer extends AttemptRecorder {
   restart(): Promise<void>;
   /** Stops for good. */
   close(): Promise<void>;
+  /** Same as `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 

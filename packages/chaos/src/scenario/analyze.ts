@@ -21,8 +21,11 @@ export interface CallRecord {
 
 /** What a server saw: `count` attempts (default 1) of one call id on one replica. */
 export interface AttemptRecord {
+  /** The call id the attempts carried, matching {@link CallRecord.callId}. */
   callId: string;
+  /** Replica that received the attempts. */
   replica: string;
+  /** Attempts this record stands for. Defaults to 1. */
   count?: number;
 }
 
@@ -30,13 +33,17 @@ export interface AttemptRecord {
 export interface SecondPoint {
   /** Bucket start, in seconds since the run started. */
   t: number;
+  /** Calls started in the bucket. */
   offered: number;
+  /** Of those, calls that succeeded. */
   succeeded: number;
+  /** Of those, calls that failed. */
   failed: number;
   /** `succeeded / offered` in [0, 1], undefined for an empty bucket. */
   successRate: number | undefined;
-  /** Latency quantiles of every call started in the bucket (failures included), ms. */
+  /** Median latency of every call started in the bucket (failures included) in ms, undefined for an empty bucket. */
   p50: number | undefined;
+  /** 99th-percentile latency of those calls in ms, undefined for an empty bucket. */
   p99: number | undefined;
   /** Server-side attempts per call started in the bucket. */
   attemptsPerCall: number | undefined;
@@ -46,21 +53,33 @@ export interface SecondPoint {
 
 /** One client's numbers over one phase. */
 export interface PhaseStats {
+  /** Name of the phase. */
   phase: string;
+  /** Kind of the phase. */
   kind: PhaseKind;
+  /** Calls the client started during the phase. */
   offered: number;
+  /** Of those, calls that succeeded. */
   succeeded: number;
+  /** `succeeded / offered` in [0, 1], undefined when no call started. */
   successRate: number | undefined;
+  /** Latency of those calls (failures included), ms. */
   latency: LatencySummary;
+  /** Server-side attempts per call started during the phase, undefined when none started. */
   attemptsPerCall: number | undefined;
 }
 
 /** One client's numbers over the whole run. */
 export interface ClientReport {
+  /** The client's name. */
   client: string;
+  /** Calls the client started over the run. */
   offered: number;
+  /** Of those, calls that succeeded. */
   succeeded: number;
+  /** Of those, calls that failed. */
   failed: number;
+  /** `succeeded / offered` in [0, 1], undefined when no call started. */
   successRate: number | undefined;
   /** Latency of every call (failures included), ms. */
   latency: LatencySummary;
@@ -74,23 +93,34 @@ export interface ClientReport {
   recoveryMs: number | undefined;
   /** Most common error codes, with counts. */
   errors: Record<string, number>;
+  /** The client's numbers per phase, in timeline order. */
   phases: PhaseStats[];
+  /** The client's time series, one point per `bucketMs`. */
   seconds: SecondPoint[];
 }
 
 /** Everything a scenario run measured, ready for tables and charts (times in ms relative to the start). */
 export interface ScenarioReport {
+  /** When the run started (epoch ms); every other time is relative to it. */
   startedAt: number;
+  /** Length of the run in ms. */
   durationMs: number;
+  /** Bucket width of the time series in ms. */
   bucketMs: number;
+  /** When each phase ran, in timeline order. */
   phases: Array<
     Omit<PhaseWindow, 'start' | 'readyAt' | 'end'> & {
+      /** When the phase started, ms after the run started. */
       startMs: number;
+      /** When its `enter` had finished, ms after the run started. */
       readyMs: number;
+      /** When the phase ended, ms after the run started. */
       endMs: number;
     }
   >;
+  /** Every replica that received an attempt, sorted by name. */
   replicas: string[];
+  /** One report per client, in the order of {@link AnalyzeInput.clients}. */
   clients: ClientReport[];
 }
 
@@ -98,10 +128,15 @@ export interface ScenarioReport {
 export interface AnalyzeInput {
   /** Client names in display order. */
   clients: readonly string[];
+  /** What the clients saw, one record per call. */
   calls: readonly CallRecord[];
+  /** What the servers saw, matched to calls by call id. */
   attempts: readonly AttemptRecord[];
+  /** When each phase ran, as `runTimeline` resolves them. */
   phases: readonly PhaseWindow[];
+  /** When the run started (epoch ms). */
   startedAt: number;
+  /** When the run ended (epoch ms). */
   endedAt: number;
   /** Bucket width of the time series in ms. Defaults to 1000. */
   bucketMs?: number;

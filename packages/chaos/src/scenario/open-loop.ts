@@ -41,8 +41,9 @@ export interface OpenLoopResult {
   maxInFlight: number;
   /** Largest delay between a request's scheduled and actual start, in ms. */
   maxLagMs: number;
-  /** When the schedule began and when the generator returned (epoch ms). */
+  /** When the schedule began (epoch ms). */
   startedAt: number;
+  /** When the generator returned (epoch ms). */
   endedAt: number;
 }
 

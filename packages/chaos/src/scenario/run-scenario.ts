@@ -20,26 +20,41 @@ export interface ScenarioClient {
   /** Lane name, e.g. `"grpc/breakwater"`; prefixes every call id. */
   name: string;
   /** Makes one call; must send `callId` as `x-call-id` so servers can count attempts. Rejects on failure. */
-  call(request: { callId: string; index: number }): Promise<ScenarioCallResult | undefined>;
+  call(request: {
+    /** Id of this call, `"<name>-<index>"`; send it as `x-call-id`. */
+    callId: string;
+    /** Position of the call in this client's schedule, from 0. */
+    index: number;
+  }): Promise<ScenarioCallResult | undefined>;
   /** Short code for a failure (e.g. `"UNAVAILABLE"`). Defaults to the error's `code` or `name`. */
   describeError?: (error: unknown) => string;
 }
 
 /** Live counts of one client while the scenario runs. */
 export interface LiveClientStats {
+  /** The client's name. */
   client: string;
+  /** Calls started so far. */
   offered: number;
+  /** Calls that succeeded so far. */
   succeeded: number;
+  /** Calls that failed so far. */
   failed: number;
+  /** Calls started but not yet settled. */
   inFlight: number;
 }
 
 /** A progress snapshot. */
 export interface ScenarioProgress {
+  /** Time since the scenario started, in ms. */
   elapsedMs: number;
+  /** Planned length of the timeline (sum of phase durations), in ms. */
   totalMs: number;
+  /** Name of the current phase. */
   phase: string;
+  /** Position of the current phase in the timeline, from 0. */
   phaseIndex: number;
+  /** A copy of each client's live counts, in client order. */
   clients: LiveClientStats[];
 }
 
@@ -69,8 +84,11 @@ export interface RunScenarioOptions {
 
 /** A finished run: the analysed report plus the raw records. */
 export interface ScenarioRun {
+  /** The analysed numbers (see `analyzeScenario`). */
   report: ScenarioReport;
+  /** Every call every client made, in completion order. */
   calls: CallRecord[];
+  /** What each client's load generator did, in client order. */
   loads: OpenLoopResult[];
 }
 

@@ -23,9 +23,13 @@ export function percentile(sorted: readonly number[], p: number): number | undef
 export interface LatencySummary {
   /** Number of samples. */
   count: number;
+  /** Median (nearest-rank 50th percentile). */
   p50: number | undefined;
+  /** Nearest-rank 99th percentile. */
   p99: number | undefined;
+  /** Nearest-rank 99.9th percentile. */
   p999: number | undefined;
+  /** Slowest sample. */
   max: number | undefined;
 }
 

@@ -12,7 +12,7 @@ export interface ScenarioPhase {
   durationMs: number;
   /** `fault` and `outage` phases are the "fault phases" of a report; `recovery` measures the return. Defaults to `'healthy'`. */
   kind?: PhaseKind;
-  /** Replicas brought back by this phase; a report times how long until each client is served by one of them again. */
+  /** Replicas brought back by this phase; a report times how long until each client is served by one of them again. Defaults to none. */
   restores?: readonly string[];
   /**
    * Least time the phase lasts after its `enter` finished, in ms: a restart
@@ -26,12 +26,17 @@ export interface ScenarioPhase {
 
 /** When a phase actually ran (epoch ms). */
 export interface PhaseWindow {
+  /** The phase's name. */
   name: string;
+  /** The phase's kind (`'healthy'` when it set none). */
   kind: PhaseKind;
+  /** The phase's `restores`, when it set them. */
   restores: readonly string[] | undefined;
+  /** When the phase started, before its `enter` ran. */
   start: number;
   /** When the phase's `enter` had finished (e.g. a restarted replica listens again). */
   readyAt: number;
+  /** When the phase ended (early, if the timeline's signal aborted). */
   end: number;
 }
 

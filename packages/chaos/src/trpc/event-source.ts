@@ -30,13 +30,21 @@ export interface FetchEventSourceInit {
  * resumes from the last event id).
  */
 export class FetchEventSource {
+  /** `readyState` while the request is under way. */
   static readonly CONNECTING = 0;
+  /** `readyState` once the response stream is open. */
   static readonly OPEN = 1;
+  /** `readyState` after `close()`, a failed request or a dropped stream. */
   static readonly CLOSED = 2;
+  /** `readyState` while the request is under way. */
   readonly CONNECTING = 0;
+  /** `readyState` once the response stream is open. */
   readonly OPEN = 1;
+  /** `readyState` after `close()`, a failed request or a dropped stream. */
   readonly CLOSED = 2;
+  /** `CONNECTING`, `OPEN` or `CLOSED`; it never goes back from `CLOSED`. */
   readyState = 0;
+  /** The stream's URL, as given. */
   readonly url: string;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly abort = new AbortController();
@@ -47,16 +55,19 @@ export class FetchEventSource {
     void this.run(init.headers ?? {});
   }
 
+  /** Calls `listener` for every event of `type` (`message`, a named event, `open` or `error`). */
   addEventListener(type: string, listener: Listener): void {
     const set = this.listeners.get(type) ?? new Set<Listener>();
     this.listeners.set(type, set);
     set.add(listener);
   }
 
+  /** Stops calling `listener` for events of `type`. */
   removeEventListener(type: string, listener: Listener): void {
     this.listeners.get(type)?.delete(listener);
   }
 
+  /** Aborts the request and closes the source; no `error` event follows. */
   close(): void {
     this.readyState = this.CLOSED;
     this.abort.abort();

@@ -11,9 +11,26 @@ import { checkLatency, drawLatency } from './latency.js';
  * - `reset`: the socket is destroyed without an answer.
  */
 export type TrpcInjectedError =
-  | { type: 'status'; status?: number; retryAfterSeconds?: number }
-  | { type: 'html'; status?: number; retryAfterSeconds?: number }
-  | { type: 'reset' };
+  | {
+      /** A tRPC JSON error body, one entry per call of a batch. */
+      type: 'status';
+      /** HTTP status of the response. Defaults to 503. */
+      status?: number;
+      /** Sent as the `Retry-After` header, in seconds. Defaults to no header. */
+      retryAfterSeconds?: number;
+    }
+  | {
+      /** A reverse proxy's HTML error page. */
+      type: 'html';
+      /** HTTP status of the response. Defaults to 502. */
+      status?: number;
+      /** Sent as the `Retry-After` header, in seconds. Defaults to no header. */
+      retryAfterSeconds?: number;
+    }
+  | {
+      /** The socket is destroyed without a response. */
+      type: 'reset';
+    };
 
 /** The fault schedule a chaos tRPC server applies to each HTTP request. */
 export interface TrpcFaultPlan {

@@ -13,7 +13,16 @@ export interface ChaosTrpcStats {
   /** Number of calls in each request, in arrival order. */
   batchSizes: number[];
   /** Injected faults by kind. */
-  faults: { error: number; hang: number; delayed: number; dropped: number };
+  faults: {
+    /** Requests answered with an injected error. */
+    error: number;
+    /** Requests left unanswered. */
+    hang: number;
+    /** Requests that got injected latency (they may also have failed or hung). */
+    delayed: number;
+    /** Event streams cut after `dropStreamAfter` events. */
+    dropped: number;
+  };
   /** Requests handed to the tRPC handler (not failed or hung by the fault layer). */
   handled: number;
   /** The `lastEventId` each subscription started with (`null` for a fresh start). */

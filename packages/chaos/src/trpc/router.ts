@@ -8,7 +8,12 @@ export interface ChaosTrpcContext {
   /** Name of the server that answers (recorded by tests as "which server answered"). */
   server: string;
   /** Mutable per-server state the procedures touch. */
-  state: { counter: number; subscriptionStarts: Array<string | null> };
+  state: {
+    /** Value of the `counter` procedures, changed only by `counter.increment`. */
+    counter: number;
+    /** The `lastEventId` each `events` subscription started with (`null` for a fresh start). */
+    subscriptionStarts: Array<string | null>;
+  };
 }
 
 const t = initTRPC.context<ChaosTrpcContext>().create();

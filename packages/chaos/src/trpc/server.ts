@@ -21,7 +21,7 @@ export interface ChaosTrpcServerOptions {
   faults?: TrpcFaultPlan;
   /** Seed of the fault randomness, so a run replays. Defaults to 1. */
   seed?: number;
-  /** Randomness source; overrides `seed`. */
+  /** Randomness source; overrides `seed`. Defaults to a generator seeded with `seed`. */
   random?: RandomSource;
   /** How added latency waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
@@ -49,6 +49,7 @@ export interface ChaosTrpcServer {
   start(): Promise<void>;
   /** Stops for good (same as `stop()`). */
   close(): Promise<void>;
+  /** Same as `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
