@@ -7,6 +7,7 @@
  *
  * Run: node --import tsx bench/adapters/grpc-js.ts [--rounds 8] [--calls 4000]
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   createEchoClient,
@@ -69,17 +70,27 @@ function call(client: EchoClient): Promise<number> {
   });
 }
 
-/** `calls` calls with `concurrency` in flight; returns calls/s and every latency. */
+/**
+ * `calls` calls with `concurrency` in flight; returns calls/s, every latency,
+ * and process CPU µs per call (client and in-process server together: on a
+ * loaded machine far steadier than throughput, and its ceiling).
+ */
 async function closedLoop(client: EchoClient, concurrency: number, calls: number) {
   const latencies: number[] = [];
   let left = calls;
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (left-- > 0) latencies.push(await call(client));
     }),
   );
-  return { throughput: (calls / (performance.now() - t0)) * 1000, latencies };
+  const cpu = process.cpuUsage(c0);
+  return {
+    throughput: (calls / (performance.now() - t0)) * 1000,
+    latencies,
+    cpuUs: (cpu.user + cpu.system) / calls,
+  };
 }
 
 const quantile = (sorted: number[], q: number) =>
@@ -98,12 +109,14 @@ for (const concurrency of values.concurrency.split(',').map(Number)) {
   for (const name of names) await closedLoop(clients[name] as EchoClient, concurrency, calls / 4);
   const throughput: Record<string, number[]> = {};
   const latencies: Record<string, number[]> = {};
+  const cpu: Record<string, number[]> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(r + k) % names.length] as string;
       const result = await closedLoop(clients[name] as EchoClient, concurrency, calls);
       throughput[name] = [...(throughput[name] ?? []), result.throughput];
       latencies[name] = (latencies[name] ?? []).concat(result.latencies);
+      cpu[name] = [...(cpu[name] ?? []), result.cpuUs];
     }
   }
   const bare = median(throughput.bare ?? throughput[names[0] as string] ?? []);
@@ -121,6 +134,7 @@ for (const concurrency of values.concurrency.split(',').map(Number)) {
         `${tp.toFixed(0).padStart(7)} calls/s`,
         `${((tp / bare) * 100).toFixed(1).padStart(6)}% of bare`,
         `paired ${(paired * 100).toFixed(1).padStart(6)}%`,
+        `CPU ${median(cpu[name] ?? []).toFixed(1)} µs/call (bare/this ${((median(cpu.bare ?? []) / median(cpu[name] ?? [])) * 100).toFixed(1)}%)`,
         `p50 ${quantile(sorted, 0.5).toFixed(3)} ms`,
         `p99 ${quantile(sorted, 0.99).toFixed(3)} ms`,
       ].join('  '),
@@ -128,7 +142,9 @@ for (const concurrency of values.concurrency.split(',').map(Number)) {
   }
 }
 
-console.log(`unary Echo, ${ROUNDS} interleaved rounds, median throughput per client`);
+console.log(
+  `unary Echo, ${ROUNDS} interleaved rounds, median throughput per client; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+);
 for (const row of rows) console.log(row);
 for (const client of Object.values(clients)) client.close();
 await server.close();
