@@ -1,4 +1,5 @@
 /** Fault 1: 10% UNAVAILABLE (HTTP 503 for tRPC) on the only replica. */
+import type { ScenarioRun } from '@breakwater/chaos';
 import { fmt, pct, type Suite, type TargetResult } from '../../harness/report.js';
 import { laneNames, phaseFigures, runSplit, setFaultAll } from './common.js';
 
@@ -43,7 +44,9 @@ export const transientSuite: Suite = {
         met: ok,
         ...(ok
           ? {}
-          : { note: transientNote(f.successRate ?? 0, f.attemptsPerCall ?? Infinity, f.offered) }),
+          : {
+              note: `${transientNote(f.successRate ?? 0, f.attemptsPerCall ?? Infinity, f.offered)}; errors seen: ${errorsOf(run, name)}`,
+            }),
       });
     }
     return {
@@ -85,4 +88,11 @@ function transientNote(success: number, attempts: number, calls: number): string
     );
   }
   return parts.join('; ');
+}
+
+/** The failure codes one client saw, most common first. */
+function errorsOf(runs: readonly ScenarioRun[], client: string): string {
+  const report = runs.flatMap((r) => r.report.clients).find((c) => c.client === client);
+  const entries = Object.entries(report?.errors ?? {}).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? 'none' : entries.map(([code, n]) => `${code} ×${n}`).join(', ');
 }
