@@ -8,7 +8,6 @@ import {
 import { abortError } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import { attemptWithTimeout } from './attempt.js';
 import type { RouterConfig } from './options.js';
 import { routeParallel } from './parallel.js';
 import type {
@@ -25,6 +24,7 @@ import {
   type ProviderRuntime,
   runVisit,
   singleAttemptFailed,
+  startAttempt,
   type VisitEnv,
   VisitFailure,
   visitSucceeded,
@@ -153,34 +153,24 @@ export class RouterCore<R> implements VisitEnv {
       if (this.selected.active)
         this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
       try {
+        // The first attempt runs inline rather than in runVisit's async frame (hot path);
+        // only a failure that may be retried goes on in runVisit.
+        const start = this.clock();
         let value: T;
-        const config = p.config;
-        if (config.attempts === 1) {
-          // One attempt: run it inline rather than in runVisit's async frame (hot path).
-          const start = this.clock();
-          p.inflight++;
-          try {
-            value = await (config.timeoutMs < 0
-              ? fn(p.resource, { signal, providerId: p.id, attempt: 1 })
-              : attemptWithTimeout(
-                  fn,
-                  p.resource,
-                  signal,
-                  p.id,
-                  1,
-                  config.timeoutMs,
-                  config.waitOnTimeout,
-                  this.wheel,
-                ));
-          } catch (e) {
-            throw singleAttemptFailed(p, permit, e, signal, policy, this.clock() - start, this);
-          } finally {
-            p.inflight--;
+        p.inflight++;
+        try {
+          value = await startAttempt(p, fn, signal, 1, this);
+        } catch (error) {
+          p.inflight--;
+          if (p.config.attempts === 1) {
+            throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          visitSucceeded(p, permit, this.clock() - start, this);
-        } else {
-          value = await runVisit(p, permit, fn, signal, policy, this);
+          value = await runVisit(p, permit, fn, signal, policy, this, { error, startedAt: start });
+          this.won(p, generation, probe);
+          return value;
         }
+        p.inflight--;
+        visitSucceeded(p, permit, this.clock() - start, this);
         this.won(p, generation, probe);
         return value;
       } catch (error) {

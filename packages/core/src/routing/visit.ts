@@ -131,6 +131,35 @@ export function singleAttemptFailed(
   return visitFailed(p, permit, error, verdict, durationMs, env);
 }
 
+/** Starts attempt `attempt` on `p`: directly, or under the provider's per-attempt timeout. @internal */
+export function startAttempt<R, T>(
+  p: ProviderRuntime<R>,
+  fn: RouteOperation<R, T>,
+  signal: AbortSignal,
+  attempt: number,
+  env: VisitEnv,
+): T | PromiseLike<T> {
+  const { config } = p;
+  if (config.timeoutMs < 0) return fn(p.resource, { signal, providerId: p.id, attempt });
+  return attemptWithTimeout(
+    fn,
+    p.resource,
+    signal,
+    p.id,
+    attempt,
+    config.timeoutMs,
+    config.waitOnTimeout,
+    env.wheel,
+  );
+}
+
+/** A first attempt the router already ran inline, and how it failed. @internal */
+export interface FailedFirstAttempt {
+  readonly error: unknown;
+  /** Clock time the visit (its first attempt) started. */
+  readonly startedAt: number;
+}
+
 /**
  * Visits one provider: `protect()`-style attempts with backoff, per-attempt
  * timeout and error policy, then reports the visit's outcome once to the
@@ -138,7 +167,9 @@ export function singleAttemptFailed(
  * and its health. Resolves with the operation's value. Rejects with a
  * {@link VisitFailure} for an operation failure, with the abort error when
  * `signal` aborted (neutral: never counted, never retried), or with an
- * `ErrorPolicyError` when the policy threw (neutral).
+ * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
+ * already ran (inline, on the router's hot path) and failed: the visit goes
+ * on from judging that failure.
  * @internal
  */
 export async function runVisit<R, T>(
@@ -148,34 +179,27 @@ export async function runVisit<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
   env: VisitEnv,
+  first?: FailedFirstAttempt,
 ): Promise<T> {
   const { config } = p;
-  const visitStart = env.clock();
+  const visitStart = first === undefined ? env.clock() : first.startedAt;
   p.inflight++;
   try {
     for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) throw abortError(signal);
-      const start = attempt === 1 ? visitStart : env.clock();
       let error: unknown;
-      try {
-        const value =
-          config.timeoutMs < 0
-            ? await fn(p.resource, { signal, providerId: p.id, attempt })
-            : await attemptWithTimeout(
-                fn,
-                p.resource,
-                signal,
-                p.id,
-                attempt,
-                config.timeoutMs,
-                config.waitOnTimeout,
-                env.wheel,
-              );
-        visitSucceeded(p, permit, env.clock() - start, env);
-        permit = -1;
-        return value;
-      } catch (e) {
-        error = e;
+      if (attempt === 1 && first !== undefined) {
+        error = first.error;
+      } else {
+        if (signal.aborted) throw abortError(signal);
+        const start = attempt === 1 ? visitStart : env.clock();
+        try {
+          const value = await startAttempt(p, fn, signal, attempt, env);
+          visitSucceeded(p, permit, env.clock() - start, env);
+          permit = -1;
+          return value;
+        } catch (e) {
+          error = e;
+        }
       }
       // Cancellation (the caller's, or a hedge/race that was already won) is never judged.
       if (signal.aborted) throw abortError(signal);
