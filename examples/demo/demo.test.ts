@@ -55,7 +55,7 @@ describe('pnpm demo --quick', () => {
     expect(() => parseDemoArgs(['--rate', 'lots'], false)).toThrow(/--rate/);
     expect(() => parseDemoArgs(['--scenario', 'nope'], false)).toThrow(/--scenario/);
     expect(parseDemoArgs(['--help'], true)).toBe('help');
-    expect(parseDemoArgs([], true)).toMatchObject({ durationS: 26, rate: 40, progress: true });
+    expect(parseDemoArgs([], true)).toMatchObject({ durationS: 26, rate: 25, progress: true });
     expect(parseDemoArgs(['--quick'], false)).toMatchObject({ durationS: 8, progress: false });
   });
 });

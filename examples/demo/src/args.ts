@@ -21,7 +21,7 @@ export const USAGE = `Usage: pnpm demo [--quick] [--duration <s>] [--rate <per s
 
   --quick            a short run (about 8 s of load) with the same phases
   --duration <s>     length of the timeline in seconds (default 26)
-  --rate <n>         calls per second started by each client (default 40)
+  --rate <n>         calls per second started by each client (default 25; 6 clients in all)
   --scenario <name>  ${Object.keys(SCENARIOS).join(' | ')} (default "default")
   --out <file>       HTML report path (default ./demo-report.html)
   --json             also write the report data as <out>.json
@@ -61,7 +61,7 @@ export function parseDemoArgs(argv: readonly string[], isTTY: boolean): DemoOpti
   }
   return {
     durationS: number('duration', values.duration, values.quick ? 8 : 26, 2),
-    rate: number('rate', values.rate, values.quick ? 30 : 40, 1),
+    rate: number('rate', values.rate, values.quick ? 20 : 25, 1),
     scenario: scenario as ScenarioName,
     out: values.out as string,
     json: values.json === true,

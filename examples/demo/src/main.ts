@@ -115,6 +115,9 @@ async function cli(): Promise<number> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // tsx turns on source maps; every failed call builds an error stack, and
+  // mapping those stacks costs more CPU than the calls themselves.
+  process.setSourceMapsEnabled(false);
   cli().then(
     // Keep-alive sockets and grpc-js reconnect timers would hold the process a while longer.
     (code) => process.exit(code),
