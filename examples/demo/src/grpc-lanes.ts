@@ -72,15 +72,16 @@ export function createGrpcLanes(
   const usual = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(usualRetryPolicy),
   }) as unknown as EchoClient;
-  // Breakwater: a routing channel over one channel per replica — power-of-two
-  // choices (the replica with fewer calls in flight), a circuit per replica
+  // Breakwater: a routing channel over one channel per replica — round-robin
+  // (power-of-two never sent a recovered replica traffic again in this
+  // scenario; see README), a circuit per replica
   // fed by call outcomes and health checks (when every replica's
   // circuit is open, calls are refused without touching the network),
   // failover, hedging of the slowest 5% of attempts, and a retry budget that
   // caps failovers and hedges at about 20% extra.
   const routing = createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
-    selection: 'power-of-two',
+    selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     hedge: { percentile: 95, maxHedges: 1 },
     health: {

@@ -84,7 +84,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
       roundRobinLink(plain()),
     ],
   });
-  // Breakwater: the core router over both servers — the less busy one first,
+  // Breakwater: the core router over both servers — round-robin,
   // per-server circuits from
   // call outcomes (a server whose circuit is open gets no calls until a
   // recovery probe), failover, hedging of the slowest 5% of queries, and a
@@ -100,7 +100,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
             fetch: createStatusPreservingFetch(),
           }),
         })),
-        selection: 'power-of-two',
+        selection: 'round-robin',
         hedge: { percentile: 95, maxHedges: 1 },
         health: { failures: 3, reset: '1s' },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
