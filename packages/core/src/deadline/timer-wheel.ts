@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
@@ -107,7 +108,12 @@ export class TimerWheel {
   /** A signal shared by the slot of `entry` (scheduled); it aborts only if a member is still pending when the slot falls due. */
   sharedSignal(entry: WheelEntry): AbortSignal {
     const slot = entry.wheelSlot as Slot;
-    slot.controller ??= new AbortController();
+    if (slot.controller === undefined) {
+      slot.controller = new AbortController();
+      // Every op in the slot may listen on this one signal; Node's default cap of
+      // 10 listeners would print a false leak warning under ordinary load.
+      setMaxListeners(0, slot.controller.signal);
+    }
     return slot.controller.signal;
   }
 

@@ -261,3 +261,31 @@ describe('withTimeout properties', () => {
     );
   });
 });
+
+describe('withTimeout: the shared per-millisecond signal', () => {
+  it('carries many listeners without a MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const signals = new Set<AbortSignal>();
+      const calls = Array.from({ length: 50 }, () =>
+        withTimeout(
+          (signal) => {
+            signals.add(signal);
+            signal.addEventListener('abort', () => {});
+            return Promise.resolve(1);
+          },
+          { timeoutMs: 60_000 },
+        ),
+      );
+      await Promise.all(calls);
+      // Calls started in one synchronous burst land in few slots, so signals are shared.
+      expect(signals.size).toBeLessThan(50);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
