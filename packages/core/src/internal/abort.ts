@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 
 /**
@@ -27,3 +28,5 @@ function isDefaultAbortReason(reason: Error): boolean {
 
 /** A signal that never aborts, for callers that have none. Shared; never allocate per call. */
 export const neverAbortedSignal: AbortSignal = new AbortController().signal;
+// User code may attach listeners to it per call; it never fires, so no count is a leak.
+setMaxListeners(0, neverAbortedSignal);

@@ -1,6 +1,6 @@
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
-import { abortError } from '../internal/abort.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore } from './core.js';
 import { LinkedController } from './linked-controller.js';
@@ -64,7 +64,8 @@ export function routeParallel<R, T>(
       reject(error);
     };
     const onAbort = () => fail(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    // The shared never-aborting signal needs no listener (and would collect one per call).
+    if (signal !== neverAbortedSignal) signal.addEventListener('abort', onAbort, { once: true });
 
     /** Starts the next admissible provider; false when none is left. */
     const launch = (asHedge: boolean): boolean => {
