@@ -2,7 +2,8 @@ import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
 import { type Interceptor, status as Status } from '@grpc/grpc-js';
 import { DeferredCall } from './internals/deferred-call.js';
 import { type CallObserver, ObservedCall } from './internals/observed-call.js';
-import { asInterceptingCall } from './internals/refused-call.js';
+import { RefusedCall } from './internals/refused-call.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 import { statusWithCause } from './internals/status.js';
 
 /** Options of {@link bulkheadInterceptor}. */
@@ -14,6 +15,35 @@ export interface BulkheadInterceptorOptions {
   /** A core pool to share with other clients instead (`createPool`). Defaults to a new one. */
   pool?: Pool;
 }
+
+/**
+ * The synchronous slot hand-off core's pools carry for core's own runners
+ * (internal to core, so found by shape): a free slot is taken and given back
+ * without the pool's promise wrapper.
+ * @internal
+ */
+export interface SlotHandOff {
+  /** Takes a free slot, or returns false when all are busy. */
+  tryTake(): boolean;
+  /** Gives a taken slot back; `ok` tells whether its call succeeded. */
+  give(ok: boolean): void;
+}
+
+/** The slot hand-off of `pool`, or `undefined` for a pool without one. @internal */
+export function slotHandOff(pool: Pool): SlotHandOff | undefined {
+  const candidate = pool as Pool & Partial<SlotHandOff>;
+  return typeof candidate.tryTake === 'function' && typeof candidate.give === 'function'
+    ? (candidate as SlotHandOff)
+    : undefined;
+}
+
+// A call in a taken slot gives it back at its status (the pool counts it completed,
+// as a queued call's task that resolves at its status is).
+const giver: CallObserver<SlotHandOff> = {
+  settle(slots) {
+    slots.give(true);
+  },
+};
 
 const releaser: CallObserver<undefined> & { release: Map<number, () => void> } = {
   release: new Map(),
@@ -33,46 +63,81 @@ let nextPermit = 0;
  * opening a stream; a queued call cancelled by its caller leaves the queue.
  */
 export function bulkheadInterceptor(options: BulkheadInterceptorOptions): Interceptor {
+  return stageInterceptor([bulkheadStage(options)]);
+}
+
+/** The stage of {@link bulkheadInterceptor}. @internal */
+export function bulkheadStage(options: BulkheadInterceptorOptions): Stage {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('bulkheadInterceptor(options) needs an options object');
   }
   const pool =
     options.pool ??
     createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
-  return (callOptions, nextCall) => {
-    const deferred = new DeferredCall();
-    // Only a call that may wait in the queue needs a signal to leave it.
-    const controller = pool.active < pool.concurrency ? undefined : new AbortController();
-    const run = pool.run(
-      () =>
-        new Promise<void>((resolve) => {
-          if (deferred.cancelled !== undefined) {
-            deferred.refuse(deferred.cancelled);
-            resolve();
-            return;
-          }
-          const permit = nextPermit++ % Number.MAX_SAFE_INTEGER;
-          releaser.release.set(permit, resolve);
-          deferred.open(new ObservedCall(nextCall(callOptions), releaser, undefined, permit, 0));
-        }),
-      controller === undefined ? undefined : { signal: controller.signal },
-    );
-    run.catch((error: unknown) => {
-      if (isQueueFullError(error)) {
-        deferred.refuse(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
-      } else {
-        deferred.refuse(
-          deferred.cancelled ?? statusWithCause(Status.CANCELLED, 'Cancelled while queued', error),
-        );
+  const slots = slotHandOff(pool);
+  return {
+    intercept(callOptions, chain, index, final) {
+      // Fast path: a free slot (so an empty queue) is taken at once, no deferral needed.
+      if (slots?.tryTake()) {
+        let call: ReturnType<typeof final>;
+        try {
+          call = chain.next(callOptions, index, final);
+        } catch (error) {
+          // As a throwing pool task: the slot counts failed, the call ends CANCELLED.
+          slots.give(false);
+          return new RefusedCall(
+            statusWithCause(Status.CANCELLED, 'Cancelled while queued', error),
+          );
+        }
+        return new ObservedCall(call, giver, slots, 0, 0);
       }
-    });
-    if (controller !== undefined) {
-      const cancel = deferred.cancelWithStatus.bind(deferred);
-      deferred.cancelWithStatus = (code, details) => {
-        cancel(code, details);
-        if (deferred.cancelled !== undefined) controller.abort();
-      };
-    }
-    return asInterceptingCall(deferred);
+      return queued(pool, callOptions, chain, index, final);
+    },
   };
+}
+
+/** A call that waits for a slot (or is refused), through the pool's queue. */
+function queued(
+  pool: Pool,
+  callOptions: Parameters<Stage['intercept']>[0],
+  chain: Parameters<Stage['intercept']>[1],
+  index: number,
+  final: Parameters<Stage['intercept']>[3],
+): DeferredCall {
+  const deferred = new DeferredCall();
+  // Only a call that may wait in the queue needs a signal to leave it.
+  const controller = pool.active < pool.concurrency ? undefined : new AbortController();
+  const run = pool.run(
+    () =>
+      new Promise<void>((resolve) => {
+        if (deferred.cancelled !== undefined) {
+          deferred.refuse(deferred.cancelled);
+          resolve();
+          return;
+        }
+        const permit = nextPermit++ % Number.MAX_SAFE_INTEGER;
+        releaser.release.set(permit, resolve);
+        deferred.open(
+          new ObservedCall(chain.next(callOptions, index, final), releaser, undefined, permit, 0),
+        );
+      }),
+    controller === undefined ? undefined : { signal: controller.signal },
+  );
+  run.catch((error: unknown) => {
+    if (isQueueFullError(error)) {
+      deferred.refuse(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
+    } else {
+      deferred.refuse(
+        deferred.cancelled ?? statusWithCause(Status.CANCELLED, 'Cancelled while queued', error),
+      );
+    }
+  });
+  if (controller !== undefined) {
+    const cancel = deferred.cancelWithStatus.bind(deferred);
+    deferred.cancelWithStatus = (code, details) => {
+      cancel(code, details);
+      if (deferred.cancelled !== undefined) controller.abort();
+    };
+  }
+  return deferred;
 }

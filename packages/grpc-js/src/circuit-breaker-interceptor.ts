@@ -8,7 +8,8 @@ import {
 } from '@breakwater/core';
 import { type Interceptor, status as Status, type StatusObject } from '@grpc/grpc-js';
 import { type CallObserver, ObservedCall } from './internals/observed-call.js';
-import { asInterceptingCall, RefusedCall } from './internals/refused-call.js';
+import { RefusedCall } from './internals/refused-call.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 import { statusWithCause } from './internals/status.js';
 import {
   createGrpcStatusClassifier,
@@ -54,6 +55,14 @@ export interface CircuitBreakerInterceptor extends Interceptor {
 export function circuitBreakerInterceptor(
   options: CircuitBreakerInterceptorOptions = {},
 ): CircuitBreakerInterceptor {
+  const stage = circuitBreakerStage(options);
+  return Object.assign(stageInterceptor([stage]), { circuitFor: stage.circuitFor });
+}
+
+/** The stage of {@link circuitBreakerInterceptor}, with its circuits. @internal */
+export function circuitBreakerStage(
+  options: CircuitBreakerInterceptorOptions,
+): Stage & Pick<CircuitBreakerInterceptor, 'circuitFor'> {
   const scope = options.scope ?? 'method';
   if (scope !== 'method' && scope !== 'service' && scope !== 'client') {
     throw new TypeError(`scope must be one of 'method', 'service', 'client', got ${String(scope)}`);
@@ -106,21 +115,25 @@ export function circuitBreakerInterceptor(
     },
   };
 
-  const interceptor: Interceptor = (callOptions, nextCall) => {
-    const method = methodCircuit(callOptions.method_definition.path);
-    const permit = method.breaker.tryAcquire();
-    if (permit < 0) {
-      const error = new CircuitOpenError({
-        retryAfterMs: method.breaker.retryAfterMs(),
-        circuit: method.key,
-      });
-      return asInterceptingCall(
-        new RefusedCall(statusWithCause(Status.UNAVAILABLE, error.message, error)),
+  return {
+    circuitFor,
+    intercept(callOptions, chain, index, final) {
+      const method = methodCircuit(callOptions.method_definition.path);
+      const permit = method.breaker.tryAcquire();
+      if (permit < 0) {
+        const error = new CircuitOpenError({
+          retryAfterMs: method.breaker.retryAfterMs(),
+          circuit: method.key,
+        });
+        return new RefusedCall(statusWithCause(Status.UNAVAILABLE, error.message, error));
+      }
+      return new ObservedCall(
+        chain.next(callOptions, index, final),
+        observer,
+        method,
+        permit,
+        clock(),
       );
-    }
-    return asInterceptingCall(
-      new ObservedCall(nextCall(callOptions), observer, method, permit, clock()),
-    );
+    },
   };
-  return Object.assign(interceptor, { circuitFor });
 }

@@ -1,6 +1,6 @@
 import { type Clock, type Duration, parseDuration, systemClock } from '@breakwater/core';
 import type { Interceptor } from '@grpc/grpc-js';
-import { asInterceptingCall } from './internals/refused-call.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 
 /** Options of {@link deadlineInterceptor}. */
 export interface DeadlineInterceptorOptions {
@@ -19,6 +19,11 @@ export interface DeadlineInterceptorOptions {
  * retry interceptor below keeps the same absolute deadline for every attempt.
  */
 export function deadlineInterceptor(options: DeadlineInterceptorOptions = {}): Interceptor {
+  return stageInterceptor([deadlineStage(options)]);
+}
+
+/** The stage of {@link deadlineInterceptor}. @internal */
+export function deadlineStage(options: DeadlineInterceptorOptions): Stage {
   const fallback =
     options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
   const budgets = new Map<string, number>();
@@ -34,18 +39,20 @@ export function deadlineInterceptor(options: DeadlineInterceptorOptions = {}): I
     resolved.set(path, budget);
     return budget;
   };
-  return (callOptions, nextCall) => {
-    const budget = budgetFor(callOptions.method_definition.path);
-    if (budget === undefined) return asInterceptingCall(nextCall(callOptions));
-    const at = clock() + budget;
-    const caller = callOptions.deadline;
-    const callerMs =
-      caller === undefined
-        ? Number.POSITIVE_INFINITY
-        : caller instanceof Date
-          ? caller.getTime()
-          : caller;
-    if (callerMs <= at) return asInterceptingCall(nextCall(callOptions));
-    return asInterceptingCall(nextCall({ ...callOptions, deadline: at }));
+  return {
+    intercept(callOptions, chain, index, final) {
+      const budget = budgetFor(callOptions.method_definition.path);
+      if (budget === undefined) return chain.next(callOptions, index, final);
+      const at = clock() + budget;
+      const caller = callOptions.deadline;
+      const callerMs =
+        caller === undefined
+          ? Number.POSITIVE_INFINITY
+          : caller instanceof Date
+            ? caller.getTime()
+            : caller;
+      if (callerMs <= at) return chain.next(callOptions, index, final);
+      return chain.next({ ...callOptions, deadline: at }, index, final);
+    },
   };
 }

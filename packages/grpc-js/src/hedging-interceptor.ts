@@ -8,8 +8,9 @@ import {
   systemSleep,
 } from '@breakwater/core';
 import type { Interceptor } from '@grpc/grpc-js';
-import { attemptInterceptor } from './internals/attempt-interceptor.js';
+import { attemptStage } from './internals/attempt-interceptor.js';
 import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 import { compileSelector, type MethodSelector } from './method-selector.js';
 import { checkAttempts, resolveBackoff } from './retry-interceptor.js';
 import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
@@ -41,6 +42,11 @@ export interface HedgingInterceptorOptions {
  * the next hedge at once. Use it instead of `retryInterceptor` for a method.
  */
 export function hedgingInterceptor(options: HedgingInterceptorOptions): Interceptor {
+  return stageInterceptor([hedgingStage(options)]);
+}
+
+/** The stage of {@link hedgingInterceptor}. @internal */
+export function hedgingStage(options: HedgingInterceptorOptions): Stage {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('hedgingInterceptor(options) needs an options object with `delay`');
   }
@@ -51,7 +57,7 @@ export function hedgingInterceptor(options: HedgingInterceptorOptions): Intercep
   const backoff = resolveBackoff(undefined);
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? systemSleep;
-  return attemptInterceptor((method) => {
+  return attemptStage((method) => {
     if (maxAttempts < 2 || method.requestStream || !isSafe(method.path)) return undefined;
     return {
       path: method.path,

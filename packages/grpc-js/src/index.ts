@@ -1,6 +1,11 @@
 // @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
 
-export { type BulkheadInterceptorOptions, bulkheadInterceptor } from './bulkhead-interceptor.js';
+export {
+  type BulkheadInterceptorOptions,
+  bulkheadInterceptor,
+  type SlotHandOff,
+  slotHandOff,
+} from './bulkhead-interceptor.js';
 export { disableGrpcRetries } from './channel-options.js';
 export {
   type CircuitBreakerInterceptor,

@@ -1,17 +1,15 @@
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
-import { type BulkheadInterceptorOptions, bulkheadInterceptor } from './bulkhead-interceptor.js';
+import { type BulkheadInterceptorOptions, bulkheadStage } from './bulkhead-interceptor.js';
 import {
   type CircuitBreakerInterceptorOptions,
-  circuitBreakerInterceptor,
+  circuitBreakerStage,
 } from './circuit-breaker-interceptor.js';
-import { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
-import { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
+import { type DeadlineInterceptorOptions, deadlineStage } from './deadline-interceptor.js';
+import { type HedgingInterceptorOptions, hedgingStage } from './hedging-interceptor.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 import { compileSelector, type MethodSelector } from './method-selector.js';
-import {
-  type RateLimitInterceptorOptions,
-  rateLimitInterceptor,
-} from './rate-limit-interceptor.js';
-import { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
+import { type RateLimitInterceptorOptions, rateLimitStage } from './rate-limit-interceptor.js';
+import { type RetryInterceptorOptions, retryStage } from './retry-interceptor.js';
 import type { GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link resilienceInterceptor}: each part is off unless given (`false` also turns it off). */
@@ -44,13 +42,15 @@ export function composeInterceptors(interceptors: readonly Interceptor[]): Inter
   if (list.length === 1) return list[0] as Interceptor;
   return (options, nextCall) => {
     let next: NextCall = nextCall;
-    for (let i = list.length - 1; i > 0; i--) {
-      const interceptor = list[i] as Interceptor;
-      const below = next;
-      next = (o: InterceptorOptions) => interceptor(o, below);
-    }
+    for (let i = list.length - 1; i > 0; i--) next = link(list[i] as Interceptor, next);
     return (list[0] as Interceptor)(options, next);
   };
+}
+
+// A factory, not an inline arrow assigned to a name: transpilers that keep
+// function names (esbuild keepNames, as tsx runs) would rename it per call.
+function link(interceptor: Interceptor, below: NextCall): NextCall {
+  return (o: InterceptorOptions) => interceptor(o, below);
 }
 
 /**
@@ -73,16 +73,17 @@ export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}
     ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
     ...(options.classify === undefined ? {} : { classify: options.classify }),
   };
-  const stack: Interceptor[] = [];
-  if (options.deadline) stack.push(deadlineInterceptor(options.deadline));
+  // Stages, not interceptors: one chain with no closure per layer per call.
+  const stack: Stage[] = [];
+  if (options.deadline) stack.push(deadlineStage(options.deadline));
   if (options.circuitBreaker)
-    stack.push(circuitBreakerInterceptor({ ...shared, ...options.circuitBreaker }));
-  if (options.rateLimit) stack.push(rateLimitInterceptor(options.rateLimit));
-  if (options.bulkhead) stack.push(bulkheadInterceptor(options.bulkhead));
+    stack.push(circuitBreakerStage({ ...shared, ...options.circuitBreaker }));
+  if (options.rateLimit) stack.push(rateLimitStage(options.rateLimit));
+  if (options.bulkhead) stack.push(bulkheadStage(options.bulkhead));
   let hedged: ((path: string) => boolean) | undefined;
   if (options.hedge) {
     const hedge = { ...shared, ...options.hedge };
-    stack.push(hedgingInterceptor(hedge));
+    stack.push(hedgingStage(hedge));
     const selector = hedge.idempotent;
     hedged = selector === undefined ? undefined : compileSelector('hedge.idempotent', selector);
   }
@@ -94,12 +95,12 @@ export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}
         : compileSelector('retry.idempotent', retry.idempotent);
     const notHedged = hedged;
     stack.push(
-      retryInterceptor({
+      retryStage({
         ...retry,
         idempotent: (path) => (safe?.(path) ?? false) && !(notHedged?.(path) ?? false),
       }),
     );
   }
   if (stack.length === 0) return (o, next) => next(o) as ReturnType<Interceptor>;
-  return composeInterceptors(stack);
+  return stageInterceptor(stack);
 }

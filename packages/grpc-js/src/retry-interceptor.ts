@@ -11,8 +11,9 @@ import {
   systemSleep,
 } from '@breakwater/core';
 import type { Interceptor } from '@grpc/grpc-js';
-import { attemptInterceptor } from './internals/attempt-interceptor.js';
+import { attemptStage } from './internals/attempt-interceptor.js';
 import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
+import { type Stage, stageInterceptor } from './internals/stage.js';
 import { compileSelector, type MethodSelector } from './method-selector.js';
 import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
@@ -47,7 +48,11 @@ const DEFAULT_BACKOFF: BackoffOptions = {
   jitter: 'full',
 };
 
-/** @internal */
+/**
+ * The adapters' backoff: a ready {@link Backoff} as is, options through `createBackoff`, or
+ * 100 ms exponential with full jitter capped at 5 000 ms when `undefined`.
+ * @internal
+ */
 export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): Backoff {
   if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
   return typeof (backoff as Backoff).delayFor === 'function'
@@ -55,7 +60,11 @@ export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): B
     : createBackoff(backoff as BackoffOptions);
 }
 
-/** @internal */
+/**
+ * Validates an attempts option: `fallback` when `undefined`, else an integer >= 1, or a
+ * `RangeError` naming the option.
+ * @internal
+ */
 export function checkAttempts(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
@@ -79,6 +88,11 @@ export function checkAttempts(name: string, value: unknown, fallback: number): n
  * });
  */
 export function retryInterceptor(options: RetryInterceptorOptions = {}): Interceptor {
+  return stageInterceptor([retryStage(options)]);
+}
+
+/** The stage of {@link retryInterceptor}. @internal */
+export function retryStage(options: RetryInterceptorOptions): Stage {
   const maxAttempts = checkAttempts('attempts', options.attempts, 3);
   const isSafe = compileSelector('idempotent', options.idempotent);
   const backoff = resolveBackoff(options.backoff);
@@ -90,7 +104,7 @@ export function retryInterceptor(options: RetryInterceptorOptions = {}): Interce
   const serverStreaming = options.serverStreaming ?? true;
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? systemSleep;
-  return attemptInterceptor((method) => {
+  return attemptStage((method) => {
     if (maxAttempts < 2 || method.requestStream || !isSafe(method.path)) return undefined;
     if (method.responseStream && !serverStreaming) return undefined;
     return {

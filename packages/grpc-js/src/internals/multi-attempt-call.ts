@@ -8,6 +8,7 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { type GrpcStatusClassifier, trailerGetter } from '../status-classifier.js';
+import type { StageChain } from './stage.js';
 import type { AuthContextLike, CallLink } from './types.js';
 
 /** Request header telling the server how many attempts preceded this one (gRFC A6). */
@@ -97,7 +98,9 @@ export class MultiAttemptCall implements CallLink {
   constructor(
     private readonly plan: AttemptPlan,
     private readonly options: InterceptorOptions,
-    private readonly nextCall: NextCall,
+    private readonly chain: StageChain,
+    private readonly index: number,
+    private readonly final: NextCall,
   ) {
     this.deadlineAt = deadlineMs(options.deadline);
   }
@@ -231,7 +234,7 @@ export class MultiAttemptCall implements CallLink {
       }
     }
     const attempt = new Attempt(this, index, perAttempt);
-    const call = this.nextCall(options);
+    const call = this.chain.next(options, this.index, this.final);
     attempt.call = call;
     this.live.push(attempt);
     let metadata = this.metadata as Metadata;
