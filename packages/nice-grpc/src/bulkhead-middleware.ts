@@ -1,4 +1,5 @@
 import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
+import { slotHandOff } from '@breakwater/grpc-js';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -6,7 +7,8 @@ import {
   Status,
 } from 'nice-grpc-common';
 import { abortErrorFor, refusal } from './internals/errors.js';
-import { type MiddlewareResult, unaryNext, unaryResult } from './internals/next.js';
+import type { MiddlewareResult } from './internals/next.js';
+import { runAlone, type UnaryStage } from './internals/unary-stage.js';
 
 /** Options of {@link bulkheadMiddleware}. */
 export interface BulkheadMiddlewareOptions {
@@ -27,36 +29,21 @@ export interface BulkheadMiddlewareOptions {
  * whose signal aborts leaves the queue at once with an `AbortError`.
  */
 export function bulkheadMiddleware(options: BulkheadMiddlewareOptions): ClientMiddleware {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('bulkheadMiddleware(options) needs an options object');
-  }
-  const pool =
-    options.pool ??
-    createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
+  return bulkheadMiddlewareOf(bulkheadStage(options));
+}
 
-  const refused = (error: unknown, path: string, signal: AbortSignal | undefined): unknown => {
-    if (isQueueFullError(error)) return refusal(path, Status.RESOURCE_EXHAUSTED, error);
-    return signal?.aborted ? abortErrorFor(signal) : error;
-  };
-
+/** {@link bulkheadMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
+export function bulkheadMiddlewareOf(stage: BulkheadStage): ClientMiddleware {
+  const { pool } = stage;
   return async function* bulkheadMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions,
   ): MiddlewareResult<Response> {
+    if (!call.responseStream) {
+      return await runAlone(stage, call, callOptions);
+    }
     const signal = callOptions.signal;
     const runOptions = signal === undefined ? undefined : { signal };
-    if (!call.responseStream) {
-      const next = unaryNext(call);
-      let started = false;
-      try {
-        return await pool.run(() => {
-          started = true;
-          return unaryResult(next(call.request, callOptions));
-        }, runOptions);
-      } catch (error) {
-        throw started ? error : refused(error, call.method.path, signal);
-      }
-    }
     // A stream holds its slot across yields: the pool task waits for the stream to end.
     let release = () => {};
     const done = new Promise<void>((resolve) => {
@@ -79,5 +66,57 @@ export function bulkheadMiddleware(options: BulkheadMiddlewareOptions): ClientMi
     } finally {
       release();
     }
+  };
+}
+
+/** Why `pool.run` refused a call, in the words nice-grpc callers expect. */
+function refused(error: unknown, path: string, signal: AbortSignal | undefined): unknown {
+  if (isQueueFullError(error)) return refusal(path, Status.RESOURCE_EXHAUSTED, error);
+  return signal?.aborted ? abortErrorFor(signal) : error;
+}
+
+/** The unary stage of {@link bulkheadMiddleware}, with its pool. @internal */
+export interface BulkheadStage extends UnaryStage {
+  pool: Pool;
+}
+
+/** The unary stage of {@link bulkheadMiddleware}. @internal */
+export function bulkheadStage(options: BulkheadMiddlewareOptions): BulkheadStage {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('bulkheadMiddleware(options) needs an options object');
+  }
+  const pool =
+    options.pool ??
+    createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
+  const slots = slotHandOff(pool);
+  return {
+    pool,
+    async unary(call, callOptions, chain, index) {
+      const signal = callOptions.signal;
+      // Fast path: a free slot (so an empty queue) for a live call. The pool would run the
+      // task at once; an aborted signal goes the pool's way (it counts the abort).
+      if (slots !== undefined && !signal?.aborted && slots.tryTake()) {
+        let ok = false;
+        try {
+          const response = await chain.next(call, callOptions, index);
+          ok = true;
+          return response;
+        } finally {
+          slots.give(ok);
+        }
+      }
+      let started = false;
+      try {
+        return await pool.run(
+          () => {
+            started = true;
+            return chain.next(call, callOptions, index);
+          },
+          signal === undefined ? undefined : { signal },
+        );
+      } catch (error) {
+        throw started ? error : refused(error, call.method.path, signal);
+      }
+    },
   };
 }

@@ -2,6 +2,7 @@ import {
   type CallOutcome,
   type CircuitBreaker,
   CircuitOpenError,
+  type Clock,
   systemClock,
 } from '@breakwater/core';
 import {
@@ -17,6 +18,7 @@ import {
 } from 'nice-grpc-common';
 import { failureStatus, refusal } from './internals/errors.js';
 import type { MiddlewareResult } from './internals/next.js';
+import type { UnaryStage } from './internals/unary-stage.js';
 
 /**
  * Options of {@link circuitBreakerMiddleware}: those of the grpc-js
@@ -47,6 +49,48 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
+  return circuitBreakerMiddlewareOf(circuitBreakerStage(options));
+}
+
+/** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
+export function circuitBreakerMiddlewareOf(stage: CircuitBreakerStage): CircuitBreakerMiddleware {
+  const { clock } = stage;
+  async function* circuitBreakerMiddleware<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions,
+  ): MiddlewareResult<Response> {
+    const path = call.method.path;
+    const breaker = stage.circuitFor(path);
+    const permit = stage.acquire(breaker, path);
+    const startedAt = clock();
+    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
+    let outcome: CallOutcome = 'neutral';
+    try {
+      const result = yield* call.next(call.request, callOptions);
+      outcome = 'success';
+      return result;
+    } catch (error) {
+      outcome = stage.outcomeOf(path, error, callOptions.signal);
+      throw error;
+    } finally {
+      breaker.release(permit, outcome, clock() - startedAt);
+    }
+  }
+  return Object.assign(circuitBreakerMiddleware, { circuitFor: stage.circuitFor });
+}
+
+/** The unary part of {@link circuitBreakerMiddleware}, with what its middleware shares. @internal */
+export interface CircuitBreakerStage extends UnaryStage {
+  circuitFor(path: string): CircuitBreaker;
+  /** A permit of `breaker`, or throws the `UNAVAILABLE` refusal. */
+  acquire(breaker: CircuitBreaker, path: string): number;
+  /** How a failed call counts. */
+  outcomeOf(path: string, error: unknown, signal: AbortSignal | undefined): CallOutcome;
+  clock: Clock;
+}
+
+/** The unary stage of {@link circuitBreakerMiddleware}. @internal */
+export function circuitBreakerStage(options: CircuitBreakerMiddlewareOptions): CircuitBreakerStage {
   // The grpc-js interceptor's registry keys and creates circuits; reusing it keeps both adapters alike.
   const registry = circuitBreakerInterceptor(options);
   const scope = options.scope ?? 'method';
@@ -58,8 +102,20 @@ export function circuitBreakerMiddleware(
       : scope === 'service'
         ? path.slice(1, path.lastIndexOf('/'))
         : 'client';
-
-  const outcomeOf = (path: string, error: unknown, signal: AbortSignal | undefined) => {
+  const acquire = (breaker: CircuitBreaker, path: string): number => {
+    const permit = breaker.tryAcquire();
+    if (permit >= 0) return permit;
+    const cause = new CircuitOpenError({
+      retryAfterMs: breaker.retryAfterMs(),
+      circuit: keyOf(path),
+    });
+    throw refusal(path, Status.UNAVAILABLE, cause);
+  };
+  const outcomeOf = (
+    path: string,
+    error: unknown,
+    signal: AbortSignal | undefined,
+  ): CallOutcome => {
     const status = failureStatus(error, signal);
     if (status === undefined) return 'neutral';
     const verdict = classify({
@@ -70,36 +126,27 @@ export function circuitBreakerMiddleware(
     });
     return verdict.countForCircuit === false ? 'neutral' : 'failure';
   };
-
-  async function* circuitBreakerMiddleware<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions,
-  ): MiddlewareResult<Response> {
-    const path = call.method.path;
-    const breaker = registry.circuitFor(path);
-    const permit = breaker.tryAcquire();
-    if (permit < 0) {
-      const cause = new CircuitOpenError({
-        retryAfterMs: breaker.retryAfterMs(),
-        circuit: keyOf(path),
-      });
-      throw refusal(path, Status.UNAVAILABLE, cause);
-    }
-    const startedAt = clock();
-    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
-    let outcome: CallOutcome = 'neutral';
-    try {
-      const result = yield* call.next(call.request, callOptions);
-      outcome = 'success';
-      return result;
-    } catch (error) {
-      outcome = outcomeOf(path, error, callOptions.signal);
-      throw error;
-    } finally {
-      breaker.release(permit, outcome, clock() - startedAt);
-    }
-  }
-  return Object.assign(circuitBreakerMiddleware, {
+  return {
     circuitFor: registry.circuitFor,
-  });
+    acquire,
+    outcomeOf,
+    clock,
+    async unary(call, callOptions, chain, index) {
+      const path = call.method.path;
+      const breaker = registry.circuitFor(path);
+      const permit = acquire(breaker, path);
+      const startedAt = clock();
+      let outcome: CallOutcome = 'neutral';
+      try {
+        const result = await chain.next(call, callOptions, index);
+        outcome = 'success';
+        return result;
+      } catch (error) {
+        outcome = outcomeOf(path, error, callOptions.signal);
+        throw error;
+      } finally {
+        breaker.release(permit, outcome, clock() - startedAt);
+      }
+    },
+  };
 }

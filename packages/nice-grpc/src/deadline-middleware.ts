@@ -19,13 +19,8 @@ import {
 } from 'nice-grpc-common';
 import { deadlineAt, withTimeoutHeader } from './internals/deadline.js';
 import { abortErrorFor, isAbortError, refusal } from './internals/errors.js';
-import {
-  type MiddlewareResult,
-  type StreamNext,
-  streamNext,
-  unaryNext,
-  unaryResult,
-} from './internals/next.js';
+import { type MiddlewareResult, type StreamNext, streamNext } from './internals/next.js';
+import { runAlone, type UnaryStage } from './internals/unary-stage.js';
 
 /** Per-call options of {@link deadlineMiddleware} (the same as `nice-grpc-client-middleware-deadline`'s). */
 export interface DeadlineCallOptions {
@@ -80,49 +75,99 @@ function budgets(options: DeadlineMiddlewareOptions): (path: string) => number |
 export function deadlineMiddleware(
   options: DeadlineMiddlewareOptions = {},
 ): ClientMiddleware<DeadlineCallOptions> {
-  const budgetFor = budgets(options);
-  const clock = options.clock ?? systemClock;
-  const sleep = options.sleep ?? systemSleep;
+  return deadlineMiddlewareOf(deadlineStage(options, true));
+}
+
+/** {@link deadlineMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
+export function deadlineMiddlewareOf(stage: DeadlineStage): ClientMiddleware<DeadlineCallOptions> {
+  const { budgetFor, clock, sleep } = stage;
   return async function* deadlineMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & DeadlineCallOptions,
   ): MiddlewareResult<Response> {
+    if (!call.responseStream) {
+      return await runAlone(stage, call, callOptions);
+    }
     const { deadline, ...rest } = callOptions;
     const path = call.method.path;
-    const budget = budgetFor(path);
     const now = clock();
-    let at = deadlineAt(deadline, clock);
-    if (budget !== undefined && now + budget < at) at = now + budget;
+    const at = callDeadline(deadline, budgetFor(path), now, clock);
     if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, rest);
     const timeoutMs = at - now;
     if (timeoutMs <= 0) {
       throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
     }
     const metadata = withTimeoutHeader(rest.metadata, timeoutMs);
-    const absolute =
-      deadline instanceof Date && deadline.getTime() === at ? deadline : new Date(at);
-    const signal = rest.signal;
-    if (!call.responseStream) {
-      const next = unaryNext(call);
+    const down = { ...rest, deadline: absoluteDeadline(deadline, at), metadata };
+    yield* guardStream(streamNext(call), call.request, down, path, timeoutMs, sleep);
+  };
+}
+
+/** Epoch ms the call must end by: the caller's deadline or the budget, whichever ends first. */
+function callDeadline(
+  deadline: Date | number | undefined,
+  budget: number | undefined,
+  now: number,
+  clock: Clock,
+): number {
+  const at = deadlineAt(deadline, clock);
+  return budget !== undefined && now + budget < at ? now + budget : at;
+}
+
+/** The `deadline` option passed down: the caller's own `Date` when it is the one that holds. */
+function absoluteDeadline(deadline: Date | number | undefined, at: number): Date {
+  return deadline instanceof Date && deadline.getTime() === at ? deadline : new Date(at);
+}
+
+/** The unary part of {@link deadlineMiddleware}, with what its stream path shares. @internal */
+export interface DeadlineStage extends UnaryStage {
+  budgetFor(path: string): number | undefined;
+  clock: Clock;
+  sleep: Sleep;
+}
+
+/**
+ * The unary stage of {@link deadlineMiddleware}. With `stamp` false it
+ * leaves `grpc-timeout` to the retry stage below, which writes the time left
+ * on every call (attempt or pass-through), so the header is set once.
+ * @internal
+ */
+export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean): DeadlineStage {
+  const budgetFor = budgets(options);
+  const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? systemSleep;
+  return {
+    budgetFor,
+    clock,
+    sleep,
+    async unary(call, callOptions, chain, index) {
+      const { deadline, ...rest } = callOptions as CallOptions & DeadlineCallOptions;
+      const path = call.method.path;
+      const now = clock();
+      const at = callDeadline(deadline, budgetFor(path), now, clock);
+      if (at === Number.POSITIVE_INFINITY) return chain.next(call, rest, index);
+      const timeoutMs = at - now;
+      if (timeoutMs <= 0) {
+        throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
+      }
+      const metadata = stamp ? withTimeoutHeader(rest.metadata, timeoutMs) : undefined;
+      const absolute = absoluteDeadline(deadline, at);
+      const signal = rest.signal;
       const timeout: TimeoutOptions =
         signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
       try {
         return await withTimeout((s) => {
           allowManyListeners(s);
-          const down: CallOptions & DeadlineCallOptions = {
-            ...rest,
-            deadline: absolute,
-            metadata,
-            signal: s,
-          };
-          return unaryResult(next(call.request, down));
+          const down: CallOptions & DeadlineCallOptions =
+            metadata === undefined
+              ? { ...rest, deadline: absolute, signal: s }
+              : { ...rest, deadline: absolute, metadata, signal: s };
+          return chain.next(call, down, index);
         }, timeout);
       } catch (error) {
         throw translate(error, path, signal);
       }
-    }
-    const down = { ...rest, deadline: absolute, metadata };
-    yield* guardStream(streamNext(call), call.request, down, path, timeoutMs, sleep);
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import {
 } from 'nice-grpc-common';
 import { refusal } from './internals/errors.js';
 import type { MiddlewareResult } from './internals/next.js';
+import type { UnaryStage } from './internals/unary-stage.js';
 
 /** Options of {@link rateLimitMiddleware}: a core token bucket, or its options. */
 export type RateLimitMiddlewareOptions =
@@ -25,16 +26,45 @@ export type RateLimitMiddlewareOptions =
  * createClientFactory().use(rateLimitMiddleware({ capacity: 100, refillPerSecond: 50 }))
  */
 export function rateLimitMiddleware(options: RateLimitMiddlewareOptions): ClientMiddleware {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('rateLimitMiddleware(options) needs an options object');
-  }
-  const bucket = 'bucket' in options ? options.bucket : createTokenBucket(options);
+  return rateLimitMiddlewareOf(rateLimitStage(options));
+}
+
+/** {@link rateLimitMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
+export function rateLimitMiddlewareOf(stage: RateLimitStage): ClientMiddleware {
   return async function* rateLimitMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions,
   ): MiddlewareResult<Response> {
-    const taken = bucket.tryAcquire();
-    if (!taken.ok) throw refusal(call.method.path, Status.RESOURCE_EXHAUSTED, taken.error);
+    stage.take(call.method.path);
     return yield* call.next(call.request, callOptions);
+  };
+}
+
+/** The unary stage of {@link rateLimitMiddleware}. @internal */
+export interface RateLimitStage extends UnaryStage {
+  /** Takes a token, or throws the `RESOURCE_EXHAUSTED` refusal. */
+  take(path: string): void;
+}
+
+/** The unary stage of {@link rateLimitMiddleware}. @internal */
+export function rateLimitStage(options: RateLimitMiddlewareOptions): RateLimitStage {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('rateLimitMiddleware(options) needs an options object');
+  }
+  const bucket = 'bucket' in options ? options.bucket : createTokenBucket(options);
+  const take = (path: string): void => {
+    const taken = bucket.tryAcquire();
+    if (!taken.ok) throw refusal(path, Status.RESOURCE_EXHAUSTED, taken.error);
+  };
+  return {
+    take,
+    unary(call, callOptions, chain, index) {
+      try {
+        take(call.method.path);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return chain.next(call, callOptions, index);
+    },
   };
 }

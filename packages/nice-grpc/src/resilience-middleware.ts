@@ -5,26 +5,38 @@ import {
   type ClientMiddlewareCall,
   composeClientMiddleware,
 } from 'nice-grpc-common';
-import { type BulkheadMiddlewareOptions, bulkheadMiddleware } from './bulkhead-middleware.js';
+import {
+  type BulkheadMiddlewareOptions,
+  bulkheadMiddlewareOf,
+  bulkheadStage,
+} from './bulkhead-middleware.js';
 import {
   type CircuitBreakerMiddlewareOptions,
-  circuitBreakerMiddleware,
+  circuitBreakerMiddlewareOf,
+  circuitBreakerStage,
 } from './circuit-breaker-middleware.js';
 import {
   type DeadlineCallOptions,
   type DeadlineMiddlewareOptions,
-  deadlineMiddleware,
+  deadlineMiddlewareOf,
+  deadlineStage,
 } from './deadline-middleware.js';
 import {
   type HedgingCallOptions,
   type HedgingMiddlewareOptions,
   hedgingMiddleware,
 } from './hedging-middleware.js';
-import { type RateLimitMiddlewareOptions, rateLimitMiddleware } from './rate-limit-middleware.js';
+import { UnaryChain, type UnaryStage } from './internals/unary-stage.js';
+import {
+  type RateLimitMiddlewareOptions,
+  rateLimitMiddlewareOf,
+  rateLimitStage,
+} from './rate-limit-middleware.js';
 import {
   type RetryCallOptions,
   type RetryMiddlewareOptions,
-  retryMiddleware,
+  retryMiddlewareOf,
+  retryStage,
 } from './retry-middleware.js';
 
 /** Per-call options of {@link resilienceMiddleware}: those of its parts. */
@@ -86,17 +98,57 @@ export function resilienceMiddleware(
     ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
     ...(options.classify === undefined ? {} : { classify: options.classify }),
   };
+  // Each part once, as a unary stage; its middleware (for streams) wraps the same stage,
+  // so both call kinds share the circuits, the bucket, the pool and the budget.
+  const retry = options.retry ? { ...shared, ...options.retry } : undefined;
+  const stages: UnaryStage[] = [];
   const stack: ClientMiddleware<ResilienceCallOptions>[] = [];
-  if (options.deadline) stack.push(deadlineMiddleware(options.deadline));
-  if (options.circuitBreaker) {
-    stack.push(circuitBreakerMiddleware({ ...shared, ...options.circuitBreaker }));
+  if (options.deadline) {
+    // With a retry stage below, the header is written there (once per call).
+    const stage = deadlineStage(options.deadline, retry === undefined);
+    stages.push(stage);
+    stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
   }
-  if (options.rateLimit) stack.push(rateLimitMiddleware(options.rateLimit));
-  if (options.bulkhead) stack.push(bulkheadMiddleware(options.bulkhead));
+  if (options.circuitBreaker) {
+    const stage = circuitBreakerStage({ ...shared, ...options.circuitBreaker });
+    stages.push(stage);
+    stack.push(circuitBreakerMiddlewareOf(stage));
+  }
+  if (options.rateLimit) {
+    const stage = rateLimitStage(options.rateLimit);
+    stages.push(stage);
+    stack.push(rateLimitMiddlewareOf(stage));
+  }
+  if (options.bulkhead) {
+    const stage = bulkheadStage(options.bulkhead);
+    stages.push(stage);
+    stack.push(bulkheadMiddlewareOf(stage));
+  }
   if (options.hedge) stack.push(hedgingMiddleware({ ...shared, ...options.hedge }));
-  if (options.retry) stack.push(retryMiddleware({ ...shared, ...options.retry }));
-  let composed = stack.pop();
+  if (retry !== undefined) {
+    stages.push(retryStage(retry, options.deadline !== undefined && options.deadline !== false));
+    stack.push(retryMiddlewareOf(retryStage(retry, false)));
+  }
+  const composed = compose(stack);
   if (composed === undefined) return passThrough;
+  // A hedged call's attempts go through the retry middleware below it: keep the composed chain.
+  if (options.hedge) return composed;
+  const chain = new UnaryChain(stages);
+  return async function* resilienceMiddleware<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions & ResilienceCallOptions,
+  ) {
+    if (call.responseStream) return yield* composed(call, callOptions);
+    return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
+  };
+}
+
+/** The middleware running `stack` outermost first, `undefined` for none. */
+function compose(
+  stack: ClientMiddleware<ResilienceCallOptions>[],
+): ClientMiddleware<ResilienceCallOptions> | undefined {
+  let composed = stack.pop();
+  if (composed === undefined) return undefined;
   // composeClientMiddleware(inner, outer) runs `outer` first.
   for (let i = stack.length - 1; i >= 0; i--) {
     composed = composeClientMiddleware(

@@ -19,8 +19,10 @@ import {
 } from '@breakwater/grpc-js';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { idempotencyRule } from './idempotency.js';
-import { type MiddlewareResult, streamNext, unaryNext } from './internals/next.js';
+import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './internals/deadline.js';
+import { type MiddlewareResult, streamNext, unaryNext, unaryResult } from './internals/next.js';
 import { RetryChain, type RetrySettings } from './internals/retry-chain.js';
+import { runAlone, type UnaryStage } from './internals/unary-stage.js';
 
 /** Per-call options of {@link retryMiddleware} (also accepted as its defaults). */
 export interface RetryCallOptions {
@@ -71,6 +73,55 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
 export function retryMiddleware(
   options: RetryMiddlewareOptions = {},
 ): ClientMiddleware<RetryCallOptions> {
+  return retryMiddlewareOf(retryStage(options, false));
+}
+
+/** {@link retryMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
+export function retryMiddlewareOf(stage: RetryStage): ClientMiddleware<RetryCallOptions> {
+  return async function* retryMiddleware<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions & RetryCallOptions,
+  ): MiddlewareResult<Response> {
+    if (!call.responseStream) {
+      return await runAlone(stage, call, callOptions);
+    }
+    const { retry, retryAttempts, onRetry, ...rest } = callOptions;
+    const attempts = stage.attemptsFor(call, retry, retryAttempts);
+    if (attempts < 2) return yield* call.next(call.request, rest);
+    yield* stage
+      .chain(call.method.path, rest, attempts, onRetry)
+      .stream(streamNext(call), call.request);
+  };
+}
+
+/** The unary part of {@link retryMiddleware}, with what its stream path shares. @internal */
+export interface RetryStage extends UnaryStage {
+  /** Attempts for this call; below 2 it is not retried. */
+  attemptsFor(
+    call: Pick<
+      ClientMiddlewareCall<unknown, unknown>,
+      'method' | 'requestStream' | 'responseStream'
+    >,
+    retry: boolean | undefined,
+    retryAttempts: number | undefined,
+  ): number;
+  /** The attempts of one retried call (its request counted by the budget). */
+  chain(
+    path: string,
+    options: CallOptions,
+    attempts: number,
+    onRetry: RetryCallOptions['onRetry'],
+  ): RetryChain;
+}
+
+/**
+ * The unary stage of {@link retryMiddleware}; it runs the call's own `next`,
+ * so it is the last stage. With `stampPassThrough` a call it does not retry
+ * still goes out with the time left as `grpc-timeout` (the deadline stage
+ * above leaves the header to it: retried attempts write it anyway).
+ * @internal
+ */
+export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: boolean): RetryStage {
   const defaultAttempts = checkAttempts('retryAttempts', options.retryAttempts, 3);
   const isIdempotent = idempotencyRule('idempotent', options.idempotent);
   const serverStreaming = options.serverStreaming ?? true;
@@ -87,11 +138,7 @@ export function retryMiddleware(
     clock: options.clock ?? systemClock,
     sleep: options.sleep ?? systemSleep,
   };
-  return async function* retryMiddleware<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions & RetryCallOptions,
-  ): MiddlewareResult<Response> {
-    const { retry, retryAttempts, onRetry, ...rest } = callOptions;
+  const attemptsFor: RetryStage['attemptsFor'] = (call, retry, retryAttempts) => {
     const attempts =
       retryAttempts === undefined
         ? defaultAttempts
@@ -102,17 +149,44 @@ export function retryMiddleware(
       (call.responseStream && !serverStreaming) ||
       !(retry ?? defaultRetry ?? isIdempotent(call.method))
     ) {
-      return yield* call.next(call.request, rest);
+      return 1;
     }
+    return attempts;
+  };
+  const chain: RetryStage['chain'] = (path, rest, attempts, onRetry) => {
     settings.budget?.recordRequest();
-    const chain = new RetryChain(
-      settings,
-      call.method.path,
-      rest,
-      attempts,
-      onRetry ?? defaultOnRetry,
-    );
-    if (!call.responseStream) return await chain.unary(unaryNext(call), call.request);
-    yield* chain.stream(streamNext(call), call.request);
+    return new RetryChain(settings, path, rest, attempts, onRetry ?? defaultOnRetry);
+  };
+  return {
+    attemptsFor,
+    chain,
+    unary(call, callOptions) {
+      const { retry, retryAttempts, onRetry, ...rest } = callOptions as CallOptions &
+        RetryCallOptions;
+      let attempts: number;
+      try {
+        attempts = attemptsFor(call, retry, retryAttempts);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (attempts >= 2) {
+        return chain(call.method.path, rest, attempts, onRetry).unary(
+          unaryNext(call),
+          call.request,
+        );
+      }
+      const deadline = (rest as DeadlineOption).deadline;
+      const down =
+        stampPassThrough && deadline !== undefined
+          ? {
+              ...rest,
+              metadata: withTimeoutHeader(
+                rest.metadata,
+                deadlineAt(deadline, settings.clock) - settings.clock(),
+              ),
+            }
+          : rest;
+      return unaryResult(unaryNext(call)(call.request, down));
+    },
   };
 }
