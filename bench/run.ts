@@ -4,7 +4,7 @@
 // section of BENCHMARKS.md (results of suites not run this time are kept from the last run).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type MachineInfo, machineInfo } from './harness/machine.js';
@@ -25,7 +25,19 @@ interface Results {
   machine: MachineInfo;
   command: string;
   totalSeconds: number;
-  suites: Record<string, SuiteResult & { machine: MachineInfo }>;
+  suites: Record<string, SuiteResult & { machine: MachineInfo; load?: LoadAverages }>;
+}
+
+/** 1-, 5- and 15-minute load averages, when a suite started. */
+interface LoadAverages {
+  one: number;
+  five: number;
+  fifteen: number;
+}
+
+function loadNow(): LoadAverages {
+  const [one = 0, five = 0, fifteen = 0] = loadavg().map((x) => Math.round(x * 100) / 100);
+  return { one, five, fifteen };
 }
 
 interface Args {
@@ -74,6 +86,12 @@ function renderMarkdown(results: Results): string {
     if (s.machine.date !== m.date) {
       parts.push(
         `_Measured separately: ${s.machine.date.slice(0, 19)} UTC, commit \`${s.machine.commit}\`._`,
+        '',
+      );
+    }
+    if (s.load) {
+      parts.push(
+        `_Load average when this suite started (1 / 5 / 15 min): ${s.load.one} / ${s.load.five} / ${s.load.fifteen} on ${s.machine.cores} cores; ${Math.round(s.seconds)} s._`,
         '',
       );
     }
@@ -146,10 +164,20 @@ async function main(): Promise<void> {
     console.log(`\n== ${suite.name}: ${suite.title}`);
     const t0 = performance.now();
     const ranAt = new Date().toISOString();
+    const load = loadNow();
+    console.log(`   load average ${load.one} / ${load.five} / ${load.fifteen}`);
     const result = await runInChild(suite.name, quick);
     const seconds = (performance.now() - t0) / 1000;
     console.log(`== ${suite.name} done in ${seconds.toFixed(1)} s`);
-    done[suite.name] = { name: suite.name, title: suite.title, ranAt, seconds, machine, ...result };
+    done[suite.name] = {
+      name: suite.name,
+      title: suite.title,
+      ranAt,
+      seconds,
+      machine,
+      load,
+      ...result,
+    };
   }
   const totalSeconds = (performance.now() - started) / 1000;
   const full = !only && !quick;

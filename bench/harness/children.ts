@@ -3,37 +3,88 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type AttemptRecord, type ChaosTarget, trpcPlanFor } from '@breakwater/chaos';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** A healthy chaos tRPC server in a child process. */
+/** A chaos tRPC server in a child process, controlled over its stdin. */
 export interface TrpcChild {
   url: string;
+  /** Sends one command (`setFaults`, `attempts`, `stop`, `start`) and resolves with its result. */
+  command(op: string, args?: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
 
+/** Options of {@link spawnTrpcServer}. */
+export interface TrpcChildOptions {
+  /** Seed of the server's fault randomness. Defaults to 7. */
+  seed?: number;
+  /** Server name (in answers). Defaults to `'bench-trpc'`. */
+  name?: string;
+}
+
 /** Starts `trpc-server-child.ts` through tsx and waits for its port. */
-export async function spawnTrpcServer(): Promise<TrpcChild> {
+export async function spawnTrpcServer(options: TrpcChildOptions = {}): Promise<TrpcChild> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', tsx, join(here, 'trpc-server-child.ts')],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
+    [
+      '--import',
+      tsx,
+      join(here, 'trpc-server-child.ts'),
+      String(options.seed ?? 7),
+      options.name ?? 'bench-trpc',
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  let nextId = 1;
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`tRPC child exited with ${String(code)}`)));
     lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
   });
+  lines.on('line', (line) => {
+    const reply = JSON.parse(line) as { id: number; result?: unknown; error?: string };
+    const waiter = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (reply.error !== undefined) waiter?.reject(new Error(reply.error));
+    else waiter?.resolve(reply.result);
+  });
   return {
     url: `http://127.0.0.1:${port}`,
+    command: (op, args = {}) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        child.stdin?.write(`${JSON.stringify({ id, op, ...args })}\n`);
+      }),
     close: async () => {
+      if (child.exitCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.stdin?.end();
       setTimeout(() => child.kill('SIGKILL'), 2000).unref();
       await exited;
+    },
+  };
+}
+
+/** A scenario target over a child tRPC chaos server (kill = stop listening, as in-process). */
+export function trpcChildTarget(server: TrpcChild, id: string): ChaosTarget {
+  return {
+    id,
+    async setFault(fault) {
+      await server.command('setFaults', { plan: trpcPlanFor(fault) });
+    },
+    kill: async () => {
+      await server.command('stop');
+    },
+    restart: async () => {
+      await server.command('start');
+    },
+    async attempts(): Promise<AttemptRecord[]> {
+      const counts = (await server.command('attempts')) as Record<string, number>;
+      return Object.entries(counts).map(([callId, count]) => ({ callId, replica: id, count }));
     },
   };
 }

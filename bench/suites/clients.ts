@@ -16,6 +16,7 @@ import {
 } from '@breakwater/chaos';
 import { createRetryBudget, createRouter, type RouteHedge } from '@breakwater/core';
 import {
+  createRoutingChannel,
   disableGrpcRetries,
   idempotentMethods,
   type ResilienceInterceptorOptions,
@@ -62,7 +63,12 @@ export const BASE_DELAY_MS = 50;
 
 const describeGrpc = (e: unknown) => {
   const code = (e as { code?: unknown })?.code;
-  return typeof code === 'number' ? (Status[code] ?? String(code)) : String((e as Error)?.name);
+  // Breakwater's refusals are UNAVAILABLE with the core error as `cause`: name it, so a
+  // refused call is told apart from one the server failed.
+  const cause = (e as { cause?: { name?: unknown } })?.cause?.name;
+  const name =
+    typeof code === 'number' ? (Status[code] ?? String(code)) : String((e as Error)?.name);
+  return typeof cause === 'string' && cause.endsWith('Error') ? `${name} (${cause})` : name;
 };
 
 // ---------------------------------------------------------------- grpc-js
@@ -116,20 +122,28 @@ function unaryCall(client: EchoClient, callId: string, deadlineMs?: number): Pro
   });
 }
 
-/** A grpc-js Echo client lane. */
-export function grpcLane(name: string, target: string, options: ChannelOptions = {}): Lane {
+/** A grpc-js Echo client lane (`deadlineMs`: a deadline on every call; defaults to none). */
+export function grpcLane(
+  name: string,
+  target: string,
+  options: ChannelOptions = {},
+  deadlineMs?: number,
+): Lane {
   const client = createEchoClient(target, options);
   return {
     name,
-    call: async ({ callId }) => ({ replica: (await unaryCall(client, callId)).replica }),
+    call: async ({ callId }) => ({
+      replica: (await unaryCall(client, callId, deadlineMs)).replica,
+    }),
     describeError: describeGrpc,
     close: () => client.close(),
   };
 }
 
-/** Breakwater's grpc-js stack as the fault benchmarks configure it. */
+/** Breakwater's grpc-js stack as the fault benchmarks configure it (`budget: false` drops the retry budget). */
 export function breakwaterGrpcOptions(
   extra: Partial<ResilienceInterceptorOptions> = {},
+  budget = true,
 ): ResilienceInterceptorOptions {
   return {
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
@@ -138,7 +152,7 @@ export function breakwaterGrpcOptions(
     retry: {
       attempts: ATTEMPTS,
       backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-      budget: createRetryBudget({}),
+      ...(budget ? { budget: createRetryBudget({}) } : {}),
     },
     ...extra,
   };
@@ -219,6 +233,30 @@ export function breakwaterRouterLane(
   };
 }
 
+/**
+ * A plain grpc-js client over `createRoutingChannel` (the grpc-js adapter's
+ * router as a Channel): round-robin over one channel per replica, one attempt
+ * per target then fail-over, a circuit per target (3 failures, 1 s reset),
+ * optional hedging; a 10 s deadline on every call, like the router lane.
+ */
+export function routingChannelLane(
+  name: string,
+  addresses: readonly string[],
+  hedge?: RouteHedge,
+): Lane {
+  const channel = createRoutingChannel({
+    targets: addresses.map((address, i) => ({ id: `r${i}`, address })),
+    selection: 'round-robin',
+    idempotent: idempotentMethods(loadEchoPackageDefinition()),
+    health: { failures: 3, reset: 1000 },
+    ...(hedge ? { hedge } : {}),
+  });
+  return {
+    ...grpcLane(name, 'routed', { channelOverride: channel }, 10_000),
+    close: () => channel.close(),
+  };
+}
+
 // ---------------------------------------------------------------- nice-grpc
 
 /** The Echo service definition nice-grpc accepts (grpc-js style, from proto-loader). */
@@ -247,8 +285,7 @@ function niceLane(
   return {
     name,
     call: async ({ callId }) => ({ replica: (await niceCall(client, callId, options)).replica }),
-    describeError: (e) =>
-      e instanceof ClientError ? (Status[e.code] ?? String(e.code)) : String((e as Error)?.name),
+    describeError: (e) => (e instanceof ClientError ? describeGrpc(e) : String((e as Error)?.name)),
     close: () => channel.close(),
   };
 }
@@ -358,10 +395,11 @@ export function trpcRetryLinks(terminal: TRPCLink<ChaosTrpcRouter>): Links {
   ];
 }
 
-/** Breakwater's `resilienceLink` stack. */
+/** Breakwater's `resilienceLink` stack (`budget: false` drops the retry budget, for a like-for-like reference). */
 export function breakwaterTrpcLinks(
   terminal: TRPCLink<ChaosTrpcRouter>,
   extra: Partial<ResilienceLinkOptions> = {},
+  budget = true,
 ): Links {
   return [
     resilienceLink<ChaosTrpcRouter>({
@@ -370,7 +408,7 @@ export function breakwaterTrpcLinks(
       retry: {
         attempts: ATTEMPTS,
         backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-        budget: createRetryBudget({}),
+        ...(budget ? { budget: createRetryBudget({}) } : {}),
       },
       circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
     }),

@@ -6,18 +6,18 @@ import {
   type CallRecord,
   type ChaosFault,
   type ChaosTarget,
-  createChaosTrpcServer,
   grpcChildTarget,
   runScenario,
   type ScenarioPhase,
   type ScenarioRun,
   spawnGrpcChaosServer,
-  trpcServerTarget,
 } from '@breakwater/chaos';
+import { spawnTrpcServer, trpcChildTarget } from '../../harness/children.js';
 import { fmt, pct } from '../../harness/report.js';
 import { latencySummary } from '../../harness/stats.js';
 import {
   breakwaterGrpcLane,
+  breakwaterGrpcOptions,
   breakwaterNiceLane,
   breakwaterTrpcLinks,
   cockatielGrpcLane,
@@ -40,7 +40,12 @@ export interface Servers {
   close(): Promise<void>;
 }
 
-/** Starts `replicas` gRPC chaos servers as child processes (ids r0, r1, …) and optionally one tRPC server in-process. */
+/**
+ * Starts `replicas` gRPC chaos servers (ids r0, r1, …) and optionally one tRPC
+ * chaos server, every one a child process: a server sharing the benchmark's
+ * event loop stalls whenever the clients do, and its stalls then expire the
+ * deadlines of exactly the clients that set one.
+ */
 export async function startServers(replicas: number, withTrpc: boolean): Promise<Servers> {
   const children = await Promise.all(
     Array.from({ length: replicas }, (_, i) =>
@@ -48,8 +53,8 @@ export async function startServers(replicas: number, withTrpc: boolean): Promise
     ),
   );
   const grpc = children.map((c, i) => grpcChildTarget(c, `r${i}`));
-  const trpcServer = withTrpc ? await createChaosTrpcServer({ name: 'trpc', seed: 7 }) : undefined;
-  const trpc = trpcServer ? trpcServerTarget(trpcServer, 'trpc') : undefined;
+  const trpcServer = withTrpc ? await spawnTrpcServer({ name: 'trpc', seed: 7 }) : undefined;
+  const trpc = trpcServer ? trpcChildTarget(trpcServer, 'trpc') : undefined;
   return {
     grpc,
     grpcAddresses: children.map((c) => c.address),
@@ -76,8 +81,11 @@ export async function allAttempts(targets: readonly ChaosTarget[]) {
   return (await Promise.all(targets.map((t) => t.attempts()))).flat();
 }
 
-/** The gRPC lanes every retry comparison runs, against one replica. */
-export function grpcLanes(address: string): Lane[] {
+/** Name of the Breakwater lanes without a retry budget (the outage run's reference for the budget). */
+export const NO_BUDGET = ', no retry budget';
+
+/** The gRPC lanes every retry comparison runs, against one replica (`noBudget`: plus Breakwater grpc-js without a retry budget). */
+export function grpcLanes(address: string, noBudget = false): Lane[] {
   return [
     grpcLane('grpc-js, no resilience', address),
     grpcLane('grpc-js retryPolicy', address, grpcServiceConfig({ retry: true })),
@@ -90,16 +98,28 @@ export function grpcLanes(address: string): Lane[] {
     cockatielGrpcLane('cockatiel wrap(retry, breaker) + grpc-js', address),
     breakwaterGrpcLane('Breakwater grpc-js', address),
     breakwaterNiceLane('Breakwater nice-grpc', address),
+    ...(noBudget
+      ? [
+          breakwaterGrpcLane(
+            `Breakwater grpc-js${NO_BUDGET}`,
+            address,
+            breakwaterGrpcOptions({}, false),
+          ),
+        ]
+      : []),
   ];
 }
 
-/** The tRPC lanes every retry comparison runs, against one server. */
-export function trpcLanes(url: string): Lane[] {
+/** The tRPC lanes every retry comparison runs, against one server (`noBudget`: plus Breakwater tRPC without a retry budget). */
+export function trpcLanes(url: string, noBudget = false): Lane[] {
   const terminal = () => trpcTerminal(url, 1);
   return [
     trpcLane('tRPC, no resilience', [terminal()]),
     trpcLane('tRPC retryLink', trpcRetryLinks(terminal())),
     trpcLane('Breakwater tRPC', breakwaterTrpcLinks(terminal())),
+    ...(noBudget
+      ? [trpcLane(`Breakwater tRPC${NO_BUDGET}`, breakwaterTrpcLinks(terminal(), {}, false))]
+      : []),
   ];
 }
 
@@ -117,18 +137,19 @@ export function standardLanes(grpcAddress: string, trpcUrl: string | undefined):
 export async function runSplit(
   phases: (servers: Servers) => ScenarioPhase[],
   rate: number,
+  noBudget = false,
 ): Promise<ScenarioRun[]> {
   const grpcServers = await startServers(1, false);
   const grpcRun = await runLanes(
     grpcServers,
-    grpcLanes(grpcServers.grpcAddresses[0] as string),
+    grpcLanes(grpcServers.grpcAddresses[0] as string, noBudget),
     phases(grpcServers),
     rate,
   );
   const trpcServers = await startServers(0, true);
   const trpcRun = await runLanes(
     trpcServers,
-    trpcLanes(trpcServers.trpcUrl as string),
+    trpcLanes(trpcServers.trpcUrl as string, noBudget),
     phases(trpcServers),
     rate,
   );
@@ -147,6 +168,13 @@ function runOf(runs: Runs, client: string): ScenarioRun {
   return (
     list.find((r) => r.report.clients.some((c) => c.client === client)) ?? (list[0] as ScenarioRun)
   );
+}
+
+/** When phase `phase` of the run holding `client` started (epoch ms), or undefined. */
+export function phaseStartAt(runs: Runs, client: string, phase: string): number | undefined {
+  const run = runOf(runs, client);
+  const p = run.report.phases.find((x) => x.name === phase);
+  return p ? run.report.startedAt + p.startMs : undefined;
 }
 
 /** Calls of `client` started inside phase `phase` of `run`. */

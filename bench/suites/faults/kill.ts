@@ -7,6 +7,7 @@ import {
   grpcServiceConfig,
   type Lane,
   multiTarget,
+  routingChannelLane,
 } from '../clients.js';
 import { callsIn, ms, phaseFigures, runLanes, startServers } from './common.js';
 
@@ -27,6 +28,7 @@ export const killSuite: Suite = {
       grpcLane(RR_RETRY, target, grpcServiceConfig({ roundRobin: true, retry: true })),
       breakwaterGrpcLane('Breakwater grpc-js interceptors over round_robin', target, undefined, rr),
       breakwaterRouterLane('Breakwater router (3 channels)', servers.grpcAddresses),
+      routingChannelLane('Breakwater routing channel (3 targets)', servers.grpcAddresses),
     ];
     const victim = servers.grpc[0];
     const run = await runLanes(
@@ -111,7 +113,7 @@ export const killSuite: Suite = {
       ],
       targets,
       notes: [
-        '"Time to fail over" = from the kill to the end of the last failed call. "Time to return" = from the restart until the restarted replica first answers this client. The Echo `Unary` method is marked NO_SIDE_EFFECTS, so every client may retry it. grpc-js reconnects to the restarted replica with its own connection backoff (1 s initial, jittered); the Breakwater router probes a replica again after its 1 s circuit cooldown.',
+        '"Time to fail over" = from the kill to the end of the last failed call. "Time to return" = from the restart until the restarted replica first answers this client. The Echo `Unary` method is marked NO_SIDE_EFFECTS, so every client may retry it. grpc-js reconnects to the restarted replica with its own connection backoff (1 s initial, jittered); the Breakwater router and routing channel (`createRoutingChannel`, round-robin, one attempt per target then fail-over, circuits of 3 failures / 1 s) send a replica one recovery call after its 1 s circuit cooldown.',
       ],
       data: { report: run.report, figures },
     };
