@@ -1,8 +1,14 @@
 import { createPool, type Pool, type PoolOptions } from '@breakwater/core';
 import type { TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { observable, type Unsubscribable } from '@trpc/server/observable';
+import {
+  type Observable,
+  type Observer,
+  observable,
+  type Unsubscribable,
+} from '@trpc/server/observable';
 import { refusal } from './internals/errors.js';
+import { type SlotHandOff, slotHandOff } from './internals/slots.js';
 
 /** Options of {@link bulkheadLink}. */
 export interface BulkheadLinkOptions {
@@ -30,6 +36,7 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
       ? (given as Pool)
       : createPool(given as PoolOptions);
   const subscriptions = options.subscriptions ?? false;
+  const slots = slotHandOff(pool);
 
   return () => {
     // initialized in app
@@ -37,6 +44,11 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
       // initialized for request
       if (op.type === 'subscription' && !subscriptions) return next(op);
       return observable((observer) => {
+        // Fast path: a free slot (so an empty queue) for a live call, taken at once — no
+        // AbortController, pool promise or task (the pool would run the task at once too).
+        if (slots !== undefined && !op.signal?.aborted && slots.tryTake()) {
+          return inSlot(slots, next(op), observer);
+        }
         let subscription: Unsubscribable | undefined;
         let finish: (() => void) | undefined;
         let torn = false;
@@ -77,5 +89,38 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
         };
       });
     };
+  };
+}
+
+/**
+ * Runs `source` in a slot already taken; the slot is given back (counted
+ * completed, as the pool counts a slot task) at its error, completion or
+ * teardown, whichever comes first.
+ */
+function inSlot<T, E>(
+  slots: SlotHandOff,
+  source: Observable<T, E>,
+  observer: Observer<T, E>,
+): () => void {
+  let held = true;
+  const give = () => {
+    if (!held) return;
+    held = false;
+    slots.give(true);
+  };
+  const subscription = source.subscribe({
+    next: (value) => observer.next(value),
+    error(error) {
+      give();
+      observer.error(error);
+    },
+    complete() {
+      give();
+      observer.complete();
+    },
+  });
+  return () => {
+    subscription.unsubscribe();
+    give();
   };
 }
