@@ -85,7 +85,7 @@ function renderMarkdown(results: Results): string {
     parts.push(`### ${s.title}`, '');
     if (s.machine.date !== m.date) {
       parts.push(
-        `_Measured separately: ${s.machine.date.slice(0, 19)} UTC, commit \`${s.machine.commit}\`._`,
+        `_Measured separately: ${s.ranAt.slice(0, 19).replace('T', ' ')} UTC, commit \`${s.machine.commit}\`${s.machine.dirty ? ' (uncommitted changes in the tree)' : ''}._`,
         '',
       );
     }

@@ -118,11 +118,12 @@ export const outageSuite: Suite = {
       });
       if (own.offered > 0) {
         const budgetGap = (own.successRate ?? 0) - (r.successRate ?? 0);
+        const o = after(`${name}${NO_BUDGET}`);
         targets.push({
           target: `${name}: the retry budget costs no success after recovery (same stack with vs without \`budget\`)`,
           figure: `${pct(r.successRate, 2)} with vs ${pct(own.successRate, 2)} without`,
           met: budgetGap <= 0.005,
-          note: `${budgetGap <= 0.005 ? 'met = within 0.5 points' : `${(budgetGap * 100).toFixed(2)} points lower with the budget`}; without the budget: ${after(`${name}${NO_BUDGET}`).refused} refused by the circuit, ${after(`${name}${NO_BUDGET}`).failed - after(`${name}${NO_BUDGET}`).refused} failed at the server`,
+          note: `${budgetGap <= 0.005 ? 'met = within 0.5 points' : `${(budgetGap * 100).toFixed(2)} points lower with the budget`}. Failed at the server (the only failures a budget can add, by refusing a retry): ${f.failed - f.refused} with, ${o.failed - o.refused} without; refused by the circuit: ${f.refused} with, ${o.refused} without (how many depends on where each circuit was in its 1 s cooldown when the replica recovered, not on the budget)`,
         });
       }
     }
