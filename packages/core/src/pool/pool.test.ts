@@ -191,6 +191,21 @@ describe('createPool', () => {
     expect(pool.stats()).toMatchObject({ started: 4, completed: 3, active: 0 });
   });
 
+  it('public hand-off on createPool: a taken slot counts toward concurrency until given back', async () => {
+    const pool = createPool({ concurrency: 1, maxQueue: 1 });
+    expect(pool.tryTake()).toBe(true);
+    expect(pool.tryTake()).toBe(false);
+    let ran = false;
+    const queued = pool.run(() => {
+      ran = true;
+    });
+    expect([pool.active, pool.queued, ran]).toEqual([1, 1, false]);
+    pool.give(false);
+    await queued;
+    expect(ran).toBe(true);
+    expect(pool.stats()).toMatchObject({ started: 2, completed: 1, failed: 1, active: 0 });
+  });
+
   it('validates its options, naming them', () => {
     expect(() => createPool({ concurrency: 0 })).toThrow(/concurrency.*0/);
     expect(() => createPool({ concurrency: 1.5 })).toThrow(RangeError);

@@ -73,19 +73,23 @@ export interface Pool {
   readonly maxQueue: number;
   /** A snapshot of the counters. */
   stats(): PoolStats;
+  /**
+   * Low-level hand-off for callback-style callers (framework interceptors and
+   * links) that cannot wrap their work in `run`: takes a free slot, counted as
+   * a started task, and returns true; returns false when every slot is busy
+   * (then use `run` to queue). A taken slot must be given back exactly once.
+   */
+  tryTake(): boolean;
+  /** Gives back a slot taken with {@link Pool.tryTake}; `ok` tells whether its work succeeded. Starts the oldest waiter. */
+  give(ok: boolean): void;
 }
 
 /**
- * A {@link Pool} with a synchronous slot hand-off for the core's own runners
- * (`protect`, the router): when a slot is free they take it, run without the
- * pool's promise wrapper, and give it back when their call settles.
+ * A {@link Pool} with shared give-back callbacks for the core's own runners
+ * (`protect`, the router), which hand them to `promise.then` without a closure.
  * @internal
  */
 export interface SlotPool extends Pool {
-  /** Takes a free slot (counted as a started task) and returns true; false when all are busy. */
-  tryTake(): boolean;
-  /** Gives back a slot taken with {@link tryTake}; `ok` tells whether its task fulfilled. Starts the oldest waiter. */
-  give(ok: boolean): void;
   /** `give(true)` as a shared callback (for `promise.then`). */
   readonly giveOk: () => void;
   /** `give(false)` as a shared callback, for `settled.then(giveOk, giveFailed)` beside the promise the caller keeps. */
