@@ -16,30 +16,9 @@ export interface BulkheadInterceptorOptions {
   pool?: Pool;
 }
 
-/**
- * The synchronous slot hand-off core's pools carry for core's own runners
- * (internal to core, so found by shape): a free slot is taken and given back
- * without the pool's promise wrapper.
- * @internal
- */
-export interface SlotHandOff {
-  /** Takes a free slot, or returns false when all are busy. */
-  tryTake(): boolean;
-  /** Gives a taken slot back; `ok` tells whether its call succeeded. */
-  give(ok: boolean): void;
-}
-
-/** The slot hand-off of `pool`, or `undefined` for a pool without one. @internal */
-export function slotHandOff(pool: Pool): SlotHandOff | undefined {
-  const candidate = pool as Pool & Partial<SlotHandOff>;
-  return typeof candidate.tryTake === 'function' && typeof candidate.give === 'function'
-    ? (candidate as SlotHandOff)
-    : undefined;
-}
-
 // A call in a taken slot gives it back at its status (the pool counts it completed,
 // as a queued call's task that resolves at its status is).
-const giver: CallObserver<SlotHandOff> = {
+const giver: CallObserver<Pool> = {
   settle(slots) {
     slots.give(true);
   },
@@ -74,22 +53,21 @@ export function bulkheadStage(options: BulkheadInterceptorOptions): Stage {
   const pool =
     options.pool ??
     createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
-  const slots = slotHandOff(pool);
   return {
     intercept(callOptions, chain, index, final) {
       // Fast path: a free slot (so an empty queue) is taken at once, no deferral needed.
-      if (slots?.tryTake()) {
+      if (pool.tryTake()) {
         let call: ReturnType<typeof final>;
         try {
           call = chain.next(callOptions, index, final);
         } catch (error) {
           // As a throwing pool task: the slot counts failed, the call ends CANCELLED.
-          slots.give(false);
+          pool.give(false);
           return new RefusedCall(
             statusWithCause(Status.CANCELLED, 'Cancelled while queued', error),
           );
         }
-        return new ObservedCall(call, giver, slots, 0, 0);
+        return new ObservedCall(call, giver, pool, 0, 0);
       }
       return queued(pool, callOptions, chain, index, final);
     },

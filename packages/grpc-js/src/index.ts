@@ -3,8 +3,6 @@
 export {
   type BulkheadInterceptorOptions,
   bulkheadInterceptor,
-  type SlotHandOff,
-  slotHandOff,
 } from './bulkhead-interceptor.js';
 export { disableGrpcRetries } from './channel-options.js';
 export {

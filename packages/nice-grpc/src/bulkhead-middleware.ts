@@ -1,5 +1,4 @@
 import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
-import { slotHandOff } from '@breakwater/grpc-js';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -88,21 +87,20 @@ export function bulkheadStage(options: BulkheadMiddlewareOptions): BulkheadStage
   const pool =
     options.pool ??
     createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
-  const slots = slotHandOff(pool);
   return {
     pool,
     async unary(call, callOptions, chain, index) {
       const signal = callOptions.signal;
       // Fast path: a free slot (so an empty queue) for a live call. The pool would run the
       // task at once; an aborted signal goes the pool's way (it counts the abort).
-      if (slots !== undefined && !signal?.aborted && slots.tryTake()) {
+      if (!signal?.aborted && pool.tryTake()) {
         let ok = false;
         try {
           const response = await chain.next(call, callOptions, index);
           ok = true;
           return response;
         } finally {
-          slots.give(ok);
+          pool.give(ok);
         }
       }
       let started = false;

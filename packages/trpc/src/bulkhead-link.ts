@@ -8,7 +8,6 @@ import {
   type Unsubscribable,
 } from '@trpc/server/observable';
 import { refusal } from './internals/errors.js';
-import { type SlotHandOff, slotHandOff } from './internals/slots.js';
 
 /** Options of {@link bulkheadLink}. */
 export interface BulkheadLinkOptions {
@@ -36,7 +35,6 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
       ? (given as Pool)
       : createPool(given as PoolOptions);
   const subscriptions = options.subscriptions ?? false;
-  const slots = slotHandOff(pool);
 
   return () => {
     // initialized in app
@@ -46,8 +44,8 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
       return observable((observer) => {
         // Fast path: a free slot (so an empty queue) for a live call, taken at once — no
         // AbortController, pool promise or task (the pool would run the task at once too).
-        if (slots !== undefined && !op.signal?.aborted && slots.tryTake()) {
-          return inSlot(slots, next(op), observer);
+        if (!op.signal?.aborted && pool.tryTake()) {
+          return inSlot(pool, next(op), observer);
         }
         let subscription: Unsubscribable | undefined;
         let finish: (() => void) | undefined;
@@ -97,11 +95,7 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
  * completed, as the pool counts a slot task) at its error, completion or
  * teardown, whichever comes first.
  */
-function inSlot<T, E>(
-  slots: SlotHandOff,
-  source: Observable<T, E>,
-  observer: Observer<T, E>,
-): () => void {
+function inSlot<T, E>(slots: Pool, source: Observable<T, E>, observer: Observer<T, E>): () => void {
   let held = true;
   const give = () => {
     if (!held) return;
