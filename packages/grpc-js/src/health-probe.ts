@@ -8,6 +8,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
+import { eagerReconnect } from './channel-options.js';
 
 /** Options of {@link createGrpcHealthProbe}. */
 export interface GrpcHealthProbeOptions {
@@ -15,7 +16,7 @@ export interface GrpcHealthProbeOptions {
   service?: string;
   /** Channel credentials. Defaults to insecure. */
   credentials?: ChannelCredentials;
-  /** Channel options of the probe clients. Defaults to none. */
+  /** Channel options of the probe clients, over `eagerReconnect`. Defaults to none. */
   channelOptions?: ChannelOptions;
 }
 
@@ -57,11 +58,10 @@ export function createGrpcHealthProbe(options: GrpcHealthProbeOptions = {}): Grp
   const clientFor = (target: string): HealthClient => {
     let client = clients.get(target);
     if (client === undefined) {
-      client = new HealthClient(
-        target,
-        creds,
-        options.channelOptions ?? {},
-      ) as unknown as HealthClient;
+      client = new HealthClient(target, creds, {
+        ...eagerReconnect,
+        ...options.channelOptions,
+      }) as unknown as HealthClient;
       clients.set(target, client);
     }
     return client;

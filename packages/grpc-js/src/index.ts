@@ -4,7 +4,7 @@ export {
   type BulkheadInterceptorOptions,
   bulkheadInterceptor,
 } from './bulkhead-interceptor.js';
-export { disableGrpcRetries } from './channel-options.js';
+export { disableGrpcRetries, eagerReconnect } from './channel-options.js';
 export {
   type CircuitBreakerInterceptor,
   type CircuitBreakerInterceptorOptions,

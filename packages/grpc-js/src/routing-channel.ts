@@ -34,7 +34,7 @@ import {
   connectivityState,
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
-import { disableGrpcRetries } from './channel-options.js';
+import { disableGrpcRetries, eagerReconnect } from './channel-options.js';
 import { combinedState, watchCombinedState } from './internals/connectivity.js';
 import { RoutedCall } from './internals/routed-call.js';
 import {
@@ -64,8 +64,7 @@ export interface RoutingTarget {
   /** Credentials of the created channel. Defaults to insecure. */
   credentials?: ChannelCredentials;
   /**
-   * Options of the created channel, over `disableGrpcRetries` and a 200 ms–1 s
-   * reconnect backoff. Defaults to none.
+   * Options of the created channel, over `disableGrpcRetries` and `eagerReconnect`. Defaults to none.
    */
   options?: ChannelOptions;
   /** Overrides of the shared `protection` for this target. Defaults to the shared one. */
@@ -137,18 +136,6 @@ export interface RoutingChannelApi {
 }
 
 /**
- * Reconnect backoff of the channels the router creates. grpc-js defaults to
- * 1 s growing to 120 s, so a replica back after a long outage could wait
- * minutes for its channel to reconnect, and the router's recovery call would
- * keep failing meanwhile; failover covers the traffic, so reconnecting
- * eagerly costs nothing. A target's own `options` override it.
- */
-const TARGET_RECONNECT_BACKOFF = Object.freeze({
-  'grpc.initial_reconnect_backoff_ms': 200,
-  'grpc.max_reconnect_backoff_ms': 1000,
-});
-
-/**
  * A grpc-js channel that routes every call to one of several targets. Typed
  * as grpc-js's `Channel` class so APIs that name the class (nice-grpc's
  * `createClient`) accept it; it implements the `Channel` interface, which is
@@ -180,7 +167,7 @@ function buildTargets(list: unknown): RoutingTargetRuntime[] {
     }
     const channel = new Channel(t.address, t.credentials ?? grpcCredentials.createInsecure(), {
       ...disableGrpcRetries,
-      ...TARGET_RECONNECT_BACKOFF,
+      ...eagerReconnect,
       ...t.options,
     });
     return { id: t.id, address: t.address, channel, owned: true };
