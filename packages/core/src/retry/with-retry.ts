@@ -1,5 +1,6 @@
 import { type TimeoutOptions, withTimeout } from '../deadline/with-timeout.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { isThenable } from '../internal/thenable.js';
 import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
@@ -125,20 +126,26 @@ export function withRetry<T>(
   return withTimeout((signal) => runChain(op, signal, attempts, options), timeout);
 }
 
-async function runChain<T>(
+function runChain<T>(
   op: RetryOperation<T>,
   signal: AbortSignal,
   attempts: number,
   options: RetryOptions,
 ): Promise<T> {
   options.budget?.recordRequest();
-  if (signal !== neverAbortedSignal && signal.aborted) throw abortError(signal);
-  // The success path: one await and no closure (the chain's settings are built only after a failure).
+  if (signal !== neverAbortedSignal && signal.aborted) return Promise.reject(abortError(signal));
+  // The success path: no async frame, and a closure only for an op that returns a promise
+  // (the chain's settings are built only after a failure).
+  let first: PromiseLike<T> | T;
   try {
-    return await op(signal);
+    first = op(signal);
   } catch (error) {
     return retryAfterFailure(chainOf(op, attempts, options), signal, error);
   }
+  if (!isThenable(first)) return Promise.resolve(first);
+  return Promise.resolve(first).then(undefined, (error: unknown) =>
+    retryAfterFailure(chainOf(op, attempts, options), signal, error),
+  );
 }
 
 function chainOf<T>(op: RetryOperation<T>, attempts: number, options: RetryOptions): Chain<T> {
