@@ -51,6 +51,51 @@ describe('pnpm demo --quick', () => {
     }
   }, 120_000);
 
+  // The other two scenarios, end to end: each asserts the behaviour it exists to show.
+  async function quickRun(scenario: string) {
+    const dir = await mkdtemp(join(tmpdir(), `breakwater-demo-${scenario}-`));
+    try {
+      const options = parseDemoArgs(
+        [
+          '--quick',
+          '--scenario',
+          scenario,
+          '--rate',
+          '20',
+          '--no-progress',
+          '--out',
+          join(dir, 'r.html'),
+        ],
+        false,
+      );
+      if (options === 'help') throw new Error('unexpected help');
+      const result = await runDemo(options, () => {});
+      return new Map(result.report.clients.map((c) => [c.client, c]));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('--scenario outage: Breakwater sheds load while every replica fails; the usual retries amplify it', async () => {
+    const byName = await quickRun('outage');
+    for (const protocol of ['grpc', 'trpc']) {
+      const usual = byName.get(`${protocol}/usual`)?.outageAttemptsPerCall;
+      const breakwater = byName.get(`${protocol}/breakwater`)?.outageAttemptsPerCall;
+      expect(usual, protocol).toBeGreaterThanOrEqual(2);
+      expect(breakwater, protocol).toBeLessThanOrEqual(0.5);
+    }
+  }, 120_000);
+
+  it('--scenario tail: Breakwater hedging cuts the p99 that one slow replica sets for the others', async () => {
+    const byName = await quickRun('tail');
+    for (const protocol of ['grpc', 'trpc']) {
+      const none = byName.get(`${protocol}/none`);
+      const breakwater = byName.get(`${protocol}/breakwater`);
+      expect(breakwater?.successRate, protocol).toBe(1);
+      expect(breakwater?.latency.p99, protocol).toBeLessThan((none?.latency.p99 ?? 0) * 0.75);
+    }
+  }, 120_000);
+
   it('rejects bad options naming them', () => {
     expect(() => parseDemoArgs(['--rate', 'lots'], false)).toThrow(/--rate/);
     expect(() => parseDemoArgs(['--scenario', 'nope'], false)).toThrow(/--scenario/);
