@@ -13,7 +13,7 @@
  * middle values for an even count.
  */
 
-import { percentile } from '@breakwater/chaos';
+import { type LatencySummary, percentile, summarizeLatency } from '@breakwater/chaos';
 
 /** Ascending copy of `values` (numeric sort, not the default string sort). */
 export function sorted(values: readonly number[]): number[] {
@@ -105,26 +105,12 @@ export function pairedRatios(a: readonly number[], b: readonly number[]): number
   return a.map((x, i) => x / (b[i] as number));
 }
 
-/** Latency summary (nearest-rank percentiles) of one group of samples, in the samples' unit. */
-export interface LatencySummary {
-  count: number;
-  p50: number | undefined;
-  p99: number | undefined;
-  p999: number | undefined;
-  max: number | undefined;
-}
-
-/** Sorts a copy of `samples` and summarizes it with nearest-rank percentiles. */
-export function latencySummary(samples: readonly number[]): LatencySummary {
-  const s = sorted(samples);
-  return {
-    count: s.length,
-    p50: percentile(s, 50),
-    p99: percentile(s, 99),
-    p999: percentile(s, 99.9),
-    max: s[s.length - 1],
-  };
-}
+/**
+ * Latency summary (nearest-rank p50/p99/p99.9 and max) of one group of samples,
+ * sorted on a copy: the scenario runner's own function, so the fault tables and
+ * the scenario reports agree.
+ */
+export { type LatencySummary, summarizeLatency as latencySummary };
 
 /** One variant of an interleaved comparison: runs one round and returns its figure. */
 export type RoundFn = (round: number) => Promise<number> | number;
