@@ -48,6 +48,14 @@ function deadlineMs(deadline: InterceptorOptions['deadline']): number {
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }
 
+/** Removes `a` from `live`, keeping the order, without `splice`'s per-call array. */
+function removeAttempt(live: Attempt[], a: Attempt): void {
+  const i = live.indexOf(a);
+  if (i < 0) return;
+  for (let j = i + 1; j < live.length; j++) live[j - 1] = live[j] as Attempt;
+  live.length--;
+}
+
 /** One attempt: the listener grpc-js calls for it, and what it buffered before commit. */
 class Attempt implements InterceptingListener {
   call: CallLink | undefined;
@@ -174,8 +182,7 @@ export class MultiAttemptCall implements CallLink {
   }
 
   onStatus(a: Attempt, status: StatusObject): void {
-    const i = this.live.indexOf(a);
-    if (i >= 0) this.live.splice(i, 1);
+    removeAttempt(this.live, a);
     if (this.finished || (this.committed !== undefined && this.committed !== a)) return;
     if (this.committed === a || status.code === Status.OK || this.cancelled) {
       this.report(a, status);
