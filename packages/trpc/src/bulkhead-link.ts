@@ -95,26 +95,48 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
  * completed, as the pool counts a slot task) at its error, completion or
  * teardown, whichever comes first.
  */
-function inSlot<T, E>(slots: Pool, source: Observable<T, E>, observer: Observer<T, E>): () => void {
-  let held = true;
-  const give = () => {
-    if (!held) return;
-    held = false;
-    slots.give(true);
-  };
-  const subscription = source.subscribe({
-    next: (value) => observer.next(value),
-    error(error) {
-      give();
-      observer.error(error);
-    },
-    complete() {
-      give();
-      observer.complete();
-    },
-  });
-  return () => {
-    subscription.unsubscribe();
-    give();
-  };
+function inSlot<T, E>(
+  slots: Pool,
+  source: Observable<T, E>,
+  observer: Observer<T, E>,
+): Unsubscribable {
+  const slot = new SlotCall(slots, observer);
+  slot.subscription = source.subscribe(slot);
+  return slot;
+}
+
+/** A call holding a slot: the observer below and the teardown, so a call allocates no closures. */
+class SlotCall<T, E> implements Observer<T, E> {
+  subscription: Unsubscribable | undefined = undefined;
+  private held = true;
+
+  constructor(
+    private readonly slots: Pool,
+    private readonly observer: Observer<T, E>,
+  ) {}
+
+  next(value: T): void {
+    this.observer.next(value);
+  }
+
+  error(error: E): void {
+    this.give();
+    this.observer.error(error);
+  }
+
+  complete(): void {
+    this.give();
+    this.observer.complete();
+  }
+
+  unsubscribe(): void {
+    this.subscription?.unsubscribe();
+    this.give();
+  }
+
+  private give(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.slots.give(true);
+  }
 }

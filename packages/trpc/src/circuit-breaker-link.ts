@@ -8,9 +8,9 @@ import {
   type ErrorVerdict,
   systemClock,
 } from '@breakwater/core';
-import type { Operation, TRPCClientError, TRPCLink } from '@trpc/client';
+import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { observable } from '@trpc/server/observable';
+import { type Observer, observable, type Unsubscribable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
 import { refusal } from './internals/errors.js';
 import { isAnswer } from './internals/results.js';
@@ -97,33 +97,62 @@ export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
           observer.error(refusal(cause) as TRPCClientError<TRouter>);
           return;
         }
-        const started = clock();
-        let released = false;
-        const release = (outcome: CallOutcome) => {
-          if (released) return;
-          released = true;
-          breaker.release(permit, outcome, clock() - started);
-        };
-        const subscription = next(op).subscribe({
-          next(envelope) {
-            if (isAnswer(envelope)) release('success');
-            observer.next(envelope);
-          },
-          error(error) {
-            release(classify(error, op).countForCircuit === false ? 'neutral' : 'failure');
-            observer.error(error);
-          },
-          complete() {
-            release('success');
-            observer.complete();
-          },
-        });
-        return () => {
-          // Unsubscribed before an answer: the caller left, which says nothing about the server.
-          release('neutral');
-          subscription.unsubscribe();
-        };
+        const call = new CircuitCall(observer as Observer<Envelope, unknown>, op, classify);
+        call.permit = permit;
+        call.breaker = breaker;
+        call.clock = clock;
+        call.started = clock();
+        call.subscription = next(op).subscribe(call);
+        return call;
       });
     };
   };
+}
+
+type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
+
+/**
+ * One permitted call: the observer of the call below and its teardown, so a
+ * call allocates no closures. The permit is released once.
+ */
+class CircuitCall implements Observer<Envelope, unknown> {
+  permit = -1;
+  breaker!: CircuitBreaker;
+  clock!: () => number;
+  started = 0;
+  subscription: Unsubscribable | undefined = undefined;
+  private released = false;
+
+  constructor(
+    private readonly observer: Observer<Envelope, unknown>,
+    private readonly op: Operation,
+    private readonly classify: (error: unknown, op: Operation) => ErrorVerdict,
+  ) {}
+
+  next(envelope: Envelope): void {
+    if (isAnswer(envelope)) this.release('success');
+    this.observer.next(envelope);
+  }
+
+  error(error: unknown): void {
+    this.release(this.classify(error, this.op).countForCircuit === false ? 'neutral' : 'failure');
+    this.observer.error(error);
+  }
+
+  complete(): void {
+    this.release('success');
+    this.observer.complete();
+  }
+
+  unsubscribe(): void {
+    // Unsubscribed before an answer: the caller left, which says nothing about the server.
+    this.release('neutral');
+    this.subscription?.unsubscribe();
+  }
+
+  private release(outcome: CallOutcome): void {
+    if (this.released) return;
+    this.released = true;
+    this.breaker.release(this.permit, outcome, this.clock() - this.started);
+  }
 }

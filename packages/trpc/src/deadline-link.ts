@@ -1,10 +1,15 @@
 import { DeadlineExceededError, type Duration, parseDuration } from '@breakwater/core';
-import type { Operation, TRPCClientError, TRPCLink } from '@trpc/client';
+import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { observable } from '@trpc/server/observable';
+import {
+  type Observable,
+  type Observer,
+  observable,
+  type Unsubscribable,
+} from '@trpc/server/observable';
 import type { BreakwaterOperationContext } from './context.js';
 import { aborted, refusal } from './internals/errors.js';
-import { startTimer, stopTimer } from './time/timer.js';
+import { startTimerWith, stopTimer, type TimerHandle } from './time/timer.js';
 
 /** Options of {@link deadlineLink}. */
 export interface DeadlineLinkOptions {
@@ -58,48 +63,88 @@ export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
           observer.error(aborted(signal) as TRPCClientError<TRouter>);
           return;
         }
-        let done = false;
-        const end = (error: TRPCClientError<TRouter>) => {
-          if (done) return;
-          done = true;
-          stopTimer(timer);
-          signal?.removeEventListener('abort', onAbort);
-          subscription.unsubscribe();
-          observer.error(error);
-        };
-        const onAbort = () => end(aborted(signal as AbortSignal) as TRPCClientError<TRouter>);
-        const timer = startTimer(Math.max(0, ms), () => {
-          const cause = new DeadlineExceededError(ms, {
-            message: `Deadline of ${ms} ms exceeded calling "${op.path}" (timeout)`,
-          });
-          end(refusal(cause) as TRPCClientError<TRouter>);
-        });
-        signal?.addEventListener('abort', onAbort, { once: true });
-        const settle = () => {
-          done = true;
-          stopTimer(timer);
-          signal?.removeEventListener('abort', onAbort);
-        };
-        const subscription = next(op).subscribe({
-          next(envelope) {
-            if (!done) observer.next(envelope);
-          },
-          error(error) {
-            if (done) return;
-            settle();
-            observer.error(error);
-          },
-          complete() {
-            if (done) return;
-            settle();
-            observer.complete();
-          },
-        });
-        return () => {
-          settle();
-          subscription.unsubscribe();
-        };
+        const call = new DeadlineCall(observer as Observer<Envelope, unknown>, op, ms);
+        call.start(next(op));
+        return call;
       });
     };
   };
+}
+
+type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
+
+function expireDeadline(call: DeadlineCall): void {
+  call.expire();
+}
+
+/**
+ * One call under a deadline: it is the observer of the call below, the
+ * caller's abort listener and the teardown, so a call allocates no closures.
+ */
+class DeadlineCall implements Observer<Envelope, unknown> {
+  private done = false;
+  private readonly timer: TimerHandle;
+  private subscription: Unsubscribable | undefined = undefined;
+
+  constructor(
+    private readonly observer: Observer<Envelope, unknown>,
+    private readonly op: Operation,
+    private readonly ms: number,
+  ) {
+    this.timer = startTimerWith(Math.max(0, ms), expireDeadline, this);
+    op.signal?.addEventListener('abort', this, { once: true });
+  }
+
+  start(source: Observable<Envelope, unknown>): void {
+    this.subscription = source.subscribe(this);
+  }
+
+  /** The deadline passed first. */
+  expire(): void {
+    const { ms, op } = this;
+    const cause = new DeadlineExceededError(ms, {
+      message: `Deadline of ${ms} ms exceeded calling "${op.path}" (timeout)`,
+    });
+    this.end(refusal(cause));
+  }
+
+  /** The caller's `op.signal` aborted first (an EventListener object: no closure per call). */
+  handleEvent(): void {
+    this.end(aborted(this.op.signal as AbortSignal));
+  }
+
+  next(envelope: Envelope): void {
+    if (!this.done) this.observer.next(envelope);
+  }
+
+  error(error: unknown): void {
+    if (this.done) return;
+    this.settle();
+    this.observer.error(error);
+  }
+
+  complete(): void {
+    if (this.done) return;
+    this.settle();
+    this.observer.complete();
+  }
+
+  /** Teardown from above. */
+  unsubscribe(): void {
+    this.settle();
+    this.subscription?.unsubscribe();
+  }
+
+  private end(error: unknown): void {
+    if (this.done) return;
+    this.settle();
+    this.subscription?.unsubscribe();
+    this.observer.error(error);
+  }
+
+  private settle(): void {
+    this.done = true;
+    stopTimer(this.timer);
+    this.op.signal?.removeEventListener('abort', this);
+  }
 }

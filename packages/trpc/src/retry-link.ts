@@ -7,9 +7,14 @@ import {
   type Sleep,
   systemSleep,
 } from '@breakwater/core';
-import type { Operation, TRPCClientError, TRPCLink } from '@trpc/client';
+import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { observable, type Unsubscribable } from '@trpc/server/observable';
+import {
+  type Observable,
+  type Observer,
+  observable,
+  type Unsubscribable,
+} from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
 import { isRepeatable } from './context.js';
 import { aborted } from './internals/errors.js';
@@ -90,6 +95,15 @@ export function retryLink<TRouter extends AnyRouter = AnyRouter>(
   const resume = options.resumeSubscriptions ?? true;
   const { budget, onRetry } = options;
   const sleep = options.sleep ?? systemSleep;
+  const settings: RetrySettings = {
+    attempts,
+    backoff,
+    budget,
+    classify,
+    maxRetryAfterMs,
+    onRetry,
+    sleep,
+  };
 
   return () => {
     // initialized in app
@@ -101,95 +115,135 @@ export function retryLink<TRouter extends AnyRouter = AnyRouter>(
         return next(op);
       }
       return observable((observer) => {
-        let attempt = 1;
-        let previousDelay: number | undefined;
-        let done = false;
-        let current: Unsubscribable | undefined;
-        let sleeper: AbortController | undefined;
-        let lastEventId: string | undefined;
-
-        const fail = (error: TRPCClientError<TRouter>) => {
-          done = true;
-          observer.error(error);
-        };
-
-        const retryDelay = (error: TRPCClientError<TRouter>): number | undefined => {
-          const verdict = classify(error, op);
-          // A stream that died without a server error is a transport failure: resume it.
-          const transport =
-            isSubscription && error.shape == null && verdict.countForCircuit !== false;
-          if (verdict.retry === false && !transport) return undefined;
-          if (attempt >= attempts || op.signal?.aborted) return undefined;
-          let delay = backoff.delayFor(attempt, previousDelay);
-          if (verdict.retryAfterMs !== undefined) {
-            if (verdict.retryAfterMs > maxRetryAfterMs) return undefined;
-            delay = Math.max(delay, verdict.retryAfterMs);
-          }
-          if (budget && !budget.tryRetry()) return undefined;
-          return delay;
-        };
-
-        const start = () => {
-          const attemptOp: Operation =
-            lastEventId === undefined
-              ? op
-              : { ...op, input: inputAfterEvent(op.input, lastEventId) };
-          const subscription = next(attemptOp).subscribe({
-            next(envelope) {
-              const result = envelope.result as { type?: string; id?: string };
-              if (isSubscription && (!result.type || result.type === 'data') && result.id) {
-                lastEventId = result.id;
-                // A resumed stream that delivers again has recovered: its retries start over.
-                attempt = 1;
-              }
-              observer.next(envelope);
-            },
-            error(error) {
-              if (done) return;
-              current = undefined;
-              const delay = retryDelay(error);
-              if (delay === undefined) return fail(error);
-              onRetry?.({ path: op.path, type: op.type, attempt, delayMs: delay, error });
-              attempt++;
-              previousDelay = delay;
-              wait(delay, error);
-            },
-            complete() {
-              done = true;
-              observer.complete();
-            },
-          });
-          // An attempt that failed synchronously has already been handled.
-          if (done) subscription.unsubscribe();
-          else if (sleeper === undefined) current = subscription;
-        };
-
-        const wait = (delay: number, error: TRPCClientError<TRouter>) => {
-          const ac = new AbortController();
-          sleeper = ac;
-          const signal = op.signal;
-          const onAbort = () => ac.abort();
-          signal?.addEventListener('abort', onAbort, { once: true });
-          const resumeAfterSleep = () => {
-            signal?.removeEventListener('abort', onAbort);
-            sleeper = undefined;
-            if (done) return;
-            if (signal?.aborted) return fail(aborted(signal) as TRPCClientError<TRouter>);
-            start();
-          };
-          sleep(delay, ac.signal).then(resumeAfterSleep, () => {
-            signal?.removeEventListener('abort', onAbort);
-            if (!done) fail(error);
-          });
-        };
-
-        start();
-        return () => {
-          done = true;
-          current?.unsubscribe();
-          sleeper?.abort();
-        };
+        const call = new RetryCall(observer as Observer<Envelope, unknown>, op, next, settings);
+        call.start();
+        return call;
       });
     };
   };
+}
+
+type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
+type Next = (op: Operation) => Observable<Envelope, TRPCClientError<AnyRouter>>;
+
+/** The link's resolved options, shared by its calls. */
+interface RetrySettings {
+  attempts: number;
+  backoff: Backoff;
+  budget: RetryBudget | undefined;
+  classify: (error: unknown, op: Operation) => ErrorVerdict;
+  maxRetryAfterMs: number;
+  onRetry: ((event: TRPCRetryEvent) => void) | undefined;
+  sleep: Sleep;
+}
+
+/**
+ * One retried call: the observer of each attempt and the call's teardown, so
+ * an attempt that succeeds allocates no closures (a backoff sleep does).
+ */
+class RetryCall implements Observer<Envelope, unknown> {
+  private attempt = 1;
+  private previousDelay: number | undefined = undefined;
+  private done = false;
+  private current: Unsubscribable | undefined = undefined;
+  private sleeper: AbortController | undefined = undefined;
+  private lastEventId: string | undefined = undefined;
+  private readonly isSubscription: boolean;
+
+  constructor(
+    private readonly observer: Observer<Envelope, unknown>,
+    private readonly op: Operation,
+    private readonly nextLink: Next,
+    private readonly settings: RetrySettings,
+  ) {
+    this.isSubscription = op.type === 'subscription';
+  }
+
+  start(): void {
+    const { op, lastEventId } = this;
+    const attemptOp: Operation =
+      lastEventId === undefined ? op : { ...op, input: inputAfterEvent(op.input, lastEventId) };
+    const subscription = this.nextLink(attemptOp).subscribe(this);
+    // An attempt that failed synchronously has already been handled.
+    if (this.done) subscription.unsubscribe();
+    else if (this.sleeper === undefined) this.current = subscription;
+  }
+
+  next(envelope: Envelope): void {
+    const result = envelope.result as { type?: string; id?: string };
+    if (this.isSubscription && (!result.type || result.type === 'data') && result.id) {
+      this.lastEventId = result.id;
+      // A resumed stream that delivers again has recovered: its retries start over.
+      this.attempt = 1;
+    }
+    this.observer.next(envelope);
+  }
+
+  error(cause: unknown): void {
+    if (this.done) return;
+    const error = cause as TRPCClientError<AnyRouter>;
+    this.current = undefined;
+    const delay = this.retryDelay(error);
+    if (delay === undefined) {
+      this.fail(error);
+      return;
+    }
+    const { op, attempt } = this;
+    this.settings.onRetry?.({ path: op.path, type: op.type, attempt, delayMs: delay, error });
+    this.attempt++;
+    this.previousDelay = delay;
+    this.wait(delay, error);
+  }
+
+  complete(): void {
+    this.done = true;
+    this.observer.complete();
+  }
+
+  unsubscribe(): void {
+    this.done = true;
+    this.current?.unsubscribe();
+    this.sleeper?.abort();
+  }
+
+  private fail(error: unknown): void {
+    this.done = true;
+    this.observer.error(error);
+  }
+
+  private retryDelay(error: TRPCClientError<AnyRouter>): number | undefined {
+    const { settings, op, attempt } = this;
+    const verdict = settings.classify(error, op);
+    // A stream that died without a server error is a transport failure: resume it.
+    const transport =
+      this.isSubscription && error.shape == null && verdict.countForCircuit !== false;
+    if (verdict.retry === false && !transport) return undefined;
+    if (attempt >= settings.attempts || op.signal?.aborted) return undefined;
+    let delay = settings.backoff.delayFor(attempt, this.previousDelay);
+    if (verdict.retryAfterMs !== undefined) {
+      if (verdict.retryAfterMs > settings.maxRetryAfterMs) return undefined;
+      delay = Math.max(delay, verdict.retryAfterMs);
+    }
+    if (settings.budget && !settings.budget.tryRetry()) return undefined;
+    return delay;
+  }
+
+  private wait(delay: number, error: TRPCClientError<AnyRouter>): void {
+    const ac = new AbortController();
+    this.sleeper = ac;
+    const signal = this.op.signal;
+    const onAbort = () => ac.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const resumeAfterSleep = () => {
+      signal?.removeEventListener('abort', onAbort);
+      this.sleeper = undefined;
+      if (this.done) return;
+      if (signal?.aborted) this.fail(aborted(signal));
+      else this.start();
+    };
+    this.settings.sleep(delay, ac.signal).then(resumeAfterSleep, () => {
+      signal?.removeEventListener('abort', onAbort);
+      if (!this.done) this.fail(error);
+    });
+  }
 }

@@ -14,3 +14,8 @@ export function startTimer(ms: number, fn: () => void): TimerHandle {
 export function stopTimer(handle: TimerHandle | undefined): void {
   if (handle !== undefined) clearTimeout(handle);
 }
+
+/** Starts a one-shot timer calling `fn(arg)`: one module-level `fn` serves every call, so no closure per call. @internal */
+export function startTimerWith<T>(ms: number, fn: (arg: T) => void, arg: T): TimerHandle {
+  return setTimeout(fn, ms, arg);
+}
