@@ -23,6 +23,7 @@ import {
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
+import { median } from '../harness/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -95,11 +96,6 @@ async function closedLoop(client: EchoClient, concurrency: number, calls: number
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-const median = (xs: number[]) =>
-  quantile(
-    xs.slice().sort((a, b) => a - b),
-    0.5,
-  );
 
 const names = values.only === undefined ? Object.keys(clients) : values.only.split(',');
 const rows: string[] = [];

@@ -45,6 +45,7 @@ import {
 } from '../../packages/grpc-js/src/index.js';
 import { resilienceMiddleware } from '../../packages/nice-grpc/src/index.js';
 import { resilienceLink } from '../../packages/trpc/src/index.js';
+import { median } from '../harness/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -234,12 +235,6 @@ async function run(call: Call, concurrency: number, calls: number) {
   const cpu = process.cpuUsage(c0);
   return { cpuUs: (cpu.user + cpu.system) / calls, wallUs: (wall * 1000) / calls };
 }
-
-const median = (xs: readonly number[]) => {
-  const s = xs.slice().sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 
 const adapters: Record<string, () => Variant[]> = {
   'grpc-js': grpcVariants,

@@ -5,6 +5,7 @@
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import { bench, do_not_optimize, run, summary } from 'mitata';
 import { createCircuitBreaker } from '../../packages/core/src/breaker/index.js';
+import { median } from '../harness/stats.js';
 
 const fn = async () => 1;
 
@@ -58,7 +59,6 @@ for (let round = 0; round < 25; round++) {
   rounds.execute.push(await nsPerCall(executeBody, 200_000));
 }
 const best = (xs: number[]) => Math.min(...xs);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 for (const [label, pick] of [
   ['fastest round', best],
   ['median round', median],

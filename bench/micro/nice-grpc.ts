@@ -13,6 +13,7 @@ import {
 } from '../../packages/chaos/src/index.js';
 import { createRetryBudget } from '../../packages/core/src/index.js';
 import { resilienceMiddleware } from '../../packages/nice-grpc/src/index.js';
+import { median } from '../harness/stats.js';
 
 type Unary = (request: { message: string }) => Promise<unknown>;
 
@@ -58,9 +59,6 @@ async function throughput(client: { Unary: Unary }, concurrency: number, duratio
   cpuPerCall = (used.user + used.system) / calls;
   return (calls * 1000) / durationMs;
 }
-
-const median = (xs: number[]) =>
-  xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 for (const concurrency of [1, 64]) {
   await throughput(bare, concurrency, 500);

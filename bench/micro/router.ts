@@ -4,6 +4,7 @@
 // Imports the sources (through tsx) so the numbers never come from a stale build.
 import { bench, do_not_optimize, run, summary } from 'mitata';
 import { createRouter } from '../../packages/core/src/routing/index.js';
+import { median } from '../harness/stats.js';
 
 interface Client {
   get(): Promise<number>;
@@ -68,7 +69,6 @@ for (let round = 0; round < 20; round++) {
   }
 }
 const best = (xs: number[]) => Math.min(...xs);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 for (const [label, pick] of [
   ['fastest round', best],
   ['median round', median],

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createTRPCClient, httpBatchLink, type TRPCLink } from '@trpc/client';
 import { type ChaosTrpcRouter, createChaosTrpcServer } from '../../packages/chaos/src/index.js';
 import { resilienceLink, retryLink } from '../../packages/trpc/src/index.js';
+import { median } from '../harness/stats.js';
 
 const roundMs = Number(process.argv[2] ?? 2) * 1000;
 const rounds = 6;
@@ -68,7 +69,6 @@ for (let r = 0; r < rounds; r++) {
 }
 await server.close();
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const bare = median(results['bare httpBatchLink']!);
 console.log(
   `queries/s, median of ${rounds} alternating rounds of ${roundMs} ms, ${inFlight} in flight`,
