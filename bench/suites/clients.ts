@@ -268,12 +268,16 @@ interface NiceEcho {
   Unary(request: { message: string }, options?: Record<string, unknown>): Promise<EchoResponse>;
 }
 
-function niceCall(client: NiceEcho, callId: string, options: Record<string, unknown>) {
-  return client.Unary({ message: 'x' }, { ...options, metadata: callMetadataNice(callId) });
-}
-
-function callMetadataNice(callId: string) {
-  return Metadata({ 'x-call-id': callId });
+function niceCall(
+  client: NiceEcho,
+  callId: string,
+  options: Record<string, unknown>,
+  headers: Record<string, string>,
+) {
+  return client.Unary(
+    { message: 'x' },
+    { ...options, metadata: Metadata({ ...headers, 'x-call-id': callId }) },
+  );
 }
 
 function niceLane(
@@ -281,20 +285,30 @@ function niceLane(
   channel: Channel,
   client: NiceEcho,
   options: Record<string, unknown>,
+  headers: Record<string, string> = {},
 ): Lane {
   return {
     name,
-    call: async ({ callId }) => ({ replica: (await niceCall(client, callId, options)).replica }),
+    call: async ({ callId }) => ({
+      replica: (await niceCall(client, callId, options, headers)).replica,
+    }),
     describeError: (e) => (e instanceof ClientError ? describeGrpc(e) : String((e as Error)?.name)),
     close: () => channel.close(),
   };
 }
 
-/** nice-grpc client with no middleware. */
-export function niceBareLane(name: string, target: string): Lane {
+/**
+ * nice-grpc client with no middleware. `deadlineMs`: send `grpc-timeout` with
+ * that many ms on every call (defaults to none) — written as a header because
+ * nice-grpc turns a `deadline` call option into one only through a deadline
+ * middleware; the server arms its deadline timer as for any deadline, but this
+ * client does not enforce it.
+ */
+export function niceBareLane(name: string, target: string, deadlineMs?: number): Lane {
   const channel = createChannel(target, undefined, disableGrpcRetries);
   const client = createClientFactory().create(niceDefinition(), channel) as unknown as NiceEcho;
-  return niceLane(name, channel, client, {});
+  const headers = deadlineMs === undefined ? {} : { 'grpc-timeout': `${Math.ceil(deadlineMs)}m` };
+  return niceLane(name, channel, client, {}, headers);
 }
 
 /** nice-grpc with `nice-grpc-client-middleware-retry` (retries on, `retryMaxAttempts` = retries after the first). */
