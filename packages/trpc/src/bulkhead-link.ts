@@ -29,11 +29,7 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
   options: BulkheadLinkOptions,
 ): TRPCLink<TRouter> {
   // initialized config
-  const given = options.pool;
-  const pool =
-    given && typeof (given as Pool).run === 'function'
-      ? (given as Pool)
-      : createPool(given as PoolOptions);
+  const pool = resolvePool(options.pool);
   const subscriptions = options.subscriptions ?? false;
 
   return () => {
@@ -88,6 +84,13 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
       });
     };
   };
+}
+
+/** A pool given as one, or built from its options. @internal */
+export function resolvePool(given: Pool | PoolOptions): Pool {
+  return given && typeof (given as Pool).run === 'function'
+    ? (given as Pool)
+    : createPool(given as PoolOptions);
 }
 
 /**

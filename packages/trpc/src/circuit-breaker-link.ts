@@ -49,7 +49,21 @@ export interface CircuitBreakerLinkOptions {
 export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
   options: CircuitBreakerLinkOptions = {},
 ): TRPCLink<TRouter> {
-  // initialized config
+  return circuitBreakerLinkFrom(resolveCircuits(options));
+}
+
+/** {@link circuitBreakerLink}'s breakers and options, built once. @internal */
+export interface CircuitSettings {
+  /** The breaker guarding calls to `path`. */
+  breakerFor(path: string): CircuitBreaker;
+  /** The circuit name a refusal of `path` reports, if any. */
+  circuitName(path: string): string | undefined;
+  classify: (error: unknown, op: Operation) => ErrorVerdict;
+  clock: () => number;
+}
+
+/** Validates {@link CircuitBreakerLinkOptions} and sets up its breakers. @internal */
+export function resolveCircuits(options: CircuitBreakerLinkOptions): CircuitSettings {
   const scope = options.scope ?? 'link';
   if (scope !== 'link' && scope !== 'path') {
     throw new TypeError(`circuitBreakerLink: scope must be 'link' or 'path', got ${String(scope)}`);
@@ -57,8 +71,6 @@ export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
   if (options.breaker && scope === 'path') {
     throw new TypeError("circuitBreakerLink: breaker can only be given with scope 'link'");
   }
-  const classify = options.classify ?? classifyTRPCError;
-  const clock = options.circuit?.clock ?? systemClock;
   const make = (key: string, name: string | undefined): CircuitBreaker => {
     const breaker = createCircuitBreaker({ ...options.circuit, ...(name ? { name } : {}) });
     const listener = options.onStateChange;
@@ -72,29 +84,52 @@ export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
     options.breaker.onStateChange((e) => listener({ ...e, key: 'link' }));
   }
   const byPath = new Map<string, CircuitBreaker>();
-  const breakerFor = (path: string): CircuitBreaker => {
-    let breaker = byPath.get(path);
-    if (!breaker) {
-      breaker = make(path, path);
-      byPath.set(path, breaker);
-    }
-    return breaker;
+  const sharedName = options.circuit?.name;
+  return {
+    breakerFor(path) {
+      if (shared) return shared;
+      let breaker = byPath.get(path);
+      if (!breaker) {
+        breaker = make(path, path);
+        byPath.set(path, breaker);
+      }
+      return breaker;
+    },
+    circuitName: (path) => (shared ? sharedName : path),
+    classify: options.classify ?? classifyTRPCError,
+    clock: options.circuit?.clock ?? systemClock,
   };
+}
 
+/** The refusal of a call to `path` by an open `breaker`. @internal */
+export function circuitRefusal(
+  settings: CircuitSettings,
+  breaker: CircuitBreaker,
+  path: string,
+): TRPCClientError<AnyRouter> {
+  const circuit = settings.circuitName(path);
+  return refusal(
+    new CircuitOpenError({
+      retryAfterMs: breaker.retryAfterMs(),
+      ...(circuit === undefined ? {} : { circuit }),
+    }),
+  );
+}
+
+/** {@link circuitBreakerLink} over settings already resolved. @internal */
+export function circuitBreakerLinkFrom<TRouter extends AnyRouter>(
+  settings: CircuitSettings,
+): TRPCLink<TRouter> {
+  const { classify, clock } = settings;
   return () => {
     // initialized in app
     return ({ op, next }) => {
       // initialized for request
       return observable((observer) => {
-        const breaker = shared ?? breakerFor(op.path);
+        const breaker = settings.breakerFor(op.path);
         const permit = breaker.tryAcquire();
         if (permit < 0) {
-          const circuit = shared ? options.circuit?.name : op.path;
-          const cause = new CircuitOpenError({
-            retryAfterMs: breaker.retryAfterMs(),
-            ...(circuit === undefined ? {} : { circuit }),
-          });
-          observer.error(refusal(cause) as TRPCClientError<TRouter>);
+          observer.error(circuitRefusal(settings, breaker, op.path) as TRPCClientError<TRouter>);
           return;
         }
         const call = new CircuitCall(observer as Observer<Envelope, unknown>, op, classify);

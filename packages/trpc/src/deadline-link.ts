@@ -37,19 +37,7 @@ export interface DeadlineLinkOptions {
 export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
   options: DeadlineLinkOptions,
 ): TRPCLink<TRouter> {
-  // initialized config
-  const fallback =
-    options.timeoutMs === undefined
-      ? undefined
-      : parseDuration('deadlineLink: timeoutMs', options.timeoutMs);
-  const byPath = new Map<string, number>();
-  for (const [path, d] of Object.entries(options.procedures ?? {})) {
-    byPath.set(path, parseDuration(`deadlineLink: procedures["${path}"]`, d));
-  }
-  const timeoutFor =
-    options.timeoutFor ??
-    ((op: Operation) =>
-      (op.context as BreakwaterOperationContext).timeoutMs ?? byPath.get(op.path) ?? fallback);
+  const timeoutFor = resolveTimeoutFor(options);
 
   return () => {
     // initialized in app
@@ -69,6 +57,33 @@ export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
       });
     };
   };
+}
+
+/** The budget (ms) of each call under {@link DeadlineLinkOptions}, validated once. @internal */
+export function resolveTimeoutFor(
+  options: DeadlineLinkOptions,
+): (op: Operation) => number | undefined {
+  const fallback =
+    options.timeoutMs === undefined
+      ? undefined
+      : parseDuration('deadlineLink: timeoutMs', options.timeoutMs);
+  const byPath = new Map<string, number>();
+  for (const [path, d] of Object.entries(options.procedures ?? {})) {
+    byPath.set(path, parseDuration(`deadlineLink: procedures["${path}"]`, d));
+  }
+  return (
+    options.timeoutFor ??
+    ((op: Operation) =>
+      (op.context as BreakwaterOperationContext).timeoutMs ?? byPath.get(op.path) ?? fallback)
+  );
+}
+
+/** The error of a call to `op` whose deadline of `ms` passed. @internal */
+export function deadlineRefusal(op: Operation, ms: number): TRPCClientError<AnyRouter> {
+  const cause = new DeadlineExceededError(ms, {
+    message: `Deadline of ${ms} ms exceeded calling "${op.path}" (timeout)`,
+  });
+  return refusal(cause);
 }
 
 type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
@@ -101,11 +116,7 @@ class DeadlineCall implements Observer<Envelope, unknown> {
 
   /** The deadline passed first. */
   expire(): void {
-    const { ms, op } = this;
-    const cause = new DeadlineExceededError(ms, {
-      message: `Deadline of ${ms} ms exceeded calling "${op.path}" (timeout)`,
-    });
-    this.end(refusal(cause));
+    this.end(deadlineRefusal(this.op, this.ms));
   }
 
   /** The caller's `op.signal` aborted first (an EventListener object: no closure per call). */

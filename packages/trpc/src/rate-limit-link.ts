@@ -25,11 +25,7 @@ export function rateLimitLink<TRouter extends AnyRouter = AnyRouter>(
   options: RateLimitLinkOptions,
 ): TRPCLink<TRouter> {
   // initialized config
-  const given = options.bucket;
-  const bucket =
-    given && typeof (given as TokenBucket).tryAcquire === 'function'
-      ? (given as TokenBucket)
-      : createTokenBucket(given as TokenBucketOptions);
+  const bucket = resolveBucket(options.bucket);
   const mode = options.mode ?? 'reject';
   if (mode !== 'reject' && mode !== 'wait') {
     throw new TypeError(`rateLimitLink: mode must be 'reject' or 'wait', got ${String(mode)}`);
@@ -76,4 +72,11 @@ export function rateLimitLink<TRouter extends AnyRouter = AnyRouter>(
       });
     };
   };
+}
+
+/** A token bucket given as one, or built from its options. @internal */
+export function resolveBucket(given: TokenBucket | TokenBucketOptions): TokenBucket {
+  return given && typeof (given as TokenBucket).tryAcquire === 'function'
+    ? (given as TokenBucket)
+    : createTokenBucket(given as TokenBucketOptions);
 }

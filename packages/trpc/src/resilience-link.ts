@@ -1,13 +1,19 @@
 import type { ErrorVerdict } from '@breakwater/core';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { type BulkheadLinkOptions, bulkheadLink } from './bulkhead-link.js';
-import { type CircuitBreakerLinkOptions, circuitBreakerLink } from './circuit-breaker-link.js';
-import { type DeadlineLinkOptions, deadlineLink } from './deadline-link.js';
+import { type Observer, observable } from '@trpc/server/observable';
+import { type BulkheadLinkOptions, bulkheadLink, resolvePool } from './bulkhead-link.js';
+import {
+  type CircuitBreakerLinkOptions,
+  circuitBreakerLinkFrom,
+  resolveCircuits,
+} from './circuit-breaker-link.js';
+import { type DeadlineLinkOptions, deadlineLink, resolveTimeoutFor } from './deadline-link.js';
 import { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
 import { composeLinks } from './internals/compose.js';
-import { type RateLimitLinkOptions, rateLimitLink } from './rate-limit-link.js';
-import { type RetryLinkOptions, retryLink } from './retry-link.js';
+import { type Envelope, FusedCall, type FusedPlan, type Next } from './internals/fused-call.js';
+import { type RateLimitLinkOptions, rateLimitLink, resolveBucket } from './rate-limit-link.js';
+import { type RetryLinkOptions, resolveRetry, retryLinkFrom } from './retry-link.js';
 
 /** Options of {@link resilienceLink}: each piece is on when its option is given. */
 export interface ResilienceLinkOptions {
@@ -42,6 +48,12 @@ export interface ResilienceLinkOptions {
  * 7. `attemptTimeout` — bounds each attempt, so a hung server counts as a failure.
  *
  * Pieces left out cost nothing. Put it before the terminating link.
+ *
+ * Without `hedge`, `attemptTimeout` or a waiting rate limit, a query or
+ * mutation runs through one call object doing all of the above (one
+ * observable and no closures per call instead of five links); it behaves
+ * exactly as the composed links do, which run subscriptions and calls that
+ * must queue for a bulkhead slot.
  * @example
  * links: [resilienceLink({ retry: {}, circuit: {}, attemptTimeout: { timeoutMs: '2s' } }), httpBatchLink({ url })]
  */
@@ -51,13 +63,48 @@ export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
   const classify = options.classify;
   const withClassify = <T extends { classify?: unknown }>(o: T): T =>
     classify && o.classify === undefined ? { ...o, classify } : o;
+  // Stateful pieces are built once and shared by the fused path and the composed links.
+  const pool = options.bulkhead ? resolvePool(options.bulkhead.pool) : undefined;
+  const bucket = options.rateLimit ? resolveBucket(options.rateLimit.bucket) : undefined;
+  const timeoutFor = options.timeout ? resolveTimeoutFor(options.timeout) : undefined;
+  const retry = options.retry ? resolveRetry(withClassify(options.retry)) : undefined;
+  const circuit = options.circuit ? resolveCircuits(withClassify(options.circuit)) : undefined;
+
   const links: TRPCLink<TRouter>[] = [];
-  if (options.bulkhead) links.push(bulkheadLink(options.bulkhead));
-  if (options.rateLimit) links.push(rateLimitLink(options.rateLimit));
-  if (options.timeout) links.push(deadlineLink(options.timeout));
-  if (options.retry) links.push(retryLink(withClassify(options.retry)));
+  if (options.bulkhead && pool) links.push(bulkheadLink({ ...options.bulkhead, pool }));
+  if (options.rateLimit && bucket) links.push(rateLimitLink({ ...options.rateLimit, bucket }));
+  if (timeoutFor) links.push(deadlineLink({ timeoutFor }));
+  if (retry) links.push(retryLinkFrom(retry));
   if (options.hedge) links.push(hedgeLink(withClassify(options.hedge)));
-  if (options.circuit) links.push(circuitBreakerLink(withClassify(options.circuit)));
+  if (circuit) links.push(circuitBreakerLinkFrom(circuit));
   if (options.attemptTimeout) links.push(deadlineLink(options.attemptTimeout));
-  return composeLinks(links);
+  const composed = composeLinks(links);
+
+  // Hedges, per-attempt deadlines and waiting for tokens run as composed links only.
+  const fusable =
+    links.length > 0 &&
+    !options.hedge &&
+    !options.attemptTimeout &&
+    (options.rateLimit?.mode ?? 'reject') === 'reject';
+  if (!fusable) return composed;
+  const plan: FusedPlan = {
+    pool,
+    bucket,
+    cost: options.rateLimit?.cost,
+    timeoutFor,
+    retry,
+    circuit,
+  };
+  return (runtime) => {
+    const slow = composed(runtime);
+    return ({ op, next }) => {
+      // Subscriptions, and calls that must queue for a slot, take the composed links.
+      if (op.type === 'subscription') return slow({ op, next });
+      return observable((observer) => {
+        const call = new FusedCall(plan, op, next as Next, observer as Observer<Envelope, unknown>);
+        if (call.start()) return call;
+        return slow({ op, next }).subscribe(observer);
+      });
+    };
+  };
 }

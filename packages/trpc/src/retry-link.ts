@@ -82,29 +82,47 @@ function positiveInteger(name: string, value: number): number {
 export function retryLink<TRouter extends AnyRouter = AnyRouter>(
   options: RetryLinkOptions = {},
 ): TRPCLink<TRouter> {
-  // initialized config
+  return retryLinkFrom(resolveRetry(options));
+}
+
+/** {@link retryLink}'s options, validated and defaulted once. @internal */
+export interface RetrySettings {
+  attempts: number;
+  backoff: Backoff;
+  budget: RetryBudget | undefined;
+  classify: (error: unknown, op: Operation) => ErrorVerdict;
+  retryMutations: boolean;
+  maxRetryAfterMs: number;
+  resume: boolean;
+  onRetry: ((event: TRPCRetryEvent) => void) | undefined;
+  sleep: Sleep;
+}
+
+/** Validates and defaults {@link RetryLinkOptions}. @internal */
+export function resolveRetry(options: RetryLinkOptions): RetrySettings {
   const given = options.backoff;
   const backoff =
     given && typeof (given as Backoff).delayFor === 'function'
       ? (given as Backoff)
       : createBackoff((given as BackoffOptions | undefined) ?? DEFAULT_BACKOFF);
-  const attempts = positiveInteger('attempts', options.attempts ?? backoff.budgetedAttempts ?? 3);
-  const classify = options.classify ?? classifyTRPCError;
-  const retryMutations = options.retryMutations ?? false;
-  const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
-  const resume = options.resumeSubscriptions ?? true;
-  const { budget, onRetry } = options;
-  const sleep = options.sleep ?? systemSleep;
-  const settings: RetrySettings = {
-    attempts,
+  return {
+    attempts: positiveInteger('attempts', options.attempts ?? backoff.budgetedAttempts ?? 3),
     backoff,
-    budget,
-    classify,
-    maxRetryAfterMs,
-    onRetry,
-    sleep,
+    budget: options.budget,
+    classify: options.classify ?? classifyTRPCError,
+    retryMutations: options.retryMutations ?? false,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000,
+    resume: options.resumeSubscriptions ?? true,
+    onRetry: options.onRetry,
+    sleep: options.sleep ?? systemSleep,
   };
+}
 
+/** {@link retryLink} over settings already resolved (shared with `resilienceLink`'s fused path). @internal */
+export function retryLinkFrom<TRouter extends AnyRouter>(
+  settings: RetrySettings,
+): TRPCLink<TRouter> {
+  const { attempts, budget, resume, retryMutations } = settings;
   return () => {
     // initialized in app
     return ({ op, next }) => {
@@ -123,19 +141,38 @@ export function retryLink<TRouter extends AnyRouter = AnyRouter>(
   };
 }
 
+/**
+ * The wait before retrying after attempt number `attempt` failed with
+ * `error`, or `undefined` when the call should end with it: not retryable,
+ * out of attempts, aborted, a `Retry-After` beyond `maxRetryAfterMs`, or
+ * refused by the budget (asked last, so a refusal is only counted for a
+ * retry that would otherwise happen). `transport` retries regardless of the
+ * verdict's `retry` (a dropped subscription stream).
+ * @internal
+ */
+export function retryDelay(
+  settings: RetrySettings,
+  op: Operation,
+  error: unknown,
+  attempt: number,
+  previousDelay: number | undefined,
+  transport = false,
+): number | undefined {
+  const verdict = settings.classify(error, op);
+  if (verdict.retry === false && !(transport && verdict.countForCircuit !== false))
+    return undefined;
+  if (attempt >= settings.attempts || op.signal?.aborted) return undefined;
+  let delay = settings.backoff.delayFor(attempt, previousDelay);
+  if (verdict.retryAfterMs !== undefined) {
+    if (verdict.retryAfterMs > settings.maxRetryAfterMs) return undefined;
+    delay = Math.max(delay, verdict.retryAfterMs);
+  }
+  if (settings.budget && !settings.budget.tryRetry()) return undefined;
+  return delay;
+}
+
 type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
 type Next = (op: Operation) => Observable<Envelope, TRPCClientError<AnyRouter>>;
-
-/** The link's resolved options, shared by its calls. */
-interface RetrySettings {
-  attempts: number;
-  backoff: Backoff;
-  budget: RetryBudget | undefined;
-  classify: (error: unknown, op: Operation) => ErrorVerdict;
-  maxRetryAfterMs: number;
-  onRetry: ((event: TRPCRetryEvent) => void) | undefined;
-  sleep: Sleep;
-}
 
 /**
  * One retried call: the observer of each attempt and the call's teardown, so
@@ -212,20 +249,9 @@ class RetryCall implements Observer<Envelope, unknown> {
   }
 
   private retryDelay(error: TRPCClientError<AnyRouter>): number | undefined {
-    const { settings, op, attempt } = this;
-    const verdict = settings.classify(error, op);
     // A stream that died without a server error is a transport failure: resume it.
-    const transport =
-      this.isSubscription && error.shape == null && verdict.countForCircuit !== false;
-    if (verdict.retry === false && !transport) return undefined;
-    if (attempt >= settings.attempts || op.signal?.aborted) return undefined;
-    let delay = settings.backoff.delayFor(attempt, this.previousDelay);
-    if (verdict.retryAfterMs !== undefined) {
-      if (verdict.retryAfterMs > settings.maxRetryAfterMs) return undefined;
-      delay = Math.max(delay, verdict.retryAfterMs);
-    }
-    if (settings.budget && !settings.budget.tryRetry()) return undefined;
-    return delay;
+    const transport = this.isSubscription && error.shape == null;
+    return retryDelay(this.settings, this.op, error, this.attempt, this.previousDelay, transport);
   }
 
   private wait(delay: number, error: TRPCClientError<AnyRouter>): void {
