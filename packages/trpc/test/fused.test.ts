@@ -73,7 +73,7 @@ interface Scenario {
 }
 
 /** The same options twice: as resilienceLink's, and as the five links it composes. */
-function optionsOf(s: Scenario, pool: Pool): ResilienceLinkOptions {
+function optionsOf(s: Scenario, pool: Pool, log: string[]): ResilienceLinkOptions {
   return {
     ...(s.bulkhead ? { bulkhead: { pool } } : {}),
     ...(s.rateLimit === undefined
@@ -90,7 +90,12 @@ function optionsOf(s: Scenario, pool: Pool): ResilienceLinkOptions {
         }),
     ...(s.failureThreshold === undefined
       ? {}
-      : { circuit: { circuit: { failureThreshold: s.failureThreshold, openDurationMs: 50 } } }),
+      : {
+          circuit: {
+            circuit: { failureThreshold: s.failureThreshold, openDurationMs: 50 },
+            onStateChange: (e) => log.push(`circuit ${e.from} -> ${e.to}`),
+          },
+        }),
   };
 }
 
@@ -108,7 +113,7 @@ function composedOf(o: ResilienceLinkOptions): TRPCLink<AnyRouter> {
 async function run(s: Scenario, fused: boolean): Promise<string[]> {
   const log: string[] = [];
   const pool = createPool({ concurrency: 4 });
-  const options = optionsOf(s, pool);
+  const options = optionsOf(s, pool, log);
   const link = (fused ? resilienceLink(options) : composedOf(options))({} as never);
   const terminal = scriptedTerminal(s.script, log)({} as never);
   let id = 0;
