@@ -141,7 +141,9 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
     clock,
     sleep,
     async unary(call, callOptions, chain, index) {
-      const { deadline, ...rest } = callOptions as CallOptions & DeadlineCallOptions;
+      // `rest` keeps every key: the one this stage owns, `deadline`, is overwritten below.
+      const rest = callOptions as CallOptions & DeadlineCallOptions;
+      const deadline = rest.deadline;
       const path = call.method.path;
       const now = clock();
       const at = callDeadline(deadline, budgetFor(path), now, clock);

@@ -161,8 +161,8 @@ export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: bo
     attemptsFor,
     chain,
     unary(call, callOptions) {
-      const { retry, retryAttempts, onRetry, ...rest } = callOptions as CallOptions &
-        RetryCallOptions;
+      const { retry, retryAttempts, onRetry } = callOptions as CallOptions & RetryCallOptions;
+      const rest = withoutRetryKeys(callOptions);
       let attempts: number;
       try {
         attempts = attemptsFor(call, retry, retryAttempts);
@@ -189,4 +189,14 @@ export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: bo
       return unaryResult(unaryNext(call)(call.request, down));
     },
   };
+}
+
+/**
+ * The call options without this middleware's keys. Most calls carry none of
+ * them: those pass on as they are, without an object-rest copy.
+ */
+function withoutRetryKeys(options: CallOptions & RetryCallOptions): CallOptions {
+  if (!('retry' in options || 'retryAttempts' in options || 'onRetry' in options)) return options;
+  const { retry: _retry, retryAttempts: _attempts, onRetry: _onRetry, ...rest } = options;
+  return rest;
 }

@@ -34,11 +34,12 @@ export class Attempt {
       metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
       (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
+    // The trailer is always read (pushback); the header only matters to a caller who listens.
     this.options = {
       ...caller,
       metadata,
       signal: signal ?? caller.signal,
-      onHeader: headerSink(this),
+      onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
       onTrailer: trailerSink(this),
     } as CallOptions;
   }

@@ -27,10 +27,14 @@ export function streamNext<Request, Response>(
 }
 
 /** Runs a unary `next()` to its result (it never yields, so one step settles it). @internal */
-export async function unaryResult<Response>(
+export function unaryResult<Response>(
   generator: AsyncGenerator<never, Response, undefined>,
 ): Promise<Response> {
-  return (await generator.next()).value as Response;
+  return generator.next().then(stepValue) as Promise<Response>;
+}
+
+function stepValue<Response>(step: IteratorResult<never, Response>): Response {
+  return step.value as Response;
 }
 
 /**

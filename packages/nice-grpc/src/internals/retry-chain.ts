@@ -53,7 +53,8 @@ export class RetryChain {
         let response: Response;
         if (perAttemptMs === undefined || perAttemptMs >= left) {
           attempt = new Attempt(this.options, index, left, undefined);
-          response = await unaryResult(next(request, attempt.options));
+          // A unary next() never yields: its first step is the response.
+          response = (await next(request, attempt.options).next()).value as Response;
         } else {
           response = await withTimeout((signal) => {
             attempt = new Attempt(this.options, index, perAttemptMs, signal);
