@@ -161,11 +161,12 @@ export const adaptersSuite: Suite = {
           trpcLane(
             'stack',
             breakwaterTrpcLinks(trpcTerminal(trpcServer.url), {
-              bulkhead: { pool: { concurrency: 10_000 } },
+              bulkhead: { pool: { concurrency: bulkhead.concurrency } },
+              rateLimit: { bucket: rateLimit },
             }),
           ),
         stackDescription:
-          'resilienceLink: bulkhead, timeout 10 s, retry (3 attempts, budget), circuit breaker',
+          'resilienceLink: bulkhead, rate limit, timeout 10 s, retry (3 attempts, budget), circuit breaker',
       },
     ];
     const results: Measured[] = [];
@@ -253,7 +254,7 @@ export const adaptersSuite: Suite = {
         `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,
         ...subjects.map(
           (s) =>
-            `${s.adapter} stack: ${s.stackDescription}; bulkhead ${bulkhead.concurrency} slots and a rate limit that never refuse for grpc-js/nice-grpc.`,
+            `${s.adapter} stack: ${s.stackDescription}; bulkhead ${bulkhead.concurrency} slots and a rate limit that never refuse.`,
         ),
       ],
       data: results,
