@@ -1,4 +1,5 @@
-import { createPool, type Pool } from '@breakwater/core';
+import type { ChaosTrpcRouter } from '@breakwater/chaos';
+import { createPool, isDeadlineExceededError, type Pool } from '@breakwater/core';
 import { type Operation, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
@@ -14,6 +15,7 @@ import {
   retryLink,
 } from '../src/index.js';
 import { composeLinks } from '../src/internals/compose.js';
+import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
 
 // resilienceLink runs queries and mutations through one fused call object instead of
 // five links. These tests hold it to the composed links' behaviour, event for event.
@@ -249,5 +251,56 @@ describe('resilienceLink fused query path', () => {
     await expect(first).resolves.toBe('{"type":"data","data":1}');
     await expect(second).resolves.toBe('{"type":"data","data":2}');
     expect(log.filter((l) => l.startsWith('send'))).toEqual(['send 1 ok', 'send 2 ok']);
+  });
+});
+
+describe('resilienceLink fused query path against a chaos tRPC server', () => {
+  const fullStack = () =>
+    resilienceLink({
+      bulkhead: { pool: { concurrency: 8 } },
+      rateLimit: { bucket: { capacity: 100, refillPerSecond: 100 } },
+      timeout: { procedures: { slow: 100 }, timeoutMs: 2000 },
+      retry: { attempts: 4, backoff: { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20 } },
+      circuit: { circuit: { failureThreshold: 10, openDurationMs: 60_000 } },
+    });
+
+  it('retries a query failing with 503 until attempt k; the server counted k', async () => {
+    const server = await chaos({ faults: { failFirst: 3 } });
+    const client = clientOf([fullStack(), batchLink(server.url)]);
+    const result = await client.echo.query('k', { context: { callId: 'f1' } });
+    expect(result).toEqual({ value: 'k', server: 'trpc' });
+    expect(server.stats().attempts.f1).toBe(4);
+    expect(server.stats().faults.error).toBe(3);
+  });
+
+  it('sends a mutation once and a BAD_REQUEST once', async () => {
+    const server = await chaos({ faults: { failFirst: 1 } });
+    const client = clientOf([fullStack(), batchLink(server.url)]);
+    const error = await errorOf(client.counter.increment.mutate({ by: 1 }));
+    expect((error as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('SERVICE_UNAVAILABLE');
+    expect(server.stats().procedures['counter.increment']).toBe(1);
+    const healthy = await chaos();
+    const bad = await errorOf(
+      clientOf([fullStack(), batchLink(healthy.url)]).fail.query({ code: 'BAD_REQUEST' }),
+    );
+    expect((bad as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('BAD_REQUEST');
+    expect(healthy.stats().procedures.fail).toBe(1);
+  });
+
+  it('rejects the one slow call of a batch on time while the others resolve', async () => {
+    const server = await chaos();
+    const client = clientOf([fullStack(), batchLink(server.url)]);
+    const started = performance.now();
+    let slowSettledAt = 0;
+    const slow = errorOf(client.slow.query({ ms: 800 })).finally(() => {
+      slowSettledAt = performance.now() - started;
+    });
+    const [a, b] = await Promise.all([client.echo.query('a'), client.echo.query('b')]);
+    const error = await slow;
+    expect([a.value, b.value]).toEqual(['a', 'b']);
+    expect(slowSettledAt).toBeGreaterThanOrEqual(95);
+    expect(slowSettledAt).toBeLessThan(400);
+    expect(isDeadlineExceededError((error as Error).cause)).toBe(true);
+    expect(server.stats().batchSizes).toEqual([3]);
   });
 });
