@@ -1,7 +1,6 @@
 import type { ErrorVerdict } from '@breakwater/core';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { type Observer, observable } from '@trpc/server/observable';
 import { type BulkheadLinkOptions, bulkheadLink, resolvePool } from './bulkhead-link.js';
 import {
   type CircuitBreakerLinkOptions,
@@ -11,7 +10,7 @@ import {
 import { type DeadlineLinkOptions, deadlineLink, resolveTimeoutFor } from './deadline-link.js';
 import { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
 import { composeLinks } from './internals/compose.js';
-import { type Envelope, FusedCall, type FusedPlan, type Next } from './internals/fused-call.js';
+import { FusedObservable, type FusedPlan, type Next } from './internals/fused-call.js';
 import { type RateLimitLinkOptions, rateLimitLink, resolveBucket } from './rate-limit-link.js';
 import { type RetryLinkOptions, resolveRetry, retryLinkFrom } from './retry-link.js';
 
@@ -97,14 +96,10 @@ export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
   };
   return (runtime) => {
     const slow = composed(runtime);
-    return ({ op, next }) => {
+    return ({ op, next }) =>
       // Subscriptions, and calls that must queue for a slot, take the composed links.
-      if (op.type === 'subscription') return slow({ op, next });
-      return observable((observer) => {
-        const call = new FusedCall(plan, op, next as Next, observer as Observer<Envelope, unknown>);
-        if (call.start()) return call;
-        return slow({ op, next }).subscribe(observer);
-      });
-    };
+      op.type === 'subscription'
+        ? slow({ op, next })
+        : (new FusedObservable(plan, op, next as Next, slow) as unknown as ReturnType<typeof slow>);
   };
 }

@@ -1,5 +1,10 @@
 import type { CircuitBreaker, Pool, TokenBucket } from '@breakwater/core';
-import type { Operation, OperationResultEnvelope, TRPCClientError } from '@trpc/client';
+import type {
+  Operation,
+  OperationLink,
+  OperationResultEnvelope,
+  TRPCClientError,
+} from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
 import { type CircuitSettings, circuitRefusal } from '../circuit-breaker-link.js';
@@ -67,7 +72,7 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
     private readonly plan: FusedPlan,
     private readonly op: Operation,
     private readonly nextLink: Next,
-    private readonly observer: Observer<Envelope, unknown>,
+    private readonly observer: Partial<Observer<Envelope, unknown>>,
   ) {}
 
   /** Starts the call; false when it must wait for a bulkhead slot (nothing was taken). */
@@ -128,7 +133,7 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
   next(envelope: Envelope): void {
     if (!this.inFlight) return;
     if (isAnswer(envelope)) this.release('success');
-    if (!this.done) this.observer.next(envelope);
+    if (!this.done) this.observer.next?.(envelope);
   }
 
   error(cause: unknown): void {
@@ -152,7 +157,7 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
     if (this.done) return;
     this.done = true;
     this.settle();
-    this.observer.complete();
+    this.observer.complete?.();
   }
 
   private attemptFailed(cause: unknown): void {
@@ -237,7 +242,7 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
     if (this.done) return;
     this.done = true;
     this.settle();
-    this.observer.error(error);
+    this.observer.error?.(error);
   }
 
   /** Drops a running attempt (neutral for the circuit: the caller left) or a backoff sleep. */
@@ -288,5 +293,34 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
       outcome,
       (this.plan.circuit as CircuitSettings).clock() - this.startedAt,
     );
+  }
+}
+
+/**
+ * The observable `resilienceLink` returns for a query or mutation: each
+ * subscription runs one {@link FusedCall} (or, when the bulkhead must queue,
+ * the composed links), so a call costs this object and its call, not
+ * `observable()`'s closures. Like tRPC's observables it is cold, ends once,
+ * and stops emitting after its teardown.
+ * @internal
+ */
+export class FusedObservable {
+  constructor(
+    private readonly plan: FusedPlan,
+    private readonly op: Operation,
+    private readonly nextLink: Next,
+    private readonly composed: OperationLink<AnyRouter>,
+  ) {}
+
+  subscribe(observer: Partial<Observer<Envelope, unknown>>): Unsubscribable {
+    const call = new FusedCall(this.plan, this.op, this.nextLink, observer);
+    if (call.start()) return call;
+    return this.composed({ op: this.op, next: this.nextLink }).subscribe(observer);
+  }
+
+  pipe(...operations: ((source: unknown) => unknown)[]): unknown {
+    let result: unknown = this;
+    for (const operation of operations) result = operation(result);
+    return result;
   }
 }
