@@ -46,6 +46,8 @@ describe('createRouter: validation', () => {
     [{ hedge: { maxHedges: 1 } }, TypeError, /exactly one of delayMs or percentile/],
     [{ hedge: { delayMs: 1, percentile: 95 } }, TypeError, /exactly one of delayMs or percentile/],
     [{ hedge: { percentile: 100 } }, RangeError, /hedge\.percentile/],
+    [{ hedge: { percentile: 95, windowMs: 0 } }, RangeError, /hedge\.windowMs/],
+    [{ hedge: { delayMs: 5, windowMs: 1000 } }, TypeError, /hedge\.windowMs applies to percentile/],
     [{ selection: { type: 'random' } }, TypeError, /selection\.type must be one of .*got "random"/],
     [{ selection: 'fastest' }, TypeError, /selection\.type .*"fastest"/],
     [{ selection: 'race', hedge: { delayMs: 5 } }, TypeError, /hedge cannot be combined/],

@@ -95,10 +95,19 @@ function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig |
   if (maxHedges === 0) return undefined;
   if (hasDelay) {
     const delayMs = checkNumber('hedge.delayMs', value.delayMs, { min: 0 });
+    if (value.windowMs !== undefined) {
+      throw new TypeError(
+        `hedge.windowMs applies to percentile hedging only, got ${describeValue(value)}`,
+      );
+    }
     return { delayMs, maxHedges, sample: undefined };
   }
   const percentile = checkNumber('hedge.percentile', value.percentile, { above: 0, max: 99.99 });
-  return { delayMs: -1, maxHedges, sample: new LatencySample(percentile) };
+  const windowMs = optionalNumber('hedge.windowMs', value.windowMs, 30_000, {
+    above: 0,
+    allowInfinity: true,
+  });
+  return { delayMs: -1, maxHedges, sample: new LatencySample(percentile, windowMs) };
 }
 
 /** Validates `options` (throwing `TypeError`/`RangeError` naming the problem) and builds the pieces. @internal */

@@ -132,6 +132,38 @@ describe('hedging', () => {
     expect(clock() - start).toBe(18);
   });
 
+  it('percentile hedging forgets latencies older than windowMs', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      hedge: { percentile: 90, windowMs: 1000 },
+    });
+    let slow = true;
+    res.a!.behave = async (_c, signal) => {
+      await clock.sleep(slow ? 300 : 10, signal);
+      if (signal.aborted) throw signal.reason;
+      return 'ok:a';
+    };
+    // A burst of slow calls: the hedge delay becomes 300 ms.
+    for (let i = 0; i < 20; i++) await clock.run(run(router));
+    slow = false;
+    // Within the window the old burst still decides: a 10 ms call is not hedged.
+    for (let i = 0; i < 5; i++) await clock.run(run(router));
+    expect(res.b?.calls).toBe(0);
+    // Past the window the burst no longer counts, and five fresh samples are too few to hedge on.
+    clock.advance(1000);
+    slow = true;
+    const start = clock();
+    await expect(clock.run(run(router))).resolves.toBe('ok:a');
+    expect(clock() - start).toBe(300);
+    expect(res.b?.calls).toBe(0);
+    // Twenty fresh fast calls: p90 is 10 ms, so a slow call is hedged after 10 ms.
+    slow = false;
+    for (let i = 0; i < 20; i++) await clock.run(run(router));
+    slow = true;
+    const hedgedAt = clock();
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect(clock() - hedgedAt).toBe(10);
+  });
+
   it('all hedged visits failing → RoutingError with every failure', async () => {
     const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 5 } });
     res.a!.behave = async () => {

@@ -93,7 +93,10 @@ export function routeParallel<R, T>(
             finish();
             // The request's latency as the caller saw it (a hedge winner's own attempt time
             // would hide how slow the abandoned visit was and drag the percentile down).
-            sample?.record(core.clock() - started);
+            if (sample !== undefined) {
+              const now = core.clock();
+              sample.record(now - started, now);
+            }
             core.won(p, generation, probe);
             resolve(value);
           },
@@ -121,7 +124,7 @@ export function routeParallel<R, T>(
       timer?.abort();
       timer = undefined;
       if (hedge === undefined || hedges >= hedge.maxHedges || next >= order.length) return;
-      const delayMs = hedge.delayMs >= 0 ? hedge.delayMs : hedge.sample?.value();
+      const delayMs = hedge.delayMs >= 0 ? hedge.delayMs : hedge.sample?.value(core.clock());
       // Percentile hedging waits until enough latencies have been observed.
       if (delayMs === undefined) return;
       const t = new AbortController();

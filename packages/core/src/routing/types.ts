@@ -61,6 +61,14 @@ export interface RouteHedge {
   percentile?: number;
   /** Most hedges per request (0 disables hedging). Defaults to 1. */
   maxHedges?: number;
+  /**
+   * With `percentile`: only latencies observed within this many ms count (at
+   * most the last 512; re-checked at least every quarter window), so an old
+   * burst of slow calls stops raising the hedge delay; with fewer than 20 in
+   * the window, no hedge until more arrive. `Infinity` keeps the last 512
+   * regardless of age. Defaults to 30 000.
+   */
+  windowMs?: number;
 }
 
 /** What the operation receives besides the resource. */
