@@ -27,6 +27,7 @@ import {
   createStatusPreservingFetch,
   type ResilienceLinkOptions,
   resilienceLink,
+  routingLink,
 } from '@breakwater/trpc';
 import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
 import { createTRPCClient, httpBatchLink, retryLink, type TRPCLink } from '@trpc/client';
@@ -427,5 +428,21 @@ export function breakwaterTrpcLinks(
       circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
     }),
     terminal,
+  ];
+}
+
+/**
+ * Breakwater's `routingLink` over one terminating link per tRPC server
+ * (`maxItems` 1, so one request is one call): round-robin, failover to the
+ * next server, one attempt per server, a circuit per server (3 failures, 1 s
+ * before a recovery call), like the gRPC router lane.
+ */
+export function breakwaterTrpcRoutingLinks(urls: readonly string[]): Links {
+  return [
+    routingLink<ChaosTrpcRouter>({
+      endpoints: urls.map((url, i) => ({ id: `t${i}`, link: trpcTerminal(url, 1) })),
+      selection: 'round-robin',
+      protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+    }),
   ];
 }
