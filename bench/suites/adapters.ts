@@ -31,9 +31,10 @@ const DEADLINE_MS = 10_000;
 
 /**
  * The lanes of one round, in the order of its first round: the headline pair,
- * then the controls. `bareAgain` is a second, identical bare client (A/A).
+ * then the controls. `bareAgain` is a second, identical bare client (A/A);
+ * `stackNoDeadline` is the stack without its deadline part.
  */
-type Variant = 'bare' | 'stack' | 'bareDeadline' | 'bareAgain';
+type Variant = 'bare' | 'stack' | 'bareDeadline' | 'stackNoDeadline' | 'bareAgain';
 
 interface Subject {
   adapter: string;
@@ -41,6 +42,8 @@ interface Subject {
   stack: () => Lane;
   /** The bare client sending the stack's deadline; only where the stack sends one. */
   bareDeadline?: () => Lane;
+  /** The same stack without its deadline part; only where the stack sends one. */
+  stackNoDeadline?: () => Lane;
   stackDescription: string;
 }
 
@@ -64,6 +67,7 @@ async function measure(
     bare: subject.bare,
     stack: subject.stack,
     bareDeadline: subject.bareDeadline,
+    stackNoDeadline: subject.stackNoDeadline,
     bareAgain: subject.bare,
   };
   const lanes = new Map<string, Lane>();
@@ -142,6 +146,12 @@ export const adaptersSuite: Suite = {
         stack: () =>
           breakwaterGrpcLane('stack', target, breakwaterGrpcOptions({ bulkhead, rateLimit })),
         bareDeadline: () => grpcLane('bare + deadline', target, {}, DEADLINE_MS),
+        stackNoDeadline: () =>
+          breakwaterGrpcLane(
+            'stack, no deadline',
+            target,
+            breakwaterGrpcOptions({ bulkhead, rateLimit, deadline: false }),
+          ),
         stackDescription:
           'resilienceInterceptor: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
       },
@@ -151,6 +161,13 @@ export const adaptersSuite: Suite = {
         stack: () =>
           breakwaterNiceLane('stack', target, { ...breakwaterNiceOptions(), bulkhead, rateLimit }),
         bareDeadline: () => niceBareLane('bare + deadline', target, DEADLINE_MS),
+        stackNoDeadline: () =>
+          breakwaterNiceLane('stack, no deadline', target, {
+            ...breakwaterNiceOptions(),
+            bulkhead,
+            rateLimit,
+            deadline: false,
+          }),
         stackDescription:
           'resilienceMiddleware: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
       },
@@ -179,8 +196,9 @@ export const adaptersSuite: Suite = {
             const r = await measure(subject, concurrency, rounds, roundMs);
             results.push(r);
             const vsDeadline = paired(r, 'stack', 'bareDeadline');
+            const noDeadline = paired(r, 'stackNoDeadline', 'bare');
             console.log(
-              `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}`,
+              `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
             );
           } catch (error) {
             skipped.push(`${label}: ${(error as Error).message}`);
@@ -228,6 +246,7 @@ export const adaptersSuite: Suite = {
         'Bare + deadline calls/s median (min–max)',
         'Bare + deadline / bare (median [min–max])',
         'Stack / bare + deadline (median [min–max])',
+        'Stack without its deadline / bare (median [min–max])',
       ],
       rows: results
         .filter((r) => r.rounds.bareDeadline)
@@ -237,6 +256,7 @@ export const adaptersSuite: Suite = {
           rateCell(r.rounds.bareDeadline?.throughput),
           ratioCell(paired(r, 'bareDeadline', 'bare')),
           ratioCell(paired(r, 'stack', 'bareDeadline')),
+          ratioCell(paired(r, 'stackNoDeadline', 'bare')),
         ]),
     };
     return {
@@ -249,7 +269,7 @@ export const adaptersSuite: Suite = {
       ),
       notes: [
         `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a 300 ms warm-up, then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, so the client process measures only the client. Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
-        `Three comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout).`,
+        `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout); "stack without its deadline / bare" runs the same stack minus its deadline part.`,
         `At c=64 the closed loop runs in lockstep waves (the 64 calls complete together), so throughput ≈ 64 / (client time + server time per wave): work the server does per call lowers it as much as client work does.`,
         `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,
         ...subjects.map(
