@@ -435,14 +435,15 @@ export function breakwaterTrpcLinks(
  * Breakwater's `routingLink` over one terminating link per tRPC server
  * (`maxItems` 1, so one request is one call): round-robin, failover to the
  * next server, one attempt per server, a circuit per server (3 failures, 1 s
- * before a recovery call), like the gRPC router lane.
+ * before a recovery call), optional hedging, like the gRPC router lane.
  */
-export function breakwaterTrpcRoutingLinks(urls: readonly string[]): Links {
+export function breakwaterTrpcRoutingLinks(urls: readonly string[], hedge?: RouteHedge): Links {
   return [
     routingLink<ChaosTrpcRouter>({
       endpoints: urls.map((url, i) => ({ id: `t${i}`, link: trpcTerminal(url, 1) })),
       selection: 'round-robin',
       protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+      ...(hedge ? { hedge } : {}),
     }),
   ];
 }

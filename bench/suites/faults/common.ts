@@ -68,6 +68,28 @@ export async function startServers(replicas: number, withTrpc: boolean): Promise
   };
 }
 
+/**
+ * `count` tRPC chaos servers in child processes (ids and reply names t0, t1,
+ * …), as scenario targets, with their URLs.
+ */
+export async function startTrpcServers(count: number): Promise<Servers & { urls: string[] }> {
+  const children = await Promise.all(
+    Array.from({ length: count }, (_, i) => spawnTrpcServer({ name: `t${i}`, seed: i + 1 })),
+  );
+  const all = children.map((c, i) => trpcChildTarget(c, `t${i}`));
+  return {
+    grpc: [],
+    grpcAddresses: [],
+    trpc: undefined,
+    trpcUrl: undefined,
+    all,
+    urls: children.map((c) => c.url),
+    close: async () => {
+      await Promise.all(children.map((c) => c.close()));
+    },
+  };
+}
+
 /** Sets `fault` on every target. */
 export async function setFaultAll(
   targets: readonly ChaosTarget[],

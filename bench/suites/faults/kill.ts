@@ -1,6 +1,5 @@
 /** Fault 4: one of three replicas is killed (SIGKILL) and restarted. */
 
-import { spawnTrpcServer, trpcChildTarget } from '../../harness/children.js';
 import { fmt, type Suite, type TargetResult } from '../../harness/report.js';
 import {
   breakwaterGrpcLane,
@@ -15,7 +14,15 @@ import {
   trpcRetryLinks,
   trpcTerminal,
 } from '../clients.js';
-import { callsIn, ms, phaseFigures, runLanes, type Servers, startServers } from './common.js';
+import {
+  callsIn,
+  ms,
+  phaseFigures,
+  runLanes,
+  type Servers,
+  startServers,
+  startTrpcServers,
+} from './common.js';
 
 const RR_RETRY = 'grpc-js round_robin + retryPolicy';
 
@@ -80,25 +87,6 @@ async function killRun(
   return { run, figures };
 }
 
-/** Three tRPC chaos servers in child processes (ids t0, t1, t2), as scenario targets. */
-async function startTrpcServers(): Promise<Servers & { urls: string[] }> {
-  const children = await Promise.all(
-    [0, 1, 2].map((i) => spawnTrpcServer({ name: `t${i}`, seed: i + 1 })),
-  );
-  const all = children.map((c, i) => trpcChildTarget(c, `t${i}`));
-  return {
-    grpc: [],
-    grpcAddresses: [],
-    trpc: undefined,
-    trpcUrl: undefined,
-    all,
-    urls: children.map((c) => c.url),
-    close: async () => {
-      await Promise.all(children.map((c) => c.close()));
-    },
-  };
-}
-
 function rowsOf(figures: readonly KillFigures[]): string[][] {
   return figures.map((f) => [
     f.name,
@@ -141,7 +129,7 @@ export const killSuite: Suite = {
     const grpc = await killRun(servers, lanes, 'r0', downMs, upMs, rate);
     const figures = grpc.figures;
     // tRPC has no multi-server client of its own: its peers know one server, Breakwater three.
-    const trpcServers = await startTrpcServers();
+    const trpcServers = await startTrpcServers(3);
     const [t0] = trpcServers.urls as [string];
     const trpcLanes: Lane[] = [
       trpcLane('tRPC httpBatchLink (one server), no resilience', [trpcTerminal(t0, 1)]),

@@ -5,13 +5,33 @@ import {
   breakwaterGrpcLane,
   breakwaterGrpcOptions,
   breakwaterRouterLane,
+  breakwaterTrpcRoutingLinks,
   grpcLane,
   grpcServiceConfig,
   type Lane,
   multiTarget,
   routingChannelLane,
+  trpcLane,
 } from '../clients.js';
-import { callsIn, type PhaseFigures, phaseFigures, runLanes, startServers } from './common.js';
+import {
+  callsIn,
+  type PhaseFigures,
+  phaseFigures,
+  runLanes,
+  startServers,
+  startTrpcServers,
+} from './common.js';
+
+const COLUMNS = [
+  'Client',
+  'Calls',
+  'Success',
+  'p50 ms',
+  'p95 ms',
+  'p99 ms',
+  'p99.9 ms',
+  'Extra server calls',
+];
 
 /** Fixed hedge delay for the clients that take one (grpc-js hedgingPolicy, Breakwater hedgingInterceptor). */
 const HEDGE_DELAY_MS = 20;
@@ -54,32 +74,61 @@ export const slowTailSuite: Suite = {
         rr,
       ),
     ];
-    await servers.grpc[2]?.setFault({ latency: { kind: 'tail', percent: 5, extraMs: 200 } });
+    const tail = { latency: { kind: 'tail' as const, percent: 5, extraMs: 200 } };
+    await servers.grpc[2]?.setFault(tail);
     const run = await runLanes(servers, lanes, [{ name: 'tail', kind: 'fault', durationMs }], rate);
-    const figures = lanes.map((l) => ({
-      name: l.name,
-      f: phaseFigures(run, l.name, 'tail'),
-      p95: percentile(sorted(callsIn(run, l.name, 'tail').map((c) => c.latencyMs)), 95),
-    }));
-    const rows = figures.map(({ name, f, p95 }) => [
-      name,
-      String(f.offered),
-      pct(f.successRate, 2),
-      fmt(f.p50, 2),
-      fmt(p95, 1),
-      fmt(f.p99, 1),
-      fmt(f.p999, 1),
-      pct((f.attemptsPerCall ?? Number.NaN) - 1, 1),
-    ]);
+    // tRPC: the same tail on one of three tRPC servers, Breakwater routingLink with and without hedging.
+    const trpcServers = await startTrpcServers(3);
+    const trpcLanes: Lane[] = [
+      trpcLane(
+        'Breakwater tRPC routingLink, no hedging',
+        breakwaterTrpcRoutingLinks(trpcServers.urls),
+      ),
+      trpcLane(
+        'Breakwater tRPC routingLink, hedge at p95',
+        breakwaterTrpcRoutingLinks(trpcServers.urls, { percentile: 95, maxHedges: 1 }),
+      ),
+    ];
+    await trpcServers.all[2]?.setFault(tail);
+    const trpcRun = await runLanes(
+      trpcServers,
+      trpcLanes,
+      [{ name: 'tail', kind: 'fault', durationMs }],
+      rate,
+    );
+    const figuresOf = (r: typeof run, ls: readonly Lane[]) =>
+      ls.map((l) => ({
+        name: l.name,
+        f: phaseFigures(r, l.name, 'tail'),
+        p95: percentile(sorted(callsIn(r, l.name, 'tail').map((c) => c.latencyMs)), 95),
+      }));
+    const figures = figuresOf(run, lanes);
+    const trpcFigures = figuresOf(trpcRun, trpcLanes);
+    const rowsOf = (fs: typeof figures) =>
+      fs.map(({ name, f, p95 }) => [
+        name,
+        String(f.offered),
+        pct(f.successRate, 2),
+        fmt(f.p50, 2),
+        fmt(p95, 1),
+        fmt(f.p99, 1),
+        fmt(f.p999, 1),
+        pct((f.attemptsPerCall ?? Number.NaN) - 1, 1),
+      ]);
     const targets: TargetResult[] = [];
-    for (const kind of ['router', 'routing channel']) {
+    const flavours = [
+      { kind: 'router', run, figures, slow: 'r2' },
+      { kind: 'routing channel', run, figures, slow: 'r2' },
+      { kind: 'tRPC routingLink', run: trpcRun, figures: trpcFigures, slow: 't2' },
+    ];
+    for (const { kind, run, figures, slow } of flavours) {
       const base = figures.find((x) => x.name === `Breakwater ${kind}, no hedging`)?.f;
       const hedged = figures.find((x) => x.name === `Breakwater ${kind}, hedge at p95`)?.f;
       if (base?.p99 === undefined || hedged?.p99 === undefined) continue;
-      // The unhedged lane's calls that the fast replicas answered: what a call costs on this
+      // The unhedged lane's calls that the fast servers answered: what a call costs on this
       // machine when the tail is not involved, so the lowest p99 any hedge could reach.
       const healthy = callsIn(run, `Breakwater ${kind}, no hedging`, 'tail').filter(
-        (c) => c.ok && c.replica !== 'r2',
+        (c) => c.ok && c.replica !== slow,
       );
       const floor = latencySummary(healthy.map((c) => c.latencyMs)).p99;
       const hedgedP95 = figures.find((x) => x.name === `Breakwater ${kind}, hedge at p95`)?.p95;
@@ -88,25 +137,21 @@ export const slowTailSuite: Suite = {
     return {
       tables: [
         {
-          title: `Three replicas, r2 adds 200 ms to 5% of calls; ${rate} calls/s per client, open loop, ${durationMs / 1000} s, all clients at once`,
-          columns: [
-            'Client',
-            'Calls',
-            'Success',
-            'p50 ms',
-            'p95 ms',
-            'p99 ms',
-            'p99.9 ms',
-            'Extra server calls',
-          ],
-          rows,
+          title: `gRPC: three replicas, r2 adds 200 ms to 5% of calls; ${rate} calls/s per client, open loop, ${durationMs / 1000} s, all clients at once`,
+          columns: COLUMNS,
+          rows: rowsOf(figures),
+        },
+        {
+          title: `tRPC: three tRPC servers, t2 adds 200 ms to 5% of calls; ${rate} calls/s per client, open loop, ${durationMs / 1000} s`,
+          columns: COLUMNS,
+          rows: rowsOf(trpcFigures),
         },
       ],
       targets,
       notes: [
-        `"Extra server calls" = server-side attempts per client call − 1 (hedges that the server received, including those cancelled after the first answer). The router and the routing channel (\`createRoutingChannel\` from \`@breakwater/grpc-js\`, the same core router behind a grpc-js \`Channel\`, given to a plain grpc-js client as \`channelOverride\`) hedge at the observed p95 of their own latency; grpc-js hedgingPolicy and Breakwater's hedgingInterceptor take a fixed delay (${HEDGE_DELAY_MS} ms here, set once, not tuned per run), each with 2 attempts at most. A percentile hedge fires only after its router's own recent p95 (the last 512 request latencies, stalls of the machine included; the hedged lane's "p95 ms" is about that trigger), so when more than 5% of calls are stalled by a loaded machine the trigger rises towards or past the 200 ms tail and tail calls end before the hedge would start. "Healthy p99" in the targets is the p99 of the unhedged lane's calls answered by the two fast replicas: no hedge can bring the p99 below it. cockatiel, nice-grpc's retry middleware and tRPC retryLink have no hedging and are not in this table.`,
+        `"Extra server calls" = server-side attempts per client call − 1 (hedges that the server received, including those cancelled after the first answer). The router and the routing channel (\`createRoutingChannel\` from \`@breakwater/grpc-js\`, the same core router behind a grpc-js \`Channel\`, given to a plain grpc-js client as \`channelOverride\`) hedge at the observed p95 of their own latency; grpc-js hedgingPolicy and Breakwater's hedgingInterceptor take a fixed delay (${HEDGE_DELAY_MS} ms here, set once, not tuned per run), each with 2 attempts at most. A percentile hedge fires only after its router's own recent p95 (the request latencies of the last 30 s, at most 512, stalls of the machine included; the hedged lane's "p95 ms" is about that trigger), so when more than 5% of calls are stalled by a loaded machine the trigger rises towards or past the 200 ms tail and tail calls end before the hedge would start. "Healthy p99" in the targets is the p99 of the unhedged lane's calls answered by the two fast replicas: no hedge can bring the p99 below it. cockatiel, nice-grpc's retry middleware and tRPC retryLink have no hedging and are not in this table. The tRPC run (after the gRPC one, on fresh servers) uses Breakwater \`routingLink\` over three \`httpBatchLink\`s (one call per request), round-robin, the same router settings; tRPC has no hedging of its own.`,
       ],
-      data: { report: run.report },
+      data: { report: run.report, trpc: trpcRun.report },
     };
   },
 };
