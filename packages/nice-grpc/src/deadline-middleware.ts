@@ -141,20 +141,20 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
     clock,
     sleep,
     async unary(call, callOptions, chain, index) {
-      // `rest` keeps every key: the one this stage owns, `deadline`, is overwritten below.
-      const rest = callOptions as CallOptions & DeadlineCallOptions;
-      const deadline = rest.deadline;
+      // Passed on with every key: the one this stage owns, `deadline`, is overwritten below.
+      const options = callOptions as CallOptions & DeadlineCallOptions;
+      const deadline = options.deadline;
       const path = call.method.path;
       const now = clock();
       const at = callDeadline(deadline, budgetFor(path), now, clock);
-      if (at === Number.POSITIVE_INFINITY) return chain.next(call, rest, index);
+      if (at === Number.POSITIVE_INFINITY) return chain.next(call, options, index);
       const timeoutMs = at - now;
       if (timeoutMs <= 0) {
         throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
       }
-      const metadata = stamp ? withTimeoutHeader(rest.metadata, timeoutMs) : undefined;
+      const metadata = stamp ? withTimeoutHeader(options.metadata, timeoutMs) : undefined;
       const absolute = absoluteDeadline(deadline, at);
-      const signal = rest.signal;
+      const signal = options.signal;
       const timeout: TimeoutOptions =
         signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
       try {
@@ -162,8 +162,8 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
           allowManyListeners(s);
           const down: CallOptions & DeadlineCallOptions =
             metadata === undefined
-              ? { ...rest, deadline: absolute, signal: s }
-              : { ...rest, deadline: absolute, metadata, signal: s };
+              ? { ...options, deadline: absolute, signal: s }
+              : { ...options, deadline: absolute, metadata, signal: s };
           return chain.next(call, down, index);
         }, timeout);
       } catch (error) {

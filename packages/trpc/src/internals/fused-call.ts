@@ -1,4 +1,4 @@
-import type { CircuitBreaker, Pool, TokenBucket } from '@breakwater/core';
+import type { CallOutcome, CircuitBreaker, Pool, TokenBucket } from '@breakwater/core';
 import type {
   Operation,
   OperationLink,
@@ -283,7 +283,7 @@ export class FusedCall implements Observer<Envelope, unknown>, Unsubscribable {
     this.op.signal?.removeEventListener('abort', this);
   }
 
-  private release(outcome: 'success' | 'failure' | 'neutral'): void {
+  private release(outcome: CallOutcome): void {
     const breaker = this.breaker;
     if (breaker === undefined || this.permit < 0) return;
     const permit = this.permit;
