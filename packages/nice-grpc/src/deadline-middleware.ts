@@ -98,7 +98,7 @@ export function deadlineMiddlewareOf(stage: DeadlineStage): ClientMiddleware<Dea
       throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
     }
     const metadata = withTimeoutHeader(rest.metadata, timeoutMs);
-    const down = { ...rest, deadline: absoluteDeadline(deadline, at), metadata };
+    const down = Object.assign(rest, { deadline: absoluteDeadline(deadline, at), metadata });
     yield* guardStream(streamNext(call), call.request, down, path, timeoutMs, sleep);
   };
 }
@@ -160,10 +160,15 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
       try {
         return await withTimeout((s) => {
           allowManyListeners(s);
-          const down: CallOptions & DeadlineCallOptions =
+          // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
+          // per key) to add keys the spread source lacks to a spread copy.
+          const down: CallOptions & DeadlineCallOptions = Object.assign(
+            {},
+            options,
             metadata === undefined
-              ? { ...options, deadline: absolute, signal: s }
-              : { ...options, deadline: absolute, metadata, signal: s };
+              ? { deadline: absolute, signal: s }
+              : { deadline: absolute, metadata, signal: s },
+          );
           return chain.next(call, down, index);
         }, timeout);
       } catch (error) {
@@ -213,7 +218,7 @@ async function* guardStream<Response>(
     if (!timer.signal.aborted) controller.abort(expired);
   });
   try {
-    yield* next(request, { ...options, signal: controller.signal });
+    yield* next(request, Object.assign({}, options, { signal: controller.signal }));
   } catch (error) {
     throw controller.signal.reason === expired
       ? refusal(path, Status.DEADLINE_EXCEEDED, expired)

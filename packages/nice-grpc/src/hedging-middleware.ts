@@ -86,7 +86,8 @@ export function hedgingMiddleware(
       return yield* call.next(call.request, rest);
     }
     settings.budget?.recordRequest();
-    const down: CallOptions & RetryCallOptions = { ...rest, retry: false };
+    // Not a spread: see the deadline middleware.
+    const down: CallOptions & RetryCallOptions = Object.assign(rest, { retry: false });
     return await new HedgedCall(
       settings,
       call.method.path,

@@ -178,13 +178,12 @@ export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: bo
       const deadline = (rest as DeadlineOption).deadline;
       const down =
         stampPassThrough && deadline !== undefined
-          ? {
-              ...rest,
+          ? Object.assign({}, rest, {
               metadata: withTimeoutHeader(
                 rest.metadata,
                 deadlineAt(deadline, settings.clock) - settings.clock(),
               ),
-            }
+            })
           : rest;
       return unaryResult(unaryNext(call)(call.request, down));
     },

