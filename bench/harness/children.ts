@@ -10,6 +10,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** A chaos tRPC server in a child process, controlled over its stdin. */
 export interface TrpcChild {
   url: string;
+  /** The server's process id. */
+  pid: number | undefined;
   /** Sends one command (`setFaults`, `attempts`, `stop`, `start`) and resolves with its result. */
   command(op: string, args?: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
@@ -23,26 +25,39 @@ export interface TrpcChildOptions {
   name?: string;
 }
 
-/** Starts `trpc-server-child.ts` through tsx and waits for its port. */
-export async function spawnTrpcServer(options: TrpcChildOptions = {}): Promise<TrpcChild> {
+/**
+ * A child process speaking line-delimited JSON: it prints one line when ready,
+ * then answers `{"id":N,"op":…}` commands on stdin with `{"id":N,"result":…}`
+ * (or `"error"`) lines, and exits when its stdin closes.
+ */
+export interface CommandChild<Ready> {
+  /** What the child printed when ready. */
+  ready: Ready;
+  /** Its process id. */
+  pid: number | undefined;
+  /** Sends one command and resolves with its result. */
+  command(op: string, args?: Record<string, unknown>): Promise<unknown>;
+  /** Closes its stdin and waits for it to exit (killed after 2 s). */
+  close(): Promise<void>;
+}
+
+/** Starts the TypeScript `script` (next to this file) through tsx, and waits for its ready line. */
+export async function spawnCommandChild<Ready>(
+  script: string,
+  args: readonly string[],
+): Promise<CommandChild<Ready>> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      '--import',
-      tsx,
-      join(here, 'trpc-server-child.ts'),
-      String(options.seed ?? 7),
-      options.name ?? 'bench-trpc',
-    ],
+    ['--import', tsx, join(here, script), ...args],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let nextId = 1;
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`tRPC child exited with ${String(code)}`)));
-    lines.once('line', (line) => resolve((JSON.parse(line) as { port: number }).port));
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${String(code)}`)));
+    lines.once('line', (line) => resolve(JSON.parse(line) as Ready));
   });
   lines.on('line', (line) => {
     const reply = JSON.parse(line) as { id: number; result?: unknown; error?: string };
@@ -51,8 +66,15 @@ export async function spawnTrpcServer(options: TrpcChildOptions = {}): Promise<T
     if (reply.error !== undefined) waiter?.reject(new Error(reply.error));
     else waiter?.resolve(reply.result);
   });
+  child.on('exit', (code) => {
+    for (const waiter of pending.values()) {
+      waiter.reject(new Error(`${script} exited with ${String(code)}`));
+    }
+    pending.clear();
+  });
   return {
-    url: `http://127.0.0.1:${port}`,
+    ready,
+    pid: child.pid,
     command: (op, args = {}) =>
       new Promise((resolve, reject) => {
         const id = nextId++;
@@ -66,6 +88,20 @@ export async function spawnTrpcServer(options: TrpcChildOptions = {}): Promise<T
       setTimeout(() => child.kill('SIGKILL'), 2000).unref();
       await exited;
     },
+  };
+}
+
+/** Starts `trpc-server-child.ts` through tsx and waits for its port. */
+export async function spawnTrpcServer(options: TrpcChildOptions = {}): Promise<TrpcChild> {
+  const child = await spawnCommandChild<{ port: number }>('trpc-server-child.ts', [
+    String(options.seed ?? 7),
+    options.name ?? 'bench-trpc',
+  ]);
+  return {
+    url: `http://127.0.0.1:${child.ready.port}`,
+    pid: child.pid,
+    command: child.command,
+    close: child.close,
   };
 }
 

@@ -44,6 +44,9 @@ describe('compareClosedLoop', () => {
     for (const v of Object.values(out)) {
       expect(v.throughput).toHaveLength(3);
       expect(v.p99).toHaveLength(3);
+      // In one process nothing measures CPU per call.
+      expect(v.clientCpuUs).toEqual([]);
+      expect(v.serverCpuUs).toEqual([]);
     }
     const { fast, slow } = out as Record<'fast' | 'slow', VariantRounds>;
     for (let i = 0; i < 3; i++) {

@@ -43,18 +43,54 @@ export async function closedLoop(
   return { throughput: (latencies.length * 1000) / elapsed, latencies, errors };
 }
 
-/** Per-round figures of one variant of {@link compareClosedLoop}, in round order. */
+/** What a round reports when it crosses a process boundary: no latency list, its p99. */
+export interface RoundFigures {
+  /** Calls completed per second. */
+  throughput: number;
+  /** Nearest-rank p99 latency, ms (`NaN` without completed calls). */
+  p99: number;
+  /** Calls that rejected. */
+  errors: number;
+  /** Calls that completed. */
+  calls: number;
+  /** Client CPU time per completed call, µs (user + system of the client process), when measured. */
+  clientCpuUs?: number;
+  /** Server CPU time per completed call, µs, when measured. */
+  serverCpuUs?: number;
+}
+
+/** The figures of `round`. */
+export function roundFigures(round: ClosedLoopRound): RoundFigures {
+  return {
+    throughput: round.throughput,
+    p99: latencySummary(round.latencies).p99 ?? Number.NaN,
+    errors: round.errors,
+    calls: round.latencies.length,
+  };
+}
+
+/** Runs one closed-loop round of a variant for the given ms (in this process or another). */
+export type RoundRunner = (durationMs: number) => Promise<RoundFigures>;
+
+/** A runner of `call` from `concurrency` workers in this process. */
+export function inProcess(call: () => Promise<unknown>, concurrency: number): RoundRunner {
+  return async (durationMs) => roundFigures(await closedLoop(call, concurrency, durationMs));
+}
+
+/** Per-round figures of one variant of {@link compareRounds}, in round order. */
 export interface VariantRounds {
   /** Calls completed per second in each round. */
   throughput: number[];
   /** Nearest-rank p99 latency of each round, ms. */
   p99: number[];
+  /** Client CPU µs per call of each round (empty when not measured). */
+  clientCpuUs: number[];
+  /** Server CPU µs per call of each round (empty when not measured). */
+  serverCpuUs: number[];
 }
 
-/** Options of {@link compareClosedLoop}. */
-export interface CompareOptions {
-  /** Workers per variant. */
-  concurrency: number;
+/** Options of {@link compareRounds}. */
+export interface RoundsOptions {
   /** Measured rounds; each runs every variant once. */
   rounds: number;
   /** Length of one variant's run within a round, ms. */
@@ -63,35 +99,60 @@ export interface CompareOptions {
   warmupMs?: number;
 }
 
+/** Options of {@link compareClosedLoop}. */
+export interface CompareOptions extends RoundsOptions {
+  /** Workers per variant. */
+  concurrency: number;
+}
+
 /**
- * Closed-loop rounds of several variants (`name → one call`), interleaved by
+ * Rounds of several variants (`name → runner`), interleaved by
  * `runInterleaved` (one variant at a time, the order rotating every round), so
  * the per-round figures of any two variants can be paired. Rejects, naming the
  * variant, when any measured call fails: failed calls would distort the
  * throughput of a comparison meant for a healthy server.
  */
-export async function compareClosedLoop(
-  variants: Readonly<Record<string, () => Promise<unknown>>>,
-  options: CompareOptions,
+export async function compareRounds(
+  variants: Readonly<Record<string, RoundRunner>>,
+  options: RoundsOptions,
 ): Promise<Record<string, VariantRounds>> {
-  const { concurrency, rounds, roundMs, warmupMs = 300 } = options;
-  for (const call of Object.values(variants)) await closedLoop(call, concurrency, warmupMs);
-  const p99: Record<string, number[]> = Object.fromEntries(
-    Object.keys(variants).map((name) => [name, []]),
+  const { rounds, roundMs, warmupMs = 300 } = options;
+  for (const run of Object.values(variants)) await run(warmupMs);
+  const figures: Record<string, Omit<VariantRounds, 'throughput'>> = Object.fromEntries(
+    Object.keys(variants).map((name) => [name, { p99: [], clientCpuUs: [], serverCpuUs: [] }]),
   );
-  const round = (name: string, call: () => Promise<unknown>) => async () => {
-    const r = await closedLoop(call, concurrency, roundMs);
+  const round = (name: string, run: RoundRunner) => async () => {
+    const r = await run(roundMs);
     if (r.errors > 0) {
-      throw new Error(`${name}: ${r.errors} of ${r.errors + r.latencies.length} calls failed`);
+      throw new Error(`${name}: ${r.errors} of ${r.errors + r.calls} calls failed`);
     }
-    p99[name]?.push(latencySummary(r.latencies).p99 ?? Number.NaN);
+    const mine = figures[name] as Omit<VariantRounds, 'throughput'>;
+    mine.p99.push(r.p99);
+    if (r.clientCpuUs !== undefined) mine.clientCpuUs.push(r.clientCpuUs);
+    if (r.serverCpuUs !== undefined) mine.serverCpuUs.push(r.serverCpuUs);
     return r.throughput;
   };
   const throughput = await runInterleaved(
-    Object.fromEntries(Object.entries(variants).map(([name, call]) => [name, round(name, call)])),
+    Object.fromEntries(Object.entries(variants).map(([name, run]) => [name, round(name, run)])),
     rounds,
   );
   return Object.fromEntries(
-    Object.entries(throughput).map(([name, t]) => [name, { throughput: t, p99: p99[name] ?? [] }]),
+    Object.entries(throughput).map(([name, t]) => [
+      name,
+      { throughput: t, ...(figures[name] as Omit<VariantRounds, 'throughput'>) },
+    ]),
+  );
+}
+
+/** {@link compareRounds} of calls run in this process, `concurrency` workers each. */
+export function compareClosedLoop(
+  variants: Readonly<Record<string, () => Promise<unknown>>>,
+  options: CompareOptions,
+): Promise<Record<string, VariantRounds>> {
+  return compareRounds(
+    Object.fromEntries(
+      Object.entries(variants).map(([name, call]) => [name, inProcess(call, options.concurrency)]),
+    ),
+    options,
   );
 }

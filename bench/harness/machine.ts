@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 
 /** Where and when a run happened. */
@@ -41,4 +42,22 @@ export function machineInfo(): MachineInfo {
     dirty: git(['status', '--porcelain', '--untracked-files=no']).length > 0,
     load1: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   };
+}
+
+/**
+ * CPU µs process `pid` has run, all its threads, from
+ * `/proc/<pid>/task/<tid>/schedstat` (ns; `/proc/<pid>/stat` counts 10 ms
+ * ticks, too coarse for short rounds). Threads that exit between listing and
+ * reading count as 0.
+ */
+export function processCpuUs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended.
+    }
+  }
+  return ns / 1000;
 }

@@ -4,13 +4,12 @@
 // line-delimited JSON commands on stdin — {"id":1,"op":"setFaults","plan":{…}},
 // {"id":2,"op":"attempts"}, {"id":3,"op":"stop"|"start"} — with {"id":1,"result":…} lines,
 // and exits when its stdin closes (the parent died or closed it).
-import { createInterface } from 'node:readline';
 import { createChaosTrpcServer, type TrpcFaultPlan } from '@breakwater/chaos';
+import { serveCommands } from './command-loop.js';
 
 const seed = Number(process.argv[2] ?? '7');
 const name = process.argv[3] ?? 'bench-trpc';
 const server = await createChaosTrpcServer({ name, seed });
-process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
 
 interface Command {
   id: number;
@@ -34,15 +33,6 @@ async function handle(command: Command): Promise<unknown> {
   }
 }
 
-const lines = createInterface({ input: process.stdin });
-lines.on('line', (line) => {
-  const command = JSON.parse(line) as Command;
-  handle(command).then(
-    (result) => process.stdout.write(`${JSON.stringify({ id: command.id, result })}\n`),
-    (error: unknown) =>
-      process.stdout.write(`${JSON.stringify({ id: command.id, error: String(error) })}\n`),
-  );
-});
-lines.on('close', () => {
+serveCommands({ port: server.port }, handle, () => {
   void server.close().then(() => process.exit(0));
 });

@@ -18,7 +18,7 @@
  * Run: cd bench && node --import tsx micro/grpc-header-cost.ts
  *      [--lanes bare,header,...] [--concurrency 64] [--rounds 30] [--round-ms 300]
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   callMetadata,
@@ -29,6 +29,7 @@ import {
 import { disableGrpcRetries } from '@breakwater/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 import { closedLoop } from '../harness/closed-loop.js';
+import { processCpuUs } from '../harness/machine.js';
 import { median, pairedRatios, runInterleaved } from '../harness/stats.js';
 import {
   breakwaterGrpcLane,
@@ -87,13 +88,7 @@ const factories: Record<string, () => Lane> = {
 };
 
 /** CPU µs the server child has run, all its threads. */
-function serverCpuUs(): number {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
-    ns += Number(readFileSync(`/proc/${server.pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-  }
-  return ns / 1000;
-}
+const serverCpuUs = () => processCpuUs(server.pid as number);
 
 const names = values.lanes.split(',');
 for (const name of names) {

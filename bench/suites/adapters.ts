@@ -3,49 +3,26 @@
  * with the full Breakwater stack, against a server in another process, at
  * concurrency 1 and 64, in interleaved rounds. Two controls run in the same
  * rounds: a second bare client (the A/A noise floor) and, for the gRPC
- * adapters, a bare client sending the stack's 10 s deadline.
+ * adapters, a bare client sending the stack's 10 s deadline. Every client
+ * runs in its own process (`harness/lane-child.ts`), one at a time.
  */
 import { spawnGrpcChaosServer } from '@breakwater/chaos';
-import { spawnTrpcServer } from '../harness/children.js';
-import { compareClosedLoop, type VariantRounds } from '../harness/closed-loop.js';
+import { type CommandChild, spawnCommandChild, spawnTrpcServer } from '../harness/children.js';
+import { compareRounds, type RoundFigures, type VariantRounds } from '../harness/closed-loop.js';
+import { processCpuUs } from '../harness/machine.js';
 import { fmt, fx, pct, type Suite, type Table, type TargetResult } from '../harness/report.js';
 import { pairedRatios, type Spread, spread } from '../harness/stats.js';
 import {
-  breakwaterGrpcLane,
-  breakwaterGrpcOptions,
-  breakwaterNiceLane,
-  breakwaterNiceOptions,
-  breakwaterTrpcLinks,
-  grpcLane,
-  type Lane,
-  niceBareLane,
-  trpcLane,
-  trpcTerminal,
-} from './clients.js';
-
-// The full stack adds what the fault runs leave out: a bulkhead and a rate limit that never refuse.
-const bulkhead = { concurrency: 10_000 };
-const rateLimit = { capacity: 1e9, refillPerSecond: 1e9 };
-/** The deadline every gRPC stack sets on each call, also sent by the "bare + deadline" lanes. */
-const DEADLINE_MS = 10_000;
-
-/**
- * The lanes of one round, in the order of its first round: the headline pair,
- * then the controls. `bareAgain` is a second, identical bare client (A/A);
- * `stackNoDeadline` is the stack without its deadline part.
- */
-type Variant = 'bare' | 'stack' | 'bareDeadline' | 'stackNoDeadline' | 'bareAgain';
-
-interface Subject {
-  adapter: string;
-  bare: () => Lane;
-  stack: () => Lane;
-  /** The bare client sending the stack's deadline; only where the stack sends one. */
-  bareDeadline?: () => Lane;
-  /** The same stack without its deadline part; only where the stack sends one. */
-  stackNoDeadline?: () => Lane;
-  stackDescription: string;
-}
+  ADAPTER_TITLES,
+  type AdapterName,
+  BULKHEAD,
+  DEADLINE_MS,
+  type LaneSpec,
+  RATE_LIMIT,
+  STACK_DESCRIPTIONS,
+  VARIANTS,
+  type Variant,
+} from './adapter-lanes.js';
 
 interface Measured {
   adapter: string;
@@ -54,33 +31,58 @@ interface Measured {
   rounds: Partial<Record<Variant, VariantRounds>>;
 }
 
-/** The one request every lane sends (the chaos servers count attempts by call id). */
-const CALL = { callId: 'bench', index: 0 };
+/** Starts one lane child per variant of `adapter` (in parallel), against `address`. */
+async function spawnLanes(
+  adapter: AdapterName,
+  address: string,
+): Promise<Map<Variant, CommandChild<unknown>>> {
+  const lanes = new Map<Variant, CommandChild<unknown>>();
+  const started = await Promise.allSettled(
+    VARIANTS[adapter].map(async (variant) => {
+      const spec: LaneSpec = { adapter, variant, address };
+      lanes.set(variant, await spawnCommandChild('lane-child.ts', [JSON.stringify(spec)]));
+    }),
+  );
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) {
+    await Promise.all([...lanes.values()].map((lane) => lane.close()));
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  return lanes;
+}
 
 async function measure(
-  subject: Subject,
+  adapter: AdapterName,
+  lanes: Map<Variant, CommandChild<unknown>>,
+  serverPid: number | undefined,
   concurrency: number,
   rounds: number,
   roundMs: number,
 ): Promise<Measured> {
-  const factories: Record<Variant, (() => Lane) | undefined> = {
-    bare: subject.bare,
-    stack: subject.stack,
-    bareDeadline: subject.bareDeadline,
-    stackNoDeadline: subject.stackNoDeadline,
-    bareAgain: subject.bare,
-  };
-  const lanes = new Map<string, Lane>();
-  try {
-    for (const [name, make] of Object.entries(factories)) if (make) lanes.set(name, make());
-    const calls = Object.fromEntries(
-      [...lanes].map(([name, lane]) => [name, () => lane.call(CALL)]),
-    );
-    const measured = await compareClosedLoop(calls, { concurrency, rounds, roundMs });
-    return { adapter: subject.adapter, concurrency, rounds: measured };
-  } finally {
-    for (const lane of lanes.values()) lane.close();
+  const serverCpu = () => (serverPid === undefined ? Number.NaN : processCpuUs(serverPid));
+  const runners = Object.fromEntries(
+    [...lanes].map(([variant, lane]) => [
+      variant,
+      async (ms: number): Promise<RoundFigures> => {
+        const before = serverCpu();
+        const r = (await lane.command('run', { concurrency, ms })) as RoundFigures;
+        return { ...r, serverCpuUs: (serverCpu() - before) / Math.max(1, r.calls) };
+      },
+    ]),
+  );
+  const measured = await compareRounds(runners, { rounds, roundMs });
+  return { adapter: ADAPTER_TITLES[adapter], concurrency, rounds: measured };
+}
+
+/** A positive integer from the environment variable `name`, undefined when unset. */
+function envNumber(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a positive integer, got ${raw}`);
   }
+  return value;
 }
 
 /** Spread of the per-round ratios `of / over` of `figure`; undefined when either did not run. */
@@ -102,6 +104,31 @@ function rateCell(series: number[] | undefined): string {
   if (!series) return '–';
   const s = spread(series);
   return `${fmt(s.median, 0)} (${fmt(s.min, 0)}–${fmt(s.max, 0)})`;
+}
+
+/** Client + server CPU µs per call of each round of `v`; undefined when not measured. */
+function cpuPerCall(r: Measured, v: Variant): number[] | undefined {
+  const rounds = r.rounds[v];
+  if (!rounds || rounds.clientCpuUs.length === 0 || rounds.serverCpuUs.length === 0)
+    return undefined;
+  return rounds.clientCpuUs.map((c, i) => c + (rounds.serverCpuUs[i] as number));
+}
+
+/** Median of the per-round CPU figure `figure` of `v`, µs. */
+function cpuCell(r: Measured, v: Variant, figure: 'clientCpuUs' | 'serverCpuUs'): string {
+  const series = r.rounds[v]?.[figure];
+  return series && series.length > 0 ? fmt(spread(series).median, 1) : '–';
+}
+
+/**
+ * CPU capacity of `of` relative to `over`: per round, `over`'s client + server
+ * CPU per call divided by `of`'s (what a CPU-bound pair of processes could
+ * serve), median and min–max over rounds.
+ */
+function capacity(r: Measured, of: Variant, over: Variant): Spread | undefined {
+  const a = cpuPerCall(r, of);
+  const b = cpuPerCall(r, over);
+  return a && b ? spread(pairedRatios(b, a)) : undefined;
 }
 
 const p99Cell = (r: Measured, v: Variant) => fmt(spread(r.rounds[v]?.p99 ?? []).median, 2);
@@ -134,76 +161,55 @@ export const adaptersSuite: Suite = {
   name: 'adapters',
   title: 'Adapter overhead: throughput and p99, bare vs full stack',
   async run({ quick }) {
-    const rounds = quick ? 4 : 16;
-    const roundMs = quick ? 250 : 500;
+    // A longer run than `pnpm bench` has time for: BENCH_ADAPTERS_ROUNDS, _ROUND_MS, _ONLY.
+    const rounds = envNumber('BENCH_ADAPTERS_ROUNDS') ?? (quick ? 4 : 16);
+    const roundMs = envNumber('BENCH_ADAPTERS_ROUND_MS') ?? (quick ? 250 : 500);
     const grpcServer = await spawnGrpcChaosServer({ replica: 'bench', startTimeoutMs: 30_000 });
     const trpcServer = await spawnTrpcServer();
-    const target = grpcServer.address;
-    const subjects: Subject[] = [
-      {
-        adapter: 'grpc-js',
-        bare: () => grpcLane('bare', target),
-        stack: () =>
-          breakwaterGrpcLane('stack', target, breakwaterGrpcOptions({ bulkhead, rateLimit })),
-        bareDeadline: () => grpcLane('bare + deadline', target, {}, DEADLINE_MS),
-        stackNoDeadline: () =>
-          breakwaterGrpcLane(
-            'stack, no deadline',
-            target,
-            breakwaterGrpcOptions({ bulkhead, rateLimit, deadline: false }),
-          ),
-        stackDescription:
-          'resilienceInterceptor: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
-      },
-      {
-        adapter: 'nice-grpc',
-        bare: () => niceBareLane('bare', target),
-        stack: () =>
-          breakwaterNiceLane('stack', target, { ...breakwaterNiceOptions(), bulkhead, rateLimit }),
-        bareDeadline: () => niceBareLane('bare + deadline', target, DEADLINE_MS),
-        stackNoDeadline: () =>
-          breakwaterNiceLane('stack, no deadline', target, {
-            ...breakwaterNiceOptions(),
-            bulkhead,
-            rateLimit,
-            deadline: false,
-          }),
-        stackDescription:
-          'resilienceMiddleware: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
-      },
-      {
-        adapter: 'tRPC (httpBatchLink)',
-        bare: () => trpcLane('bare', [trpcTerminal(trpcServer.url)]),
-        stack: () =>
-          trpcLane(
-            'stack',
-            breakwaterTrpcLinks(trpcTerminal(trpcServer.url), {
-              bulkhead: { pool: { concurrency: bulkhead.concurrency } },
-              rateLimit: { bucket: rateLimit },
-            }),
-          ),
-        stackDescription:
-          'resilienceLink: bulkhead, rate limit, timeout 10 s, retry (3 attempts, budget), circuit breaker',
-      },
-    ];
+    const addresses: Record<AdapterName, string> = {
+      'grpc-js': grpcServer.address,
+      'nice-grpc': grpcServer.address,
+      trpc: trpcServer.url,
+    };
+    const only = process.env.BENCH_ADAPTERS_ONLY?.split(',');
+    const pids: Record<AdapterName, number | undefined> = {
+      'grpc-js': grpcServer.pid,
+      'nice-grpc': grpcServer.pid,
+      trpc: trpcServer.pid,
+    };
+    const adapters = (Object.keys(VARIANTS) as AdapterName[]).filter(
+      (a) => only === undefined || only.includes(a),
+    );
     const results: Measured[] = [];
     const skipped: string[] = [];
     try {
-      for (const subject of subjects) {
-        for (const concurrency of [1, 64]) {
-          const label = `${subject.adapter} c=${concurrency}`;
-          try {
-            const r = await measure(subject, concurrency, rounds, roundMs);
-            results.push(r);
-            const vsDeadline = paired(r, 'stack', 'bareDeadline');
-            const noDeadline = paired(r, 'stackNoDeadline', 'bare');
-            console.log(
-              `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
-            );
-          } catch (error) {
-            skipped.push(`${label}: ${(error as Error).message}`);
-            console.log(`  ${label}: not measured (${(error as Error).message})`);
+      for (const adapter of adapters) {
+        let lanes: Map<Variant, CommandChild<unknown>>;
+        try {
+          lanes = await spawnLanes(adapter, addresses[adapter]);
+        } catch (error) {
+          skipped.push(`${ADAPTER_TITLES[adapter]}: ${(error as Error).message}`);
+          console.log(`  ${adapter}: not measured (${(error as Error).message})`);
+          continue;
+        }
+        try {
+          for (const concurrency of [1, 64]) {
+            const label = `${ADAPTER_TITLES[adapter]} c=${concurrency}`;
+            try {
+              const r = await measure(adapter, lanes, pids[adapter], concurrency, rounds, roundMs);
+              results.push(r);
+              const vsDeadline = paired(r, 'stack', 'bareDeadline');
+              const noDeadline = paired(r, 'stackNoDeadline', 'bare');
+              console.log(
+                `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
+              );
+            } catch (error) {
+              skipped.push(`${label}: ${(error as Error).message}`);
+              console.log(`  ${label}: not measured (${(error as Error).message})`);
+            }
           }
+        } finally {
+          await Promise.all([...lanes.values()].map((lane) => lane.close()));
         }
       }
     } finally {
@@ -259,22 +265,51 @@ export const adaptersSuite: Suite = {
           ratioCell(paired(r, 'stackNoDeadline', 'bare')),
         ]),
     };
+    const cpu: Table = {
+      title:
+        'CPU per call, µs (client process and server process), and the CPU capacity it leaves, bare vs stack (a second view of the same rounds)',
+      columns: [
+        'Adapter',
+        'Concurrency',
+        'Bare client',
+        'Bare server',
+        'Stack client',
+        'Stack server',
+        'Capacity stack / bare (median [min–max])',
+        'Capacity, stack without its deadline / bare',
+        'Capacity A/A (bare / bare)',
+      ],
+      rows: results.map((r) => [
+        r.adapter,
+        String(r.concurrency),
+        cpuCell(r, 'bare', 'clientCpuUs'),
+        cpuCell(r, 'bare', 'serverCpuUs'),
+        cpuCell(r, 'stack', 'clientCpuUs'),
+        cpuCell(r, 'stack', 'serverCpuUs'),
+        ratioCell(capacity(r, 'stack', 'bare')),
+        ratioCell(capacity(r, 'stackNoDeadline', 'bare')),
+        ratioCell(capacity(r, 'bareAgain', 'bare')),
+      ]),
+      notes: [
+        "Client CPU is the lane process's user + system time over its round; server CPU is the server process's run time over the same round (all threads, /proc/<pid>/task/*/schedstat), each divided by the calls the round completed. Capacity = (bare client + server CPU per call) / (stack client + server CPU per call): the throughput ratio a CPU-bound client and server would reach. Stalls of the machine lengthen a round without adding CPU time, so this view moves less than throughput; it does not see waiting (timers, wake-ups) that costs no CPU.",
+      ],
+    };
     return {
-      tables: [headline, deadline],
-      targets: subjects.map((s) =>
+      tables: [headline, deadline, cpu],
+      targets: adapters.map((a) =>
         headlineTarget(
-          s.adapter,
-          results.filter((r) => r.adapter === s.adapter),
+          ADAPTER_TITLES[a],
+          results.filter((r) => r.adapter === ADAPTER_TITLES[a]),
         ),
       ),
       notes: [
-        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a 300 ms warm-up, then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, so the client process measures only the client. Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
+        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a 300 ms warm-up, then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (a stub-channel run: nice-grpc's stack is cheaper than its bare client in a process of its own, and 20–30 µs dearer per call next to it). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
         `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout); "stack without its deadline / bare" runs the same stack minus its deadline part.`,
         `At c=64 the closed loop runs in lockstep waves (the 64 calls complete together), so throughput ≈ 64 / (client time + server time per wave): work the server does per call lowers it as much as client work does.`,
         `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,
-        ...subjects.map(
-          (s) =>
-            `${s.adapter} stack: ${s.stackDescription}; bulkhead ${bulkhead.concurrency} slots and a rate limit that never refuse.`,
+        ...adapters.map(
+          (a) =>
+            `${ADAPTER_TITLES[a]} stack: ${STACK_DESCRIPTIONS[a]}; bulkhead ${BULKHEAD.concurrency} slots and a rate limit (${RATE_LIMIT.capacity} tokens) that never refuse.`,
         ),
       ],
       data: results,

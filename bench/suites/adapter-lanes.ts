@@ -1,0 +1,134 @@
+/**
+ * The clients the adapters suite compares, built from plain data (adapter,
+ * variant, server address) so that each can be built inside its own client
+ * process by `harness/lane-child.ts`.
+ */
+import {
+  breakwaterGrpcLane,
+  breakwaterGrpcOptions,
+  breakwaterNiceLane,
+  breakwaterNiceOptions,
+  breakwaterTrpcLinks,
+  grpcLane,
+  type Lane,
+  niceBareLane,
+  trpcLane,
+  trpcTerminal,
+} from './clients.js';
+
+/** The adapters measured. */
+export type AdapterName = 'grpc-js' | 'nice-grpc' | 'trpc';
+
+/**
+ * The lanes of one comparison: the headline pair, then the controls.
+ * `bareAgain` is a second, identical bare client (A/A); `bareDeadline` the
+ * bare client sending the stack's deadline; `stackNoDeadline` the stack
+ * without its deadline part (the last two only where the stack sends one).
+ */
+export type Variant = 'bare' | 'stack' | 'bareDeadline' | 'stackNoDeadline' | 'bareAgain';
+
+/** What a lane child is asked to build. */
+export interface LaneSpec {
+  adapter: AdapterName;
+  variant: Variant;
+  /** gRPC `host:port`, or the tRPC server's base URL. */
+  address: string;
+}
+
+// The full stack adds what the fault runs leave out: a bulkhead and a rate limit that never refuse.
+export const BULKHEAD = { concurrency: 10_000 };
+export const RATE_LIMIT = { capacity: 1e9, refillPerSecond: 1e9 };
+/** The deadline every gRPC stack sets on each call, also sent by the "bare + deadline" lanes. */
+export const DEADLINE_MS = 10_000;
+
+/** Variants of each adapter, in the order of the first round. */
+export const VARIANTS: Readonly<Record<AdapterName, readonly Variant[]>> = {
+  'grpc-js': ['bare', 'stack', 'bareDeadline', 'stackNoDeadline', 'bareAgain'],
+  'nice-grpc': ['bare', 'stack', 'bareDeadline', 'stackNoDeadline', 'bareAgain'],
+  trpc: ['bare', 'stack', 'bareAgain'],
+};
+
+/** Display name of each adapter. */
+export const ADAPTER_TITLES: Readonly<Record<AdapterName, string>> = {
+  'grpc-js': 'grpc-js',
+  'nice-grpc': 'nice-grpc',
+  trpc: 'tRPC (httpBatchLink)',
+};
+
+/** What each adapter's full stack is. */
+export const STACK_DESCRIPTIONS: Readonly<Record<AdapterName, string>> = {
+  'grpc-js':
+    'resilienceInterceptor: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
+  'nice-grpc':
+    'resilienceMiddleware: deadline 10 s, circuit breaker, rate limit, bulkhead, retry (3 attempts, budget)',
+  trpc: 'resilienceLink: bulkhead, rate limit, timeout 10 s, retry (3 attempts, budget), circuit breaker',
+};
+
+/** Builds the client of `spec`. */
+export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
+  const bulkhead = BULKHEAD;
+  const rateLimit = RATE_LIMIT;
+  switch (adapter) {
+    case 'grpc-js':
+      switch (variant) {
+        case 'bare':
+        case 'bareAgain':
+          return grpcLane(variant, address);
+        case 'bareDeadline':
+          return grpcLane(variant, address, {}, DEADLINE_MS);
+        case 'stack':
+          return breakwaterGrpcLane(
+            variant,
+            address,
+            breakwaterGrpcOptions({ bulkhead, rateLimit }),
+          );
+        case 'stackNoDeadline':
+          return breakwaterGrpcLane(
+            variant,
+            address,
+            breakwaterGrpcOptions({ bulkhead, rateLimit, deadline: false }),
+          );
+      }
+      break;
+    case 'nice-grpc':
+      switch (variant) {
+        case 'bare':
+        case 'bareAgain':
+          return niceBareLane(variant, address);
+        case 'bareDeadline':
+          return niceBareLane(variant, address, DEADLINE_MS);
+        case 'stack':
+          return breakwaterNiceLane(variant, address, {
+            ...breakwaterNiceOptions(),
+            bulkhead,
+            rateLimit,
+          });
+        case 'stackNoDeadline':
+          return breakwaterNiceLane(variant, address, {
+            ...breakwaterNiceOptions(),
+            bulkhead,
+            rateLimit,
+            deadline: false,
+          });
+      }
+      break;
+    case 'trpc':
+      switch (variant) {
+        case 'bare':
+        case 'bareAgain':
+          return trpcLane(variant, [trpcTerminal(address)]);
+        case 'stack':
+          return trpcLane(
+            variant,
+            breakwaterTrpcLinks(trpcTerminal(address), {
+              bulkhead: { pool: { concurrency: bulkhead.concurrency } },
+              rateLimit: { bucket: rateLimit },
+            }),
+          );
+        default:
+          break;
+      }
+      break;
+  }
+  throw new TypeError(`no ${variant} lane for ${adapter}`);
+}
