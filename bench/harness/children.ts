@@ -41,15 +41,19 @@ export interface CommandChild<Ready> {
   close(): Promise<void>;
 }
 
-/** Starts the TypeScript `script` (next to this file) through tsx, and waits for its ready line. */
+/**
+ * Starts the TypeScript `script` (relative to this folder) through tsx, with
+ * `nodeArgs` before it, and waits for its ready line.
+ */
 export async function spawnCommandChild<Ready>(
   script: string,
   args: readonly string[],
+  nodeArgs: readonly string[] = [],
 ): Promise<CommandChild<Ready>> {
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', tsx, join(here, script), ...args],
+    [...nodeArgs, '--import', tsx, join(here, script), ...args],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });

@@ -17,6 +17,8 @@
  * Run: cd bench && node --expose-gc --import tsx micro/adapter-cost.ts
  *      [--rounds 15] [--calls 3000] [--only grpc-js,nice-grpc,trpc] [--concurrency 1,64]
  *      [--variant stack]  (that variant only, no report: for --cpu-prof)
+ *      [--isolated]       (each variant in its own process: in one process the
+ *                          variants share a JIT and the stack measures dearer)
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -45,7 +47,9 @@ import {
 } from '../../packages/grpc-js/src/index.js';
 import { resilienceMiddleware } from '../../packages/nice-grpc/src/index.js';
 import { resilienceLink } from '../../packages/trpc/src/index.js';
-import { median } from '../harness/stats.js';
+import { spawnCommandChild } from '../harness/children.js';
+import { serveCommands } from '../harness/command-loop.js';
+import { median, runInterleaved } from '../harness/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -55,6 +59,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,64' },
     // Run only one variant (e.g. `stack`) for a --cpu-prof profile, no report.
     variant: { type: 'string' },
+    // Each variant in its own process (rounds still interleaved): no shared JIT.
+    isolated: { type: 'boolean', default: false },
+    // Internal: serve one adapter's variant to an --isolated parent (`adapter:variant`).
+    serve: { type: 'string' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -242,43 +250,118 @@ const adapters: Record<string, () => Variant[]> = {
   trpc: trpcVariants,
 };
 
-console.log(
-  `per-call cost, stub transport, ${ROUNDS} interleaved rounds of ${CALLS} calls; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
-);
-for (const adapter of values.only.split(',')) {
-  const variants = (adapters[adapter] as () => Variant[])();
-  if (values.variant !== undefined) {
-    const v = variants.find((x) => x.name === values.variant) as Variant;
-    for (const concurrency of values.concurrency.split(',').map(Number)) {
-      for (let r = 0; r < ROUNDS; r++) await run(v.call, concurrency, CALLS);
-    }
-    continue;
-  }
-  for (const concurrency of values.concurrency.split(',').map(Number)) {
-    for (const v of variants) await run(v.call, concurrency, CALLS); // warm-up: JIT, lazy state
-    const cpu: Record<string, number[]> = {};
-    const wall: Record<string, number[]> = {};
-    for (let r = 0; r < ROUNDS; r++) {
-      for (let k = 0; k < variants.length; k++) {
-        const v = variants[(r + k) % variants.length] as Variant;
-        const result = await run(v.call, concurrency, CALLS);
-        cpu[v.name] = [...(cpu[v.name] ?? []), result.cpuUs];
-        wall[v.name] = [...(wall[v.name] ?? []), result.wallUs];
-      }
-    }
-    const bare = cpu.bare as number[];
-    const stack = cpu.stack as number[];
-    const diffs = stack.map((s, i) => s - (bare[i] as number));
-    const ratios = stack.map((s, i) => (bare[i] as number) / s);
-    console.log(
-      [
-        `${adapter.padEnd(9)} c=${String(concurrency).padEnd(3)}`,
-        `CPU/call bare ${median(bare).toFixed(1).padStart(6)} µs`,
-        `stack ${median(stack).toFixed(1).padStart(6)} µs`,
-        `paired Δ ${median(diffs).toFixed(1).padStart(5)} µs`,
-        `bare/stack ${(median(ratios) * 100).toFixed(1)}%`,
-        `(wall ${median(wall.bare as number[]).toFixed(1)} / ${median(wall.stack as number[]).toFixed(1)} µs)`,
-      ].join('  '),
+if (values.serve === undefined) {
+  console.log(
+    `per-call cost, stub transport, ${ROUNDS} interleaved rounds of ${CALLS} calls${values.isolated ? ', one process per variant' : ''}; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+  );
+}
+if (values.serve !== undefined) {
+  const [adapter, name] = values.serve.split(':') as [string, string];
+  const variant = (adapters[adapter] as () => Variant[])().find((v) => v.name === name) as Variant;
+  serveCommands(
+    { ready: true },
+    (c: { id: number; concurrency: number; calls: number }) =>
+      run(variant.call, c.concurrency, c.calls),
+    () => process.exit(0),
+  );
+} else if (values.isolated) {
+  await isolated();
+} else {
+  await together();
+}
+
+/** Every variant in its own process, one at a time, the order rotating every round. */
+async function isolated(): Promise<void> {
+  for (const adapter of values.only.split(',')) {
+    const names = (adapters[adapter] as () => Variant[])().map((v) => v.name);
+    const children = await Promise.all(
+      names.map((name) =>
+        spawnCommandChild(
+          '../micro/adapter-cost.ts',
+          ['--serve', `${adapter}:${name}`],
+          ['--expose-gc'],
+        ),
+      ),
     );
+    try {
+      for (const concurrency of values.concurrency.split(',').map(Number)) {
+        const measured = await runInterleaved(
+          Object.fromEntries(
+            names.map((name, i) => [
+              name,
+              async () => {
+                const r = (await children[i]?.command('run', { concurrency, calls: CALLS })) as {
+                  cpuUs: number;
+                  wallUs: number;
+                };
+                return r.cpuUs;
+              },
+            ]),
+          ),
+          ROUNDS + 1,
+        );
+        // The first round is the warm-up (JIT, lazy state).
+        report(adapter, concurrency, {
+          bare: (measured.bare as number[]).slice(1),
+          stack: (measured.stack as number[]).slice(1),
+        });
+      }
+    } finally {
+      await Promise.all(children.map((c) => c.close()));
+    }
+  }
+}
+
+function report(
+  adapter: string,
+  concurrency: number,
+  cpu: Record<string, number[]>,
+  wall?: Record<string, number[]>,
+): void {
+  const bare = cpu.bare as number[];
+  const stack = cpu.stack as number[];
+  const diffs = stack.map((s, i) => s - (bare[i] as number));
+  const ratios = stack.map((s, i) => (bare[i] as number) / s);
+  console.log(
+    [
+      `${adapter.padEnd(9)} c=${String(concurrency).padEnd(3)}`,
+      `CPU/call bare ${median(bare).toFixed(1).padStart(6)} µs`,
+      `stack ${median(stack).toFixed(1).padStart(6)} µs`,
+      `paired Δ ${median(diffs).toFixed(1).padStart(5)} µs`,
+      `bare/stack ${(median(ratios) * 100).toFixed(1)}%`,
+      ...(wall
+        ? [
+            `(wall ${median(wall.bare as number[]).toFixed(1)} / ${median(wall.stack as number[]).toFixed(1)} µs)`,
+          ]
+        : []),
+    ].join('  '),
+  );
+}
+
+/** Every variant in this process, in interleaved rounds. */
+async function together(): Promise<void> {
+  for (const adapter of values.only.split(',')) {
+    const variants = (adapters[adapter] as () => Variant[])();
+    if (values.variant !== undefined) {
+      const v = variants.find((x) => x.name === values.variant) as Variant;
+      for (const concurrency of values.concurrency.split(',').map(Number)) {
+        for (let r = 0; r < ROUNDS; r++) await run(v.call, concurrency, CALLS);
+      }
+      continue;
+    }
+    for (const concurrency of values.concurrency.split(',').map(Number)) {
+      for (const v of variants) await run(v.call, concurrency, CALLS); // warm-up: JIT, lazy state
+      const cpu: Record<string, number[]> = {};
+      const wall: Record<string, number[]> = {};
+      for (let r = 0; r < ROUNDS; r++) {
+        for (let k = 0; k < variants.length; k++) {
+          const v = variants[(r + k) % variants.length] as Variant;
+          const result = await run(v.call, concurrency, CALLS);
+          cpu[v.name] = [...(cpu[v.name] ?? []), result.cpuUs];
+          wall[v.name] = [...(wall[v.name] ?? []), result.wallUs];
+        }
+      }
+      report(adapter, concurrency, cpu, wall);
+    }
   }
 }

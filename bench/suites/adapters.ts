@@ -70,7 +70,9 @@ async function measure(
       },
     ]),
   );
-  const measured = await compareRounds(runners, { rounds, roundMs });
+  // The first concurrency also warms the JIT: at c=1, 300 ms is a few hundred calls.
+  const warmupMs = concurrency === 1 ? 1500 : 300;
+  const measured = await compareRounds(runners, { rounds, roundMs, warmupMs });
   return { adapter: ADAPTER_TITLES[adapter], concurrency, rounds: measured };
 }
 
@@ -303,7 +305,7 @@ export const adaptersSuite: Suite = {
         ),
       ),
       notes: [
-        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a 300 ms warm-up, then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (a stub-channel run: nice-grpc's stack is cheaper than its bare client in a process of its own, and 20–30 µs dearer per call next to it). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
+        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a warm-up (1.5 s before the c=1 rounds, which also warms the JIT; 300 ms before c=64), then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (on the stub channel of micro/adapter-cost.ts, grpc-js's stack costs 3 µs of CPU per call more than its bare client and nice-grpc's 3 µs less when each runs in a process of its own, but 12 and 20–24 µs more when they share one). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
         `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout); "stack without its deadline / bare" runs the same stack minus its deadline part.`,
         `At c=64 the closed loop runs in lockstep waves (the 64 calls complete together), so throughput ≈ 64 / (client time + server time per wave): work the server does per call lowers it as much as client work does.`,
         `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,
