@@ -72,6 +72,27 @@ describe('TimerWheel', () => {
     expect(sc.aborted).toBe(false);
   });
 
+  it('lets an emptied slot drop its signal, and a later member of that slot gets a new one', () => {
+    const now = 1000;
+    const wheel = new TimerWheel({ now: () => now });
+    const a = new Probe('a');
+    const b = new Probe('b');
+    wheel.schedule(a, 10_000);
+    wheel.schedule(b, 10_000);
+    const shared = wheel.sharedSignal(a);
+    wheel.cancel(a);
+    // A member is still pending: same signal.
+    expect(wheel.sharedSignal(b)).toBe(shared);
+    wheel.cancel(b);
+    const c = new Probe('c');
+    wheel.schedule(c, 10_000);
+    const fresh = wheel.sharedSignal(c);
+    expect(fresh).not.toBe(shared);
+    expect(shared.aborted).toBe(false);
+    wheel.cancel(c);
+    expect(wheel.size).toBe(0);
+  });
+
   it('re-arms for an entry earlier than the armed one', async () => {
     const wheel = new TimerWheel();
     const slow = new Probe('slow');

@@ -127,6 +127,10 @@ export class TimerWheel {
     if (next === undefined) slot.tail = prev;
     else next.wheelPrev = prev;
     entry.wheelSlot = entry.wheelPrev = entry.wheelNext = undefined;
+    // An emptied slot stays on the heap until the timer reaches it (up to the
+    // longest timeout later); its signal can no longer abort, so let it go now
+    // (a call joining the slot later gets a new one).
+    if (slot.head === undefined) slot.controller = undefined;
     // A virtual sleep must not outlive the last call; the host timer is cheaper left armed.
     if (--this.pending === 0 && this.sleep !== undefined) this.clear();
   }

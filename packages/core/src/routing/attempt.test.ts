@@ -127,13 +127,21 @@ describe('attemptWithTimeout', () => {
     // A host-timer wheel with time pinned, so both attempts fall due in the same slot.
     const wheel = new TimerWheel({ now: () => 1000 });
     const signals: AbortSignal[] = [];
-    const op = (_r: string, ctx: RouteContext) => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // Both attempts are in flight at once (a slot's signal lives while a member is pending).
+    const op = async (_r: string, ctx: RouteContext) => {
       signals.push(ctx.signal);
+      await released;
       return 'ok';
     };
     const run = (parent: AbortSignal) =>
       attemptWithTimeout(op, 'res', parent, 'a', 1, 60_000, false, wheel);
-    await Promise.all([run(neverAbortedSignal), run(neverAbortedSignal)]);
+    const both = Promise.all([run(neverAbortedSignal), run(neverAbortedSignal)]);
+    release();
+    await both;
     expect(signals[0]).toBe(signals[1]);
     expect(signals[0]?.aborted).toBe(false);
     // A caller signal gets a linked signal of its own.
