@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import {
   type Clock,
   DeadlineExceededError,
@@ -159,7 +158,6 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
         signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
       try {
         return await withTimeout((s) => {
-          allowManyListeners(s);
           // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
           // per key) to add keys the spread source lacks to a spread copy.
           const down: CallOptions & DeadlineCallOptions = Object.assign(
@@ -176,19 +174,6 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
       }
     },
   };
-}
-
-let lastShared: AbortSignal | undefined;
-
-/**
- * Calls due in the same millisecond share one withTimeout signal, and each
- * nice-grpc call listens on its signal: lift Node's 10-listener warning once
- * per shared signal (the warning builds a stack trace per signal).
- */
-function allowManyListeners(signal: AbortSignal): void {
-  if (signal === lastShared) return;
-  lastShared = signal;
-  setMaxListeners(0, signal);
 }
 
 /** withTimeout's own rejections, in the words nice-grpc callers expect. */
