@@ -2,21 +2,15 @@ import { isDeadlineExceededError } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
 import { deadlineLink } from '../src/index.js';
-import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
+import { batchLink, chaos, clientOf, errorOf, slowCallInBatch } from './helpers.js';
 
 describe('deadlineLink inside httpBatchLink', () => {
   it('rejects the one slow call of a batch on time while the others resolve', async () => {
-    const server = await chaos();
-    const client = clientOf([deadlineLink({ procedures: { slow: 100 } }), batchLink(server.url)]);
-    const started = performance.now();
-    let slowSettledAt = 0;
-    const slow = errorOf(client.slow.query({ ms: 800 })).finally(() => {
-      slowSettledAt = performance.now() - started;
-    });
-    const [a, b] = await Promise.all([client.echo.query('a'), client.echo.query('b')]);
-    const error = await slow;
-    expect(a.value).toBe('a');
-    expect(b.value).toBe('b');
+    const { values, error, slowSettledAt, server } = await slowCallInBatch((url) => [
+      deadlineLink({ procedures: { slow: 100 } }),
+      batchLink(url),
+    ]);
+    expect(values).toEqual(['a', 'b']);
     expect(slowSettledAt).toBeGreaterThanOrEqual(95);
     expect(slowSettledAt).toBeLessThan(400);
     expect(error).toBeInstanceOf(TRPCClientError);

@@ -49,3 +49,21 @@ export async function errorOf(p: Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected a rejection');
 }
+
+/**
+ * One batch of three queries through `links` over a new chaos server: `slow`
+ * (800 ms) beside two fast `echo`s. Returns the echoes' values, the slow
+ * call's error, when it settled (ms after the batch started) and the server.
+ */
+export async function slowCallInBatch(links: (url: string) => TRPCLink<ChaosTrpcRouter>[]) {
+  const server = await chaos();
+  const client = clientOf(links(server.url));
+  const started = performance.now();
+  let slowSettledAt = 0;
+  const slow = errorOf(client.slow.query({ ms: 800 })).finally(() => {
+    slowSettledAt = performance.now() - started;
+  });
+  const [a, b] = await Promise.all([client.echo.query('a'), client.echo.query('b')]);
+  const error = await slow;
+  return { values: [a.value, b.value], error, slowSettledAt, server };
+}
