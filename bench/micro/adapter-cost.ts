@@ -250,12 +250,8 @@ const adapters: Record<string, () => Variant[]> = {
   trpc: trpcVariants,
 };
 
-if (values.serve === undefined) {
-  console.log(
-    `per-call cost, stub transport, ${ROUNDS} interleaved rounds of ${CALLS} calls${values.isolated ? ', one process per variant' : ''}; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
-  );
-}
 if (values.serve !== undefined) {
+  // A child of --isolated: stdout is its command channel, so no header line.
   const [adapter, name] = values.serve.split(':') as [string, string];
   const variant = (adapters[adapter] as () => Variant[])().find((v) => v.name === name) as Variant;
   serveCommands(
@@ -264,10 +260,11 @@ if (values.serve !== undefined) {
       run(variant.call, c.concurrency, c.calls),
     () => process.exit(0),
   );
-} else if (values.isolated) {
-  await isolated();
 } else {
-  await together();
+  console.log(
+    `per-call cost, stub transport, ${ROUNDS} interleaved rounds of ${CALLS} calls${values.isolated ? ', one process per variant' : ''}; load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+  );
+  await (values.isolated ? isolated() : together());
 }
 
 /** Every variant in its own process, one at a time, the order rotating every round. */
@@ -292,7 +289,6 @@ async function isolated(): Promise<void> {
               async () => {
                 const r = (await children[i]?.command('run', { concurrency, calls: CALLS })) as {
                   cpuUs: number;
-                  wallUs: number;
                 };
                 return r.cpuUs;
               },
