@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { LaneSpec } from '../suites/adapter-lanes.js';
 import { spawnCommandChild } from './children.js';
 import type { RoundFigures } from './closed-loop.js';
+import type { Attribution } from './profile.js';
 
 describe('lane child', () => {
   it('runs one closed-loop round of its lane in its own process, against a real server', async () => {
@@ -26,6 +27,21 @@ describe('lane child', () => {
       const remaining = server.observed.map((o) => o.deadlineRemainingMs ?? 0);
       expect(Math.min(...remaining)).toBeGreaterThan(9_000);
       expect(Math.max(...remaining)).toBeLessThanOrEqual(10_000);
+
+      // A profiled round also says where the lane's CPU went, over the same calls.
+      const p = (await lane.command('run', {
+        concurrency: 4,
+        ms: 300,
+        profile: true,
+      })) as RoundFigures & {
+        attribution: Attribution;
+      };
+      expect(p.errors).toBe(0);
+      expect(p.attribution.calls).toBe(p.calls);
+      expect(p.attribution.usPerCall.breakwater).toBeGreaterThan(0);
+      expect(p.attribution.usPerCall['nice-grpc']).toBeGreaterThan(0);
+      expect(p.attribution.breakwater.length).toBeGreaterThan(0);
+      expect(server.total('Unary')).toBe(r.calls + p.calls);
     } finally {
       await lane.close();
     }

@@ -1,0 +1,133 @@
+/**
+ * Where a lane's CPU goes, from a V8 CPU profile of a measured window: self
+ * time per call by owner (Breakwater's packages, the RPC framework, Node,
+ * the garbage collector, …) and Breakwater's own most expensive functions.
+ *
+ * Throughput on this kind of machine drifts by more than the few percent the
+ * adapter targets are about; the share of a call's CPU that runs in
+ * Breakwater's code does not drift with it, so it says what throughput
+ * cannot: how much of a gap is ours.
+ */
+import { Session } from 'node:inspector/promises';
+
+/** The parts of a `.cpuprofile` (Chrome DevTools `Profiler.Profile`) read here. */
+export interface CpuProfile {
+  nodes: ReadonlyArray<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+  }>;
+  /** Node id of each sample. */
+  samples: readonly number[];
+  /** µs since the previous sample, one per sample. */
+  timeDeltas: readonly number[];
+}
+
+/** Who owns a frame: see {@link ownerOf}. */
+export type Owner =
+  | 'breakwater'
+  | 'grpc-js'
+  | 'nice-grpc'
+  | 'trpc'
+  | 'node'
+  | 'native'
+  | 'gc'
+  | 'program'
+  | 'idle'
+  | 'bench'
+  | 'other';
+
+/** One Breakwater function's self time. */
+export interface HotFunction {
+  /** `name (package/file.ts)`. */
+  name: string;
+  usPerCall: number;
+}
+
+/** Self time per call of each owner, and Breakwater's hottest functions. */
+export interface Attribution {
+  calls: number;
+  /** µs per call by owner; owners with no samples are absent. */
+  usPerCall: Partial<Record<Owner, number>>;
+  /** µs per call on the CPU (every owner but `idle`). */
+  busyUsPerCall: number;
+  /** Breakwater's functions, most expensive first (at most `top`). */
+  breakwater: HotFunction[];
+}
+
+/** The owner of a frame, from its URL (pnpm's store paths name the package) or V8's pseudo-frames. */
+export function ownerOf(frame: { functionName: string; url: string }): Owner {
+  const { functionName, url } = frame;
+  if (url === '') {
+    if (functionName === '(idle)') return 'idle';
+    if (functionName === '(garbage collector)') return 'gc';
+    if (functionName === '(program)') return 'program';
+    return 'native';
+  }
+  if (url.startsWith('node:')) return 'node';
+  if (/\/packages\/[^/]+\/src\//.test(url) || url.includes('/@breakwater/')) return 'breakwater';
+  if (url.includes('/@grpc/grpc-js/') || url.includes('/@grpc+grpc-js@')) return 'grpc-js';
+  if (/\/(nice-grpc[^/]*|abort-controller-x)\//.test(url)) return 'nice-grpc';
+  if (url.includes('/@trpc/')) return 'trpc';
+  if (url.includes('/bench/')) return 'bench';
+  return 'other';
+}
+
+/** `name (package/file.ts)` of a Breakwater frame. */
+function breakwaterName(frame: { functionName: string; url: string }): string {
+  const at = /\/packages\/([^/]+)\/src\/(.+)$/.exec(frame.url);
+  const where = at ? `${at[1]}/${at[2]}` : frame.url;
+  return `${frame.functionName || '(anonymous)'} (${where})`;
+}
+
+/** Self time per call in `profile`, over `calls` calls (at least 1), with the `top` hottest Breakwater functions. */
+export function attributeProfile(profile: CpuProfile, calls: number, top = 10): Attribution {
+  const perCall = 1 / Math.max(1, calls);
+  const selfUs = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const usPerCall: Partial<Record<Owner, number>> = {};
+  const ours = new Map<string, number>();
+  let busy = 0;
+  for (const node of profile.nodes) {
+    const us = selfUs.get(node.id);
+    if (us === undefined) continue;
+    const owner = ownerOf(node.callFrame);
+    usPerCall[owner] = (usPerCall[owner] ?? 0) + us * perCall;
+    if (owner !== 'idle') busy += us * perCall;
+    if (owner === 'breakwater') {
+      const name = breakwaterName(node.callFrame);
+      ours.set(name, (ours.get(name) ?? 0) + us * perCall);
+    }
+  }
+  const breakwater = [...ours]
+    .map(([name, us]) => ({ name, usPerCall: us }))
+    .sort((a, b) => b.usPerCall - a.usPerCall)
+    .slice(0, top);
+  return { calls, usPerCall, busyUsPerCall: busy, breakwater };
+}
+
+/** Profiles this process while `work` runs (sampling every `intervalUs`), and returns the profile. */
+export async function profileWhile<T>(
+  work: () => Promise<T>,
+  intervalUs = 100,
+): Promise<{ result: T; profile: CpuProfile }> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+    await session.post('Profiler.start');
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      await session.post('Profiler.stop');
+      throw error;
+    }
+    const { profile } = await session.post('Profiler.stop');
+    return { result, profile: profile as unknown as CpuProfile };
+  } finally {
+    session.disconnect();
+  }
+}
