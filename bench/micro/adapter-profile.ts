@@ -119,7 +119,7 @@ function report(adapter: AdapterName, results: Map<Variant, Profiled[]>): void {
 }
 
 const grpc = adapters.some((a) => a !== 'trpc')
-  ? await spawnGrpcChaosServer({ replica: 'bench', startTimeoutMs: 30_000 })
+  ? await spawnGrpcChaosServer({ replica: 'bench', startTimeoutMs: 30_000, maxObservations: 1 })
   : undefined;
 const trpc = adapters.includes('trpc') ? await spawnTrpcServer() : undefined;
 try {

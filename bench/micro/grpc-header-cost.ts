@@ -47,7 +47,11 @@ const { values } = parseArgs({
   },
 });
 
-const server = await spawnGrpcChaosServer({ replica: 'bench', startTimeoutMs: 30_000 });
+const server = await spawnGrpcChaosServer({
+  replica: 'bench',
+  startTimeoutMs: 30_000,
+  maxObservations: 1,
+});
 const target = server.address;
 const full = {
   bulkhead: { concurrency: 10_000 },

@@ -17,7 +17,7 @@ import { median } from '../harness/stats.js';
 
 type Unary = (request: { message: string }) => Promise<unknown>;
 
-const server = await startGrpcChaosServer();
+const server = await startGrpcChaosServer({ maxObservations: 1 });
 const loaded = loadEchoPackageDefinition()[ECHO_SERVICE] as unknown as Record<
   string,
   GrpcJsMethodDefinition<unknown, unknown>

@@ -166,7 +166,11 @@ export const adaptersSuite: Suite = {
     // A longer run than `pnpm bench` has time for: BENCH_ADAPTERS_ROUNDS, _ROUND_MS, _ONLY.
     const rounds = envNumber('BENCH_ADAPTERS_ROUNDS') ?? (quick ? 4 : 16);
     const roundMs = envNumber('BENCH_ADAPTERS_ROUND_MS') ?? (quick ? 250 : 500);
-    const grpcServer = await spawnGrpcChaosServer({ replica: 'bench', startTimeoutMs: 30_000 });
+    const grpcServer = await spawnGrpcChaosServer({
+      replica: 'bench',
+      startTimeoutMs: 30_000,
+      maxObservations: 1,
+    });
     const trpcServer = await spawnTrpcServer();
     const addresses: Record<AdapterName, string> = {
       'grpc-js': grpcServer.address,

@@ -37,4 +37,20 @@ describe('spawnGrpcChaosServer', () => {
       await server.close();
     }
   });
+
+  it('keeps at most maxObservations attempts and counts every one', async () => {
+    const server = await spawnGrpcChaosServer({ replica: 'child-b', maxObservations: 1 });
+    const client = createEchoClient(server.address);
+    try {
+      for (const callId of ['a', 'b', 'c']) {
+        expect((await echoUnary(client, {}, { callId })).value?.replica).toBe('child-b');
+      }
+      const stats = await server.stats();
+      expect(stats.total).toBe(3);
+      expect(stats.observed.map((o) => o.callId)).toEqual(['a']);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
 });

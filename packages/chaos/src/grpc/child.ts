@@ -19,6 +19,8 @@ export interface SpawnGrpcChaosServerOptions {
   faults?: readonly GrpcFaultRule[];
   /** Seed of the fault schedule. Defaults to 1. */
   seed?: number;
+  /** Most attempts the child keeps in its observations (counts continue beyond it). Defaults to 100 000. */
+  maxObservations?: number;
   /** Milliseconds to wait for the child to report its port. Defaults to 10 000. */
   startTimeoutMs?: number;
 }
