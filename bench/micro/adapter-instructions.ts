@@ -3,14 +3,16 @@
  * valgrind: on this kind of VM neither throughput nor CPU time holds still to
  * a few percent (no steal time is reported, so time the host takes is billed
  * to the guest's running process), but the number of instructions a call
- * executes does.
+ * executes drifts less.
  *
  * Each lane of the adapters suite runs in a client process under
  * `valgrind --tool=cachegrind` (all threads: JIT compiler and GC included)
  * for `--from` and then `--to` sequential calls against the chaos Echo server
  * (a normal process); the difference over `to − from` calls is the steady
- * per-call count, start-up and early JIT work cancelled out. Two runs of the
- * same lane differed by up to ±40 k instructions per call at 3 500 → 7 500.
+ * per-call count, start-up and early JIT work cancelled out. JIT and GC work
+ * is still counted and its timing varies: runs of one lane at 3 500 → 7 500
+ * spread by up to 17% (nice-grpc bare + header 648–706 k, full stack
+ * 666–781 k), so repeat each lane and compare ranges.
  * Needs valgrind (`apt-get install valgrind`); a lane at 7 500 calls takes a
  * few minutes, and the two runs of a lane run in parallel.
  *
