@@ -11,8 +11,8 @@
  * (a normal process); the difference over `to − from` calls is the steady
  * per-call count, start-up and early JIT work cancelled out. JIT and GC work
  * is still counted and its timing varies: runs of one lane at 3 500 → 7 500
- * spread by up to 17% (nice-grpc bare + header 648–706 k, full stack
- * 666–781 k), so repeat each lane and compare ranges.
+ * spread by up to 21% (nice-grpc bare + header 648–726 k, full stack
+ * 666–809 k, five runs each), so repeat each lane and compare medians.
  * Needs valgrind (`apt-get install valgrind`); a lane at 7 500 calls takes a
  * few minutes, and the two runs of a lane run in parallel.
  *
