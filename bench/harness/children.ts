@@ -41,6 +41,16 @@ export interface CommandChild<Ready> {
   close(): Promise<void>;
 }
 
+/** Node's arguments to run the TypeScript file `path` through tsx, with `nodeArgs` before it. */
+export function tsxArgs(
+  path: string,
+  args: readonly string[],
+  nodeArgs: readonly string[] = [],
+): string[] {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return [...nodeArgs, '--import', tsx, path, ...args];
+}
+
 /**
  * Starts the TypeScript `script` (relative to this folder) through tsx, with
  * `nodeArgs` before it, and waits for its ready line.
@@ -50,12 +60,9 @@ export async function spawnCommandChild<Ready>(
   args: readonly string[],
   nodeArgs: readonly string[] = [],
 ): Promise<CommandChild<Ready>> {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...nodeArgs, '--import', tsx, join(here, script), ...args],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
+  const child: ChildProcess = spawn(process.execPath, tsxArgs(join(here, script), args, nodeArgs), {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let nextId = 1;

@@ -6,7 +6,12 @@
 // with one closed-loop round's figures (with "profile":true, also where its CPU
 // went: `attribution`), and exits when its stdin closes.
 import { adapterLane, type LaneSpec } from '../suites/adapter-lanes.js';
-import { closedLoop, type RoundFigures, roundFigures } from './closed-loop.js';
+import {
+  type ClosedLoopRound,
+  closedLoop,
+  type RoundFigures,
+  roundFigures,
+} from './closed-loop.js';
 import { serveCommands } from './command-loop.js';
 import { type Attribution, attributeProfile, profileWhile } from './profile.js';
 
@@ -29,7 +34,7 @@ async function handle(command: Command): Promise<RoundFigures & { attribution?: 
   const run = () => closedLoop(call, command.concurrency, command.ms);
   const before = process.cpuUsage();
   let attribution: Attribution | undefined;
-  let loop: Awaited<ReturnType<typeof run>>;
+  let loop: ClosedLoopRound;
   if (command.profile) {
     const { result, profile } = await profileWhile(run);
     loop = result;

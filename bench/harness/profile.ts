@@ -4,9 +4,9 @@
  * the garbage collector, …) and Breakwater's own most expensive functions.
  *
  * Throughput on this kind of machine drifts by more than the few percent the
- * adapter targets are about; the share of a call's CPU that runs in
- * Breakwater's code does not drift with it, so it says what throughput
- * cannot: how much of a gap is ours.
+ * adapter targets are about, and so does CPU time (time the host takes is
+ * billed to the guest); the split of one run's CPU by owner still says how
+ * much of a call is Breakwater's own code.
  */
 import { Session } from 'node:inspector/promises';
 

@@ -20,10 +20,10 @@
  *      [--adapter nice-grpc] [--variants bareDeadline,stack,stackNoDeadline] [--from 3500] [--to 7500]
  */
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { spawnGrpcChaosServer } from '@breakwater/chaos';
+import { tsxArgs } from '../harness/children.js';
 import {
   type AdapterName,
   adapterLane,
@@ -50,19 +50,17 @@ export function parseInstructionTotal(output: string): number | undefined {
 
 /** Runs `calls` sequential calls of one lane under cachegrind and returns its instruction total. */
 function countInstructions(spec: LaneSpec, calls: number): Promise<number> {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const args = [
     '--tool=cachegrind',
     '--cache-sim=no',
     '--cachegrind-out-file=/dev/null',
     process.execPath,
-    '--import',
-    tsx,
-    fileURLToPath(import.meta.url),
-    '--child',
-    JSON.stringify(spec),
-    '--calls',
-    String(calls),
+    ...tsxArgs(fileURLToPath(import.meta.url), [
+      '--child',
+      JSON.stringify(spec),
+      '--calls',
+      String(calls),
+    ]),
   ];
   return new Promise((resolve, reject) => {
     const proc = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -8,9 +8,10 @@
  * stack's most expensive Breakwater functions.
  *
  * Throughput at concurrency 1 drifts here by more than the 3% the adapter
- * targets are about; the Breakwater share of a call's CPU does not, so this
- * says how much of a measured gap is Breakwater's own code (the rest of a
- * stack's extra cost shows up as more GC, microtask and framework time).
+ * targets are about, and a lane's CPU per call varies between runs too; the
+ * split by owner within a run says how much of a call is Breakwater's own
+ * code (the rest of a stack's extra cost shows up as more GC, microtask and
+ * framework time).
  * Sampling costs every lane some throughput, so figures here are not the
  * adapters suite's.
  *
