@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { tick } from '../test-helpers/async.js';
 import { createManualClock } from '../time/manual-clock.js';
-import { TimerWheel, WheelEntry } from './timer-wheel.js';
+import { grainOf, TimerWheel, WheelEntry } from './timer-wheel.js';
 
 class Probe extends WheelEntry {
   expiredAt: number | undefined;
@@ -72,8 +73,8 @@ describe('TimerWheel', () => {
     expect(sc.aborted).toBe(false);
   });
 
-  it('lets an emptied slot drop its signal, and a later member of that slot gets a new one', () => {
-    const now = 1000;
+  it("keeps an emptied slot's signal for a later member of that slot, unaborted until one times out", async () => {
+    let now = 1000;
     const wheel = new TimerWheel({ now: () => now });
     const a = new Probe('a');
     const b = new Probe('b');
@@ -84,13 +85,79 @@ describe('TimerWheel', () => {
     // A member is still pending: same signal.
     expect(wheel.sharedSignal(b)).toBe(shared);
     wheel.cancel(b);
+    // The slot is empty; a call joining it later (both round up to 11 008) gets the same, quiet signal.
+    now = 1005;
     const c = new Probe('c');
     wheel.schedule(c, 10_000);
-    const fresh = wheel.sharedSignal(c);
-    expect(fresh).not.toBe(shared);
+    expect(wheel.sharedSignal(c)).toBe(shared);
     expect(shared.aborted).toBe(false);
     wheel.cancel(c);
     expect(wheel.size).toBe(0);
+    // Past its grain, a new slot and a new signal.
+    now = 1100;
+    const d = new Probe('d');
+    wheel.schedule(d, 10_000);
+    const fresh = wheel.sharedSignal(d);
+    expect(fresh).not.toBe(shared);
+    wheel.cancel(d);
+    expect(shared.aborted).toBe(false);
+  });
+
+  it('rounds a long deadline up to its grain: never early, at most 1/128 of the timeout late', () => {
+    expect([1, 100, 255].map(grainOf)).toEqual([1, 1, 1]);
+    expect([256, 1000, 10_000, 60_000].map(grainOf)).toEqual([2, 4, 64, 256]);
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 1e9, noNaN: true }),
+        fc.double({ min: 0.001, max: 1e7, noNaN: true }),
+        (start, timeoutMs) => {
+          const grain = grainOf(timeoutMs);
+          expect(grain).toBeLessThanOrEqual(Math.max(1, timeoutMs / 128));
+          let now = start;
+          const wheel = new TimerWheel({ now: () => now });
+          const probe = new Probe('p', () => now);
+          wheel.schedule(probe, timeoutMs);
+          // The slot's tick is the rounded deadline; read it through a second, later entry:
+          // one scheduled for the same tick joins the slot (same shared signal).
+          const signal = wheel.sharedSignal(probe);
+          const tick = Math.ceil((start + timeoutMs) / grain) * grain;
+          expect(tick).toBeGreaterThanOrEqual(start + timeoutMs);
+          expect(tick - (start + timeoutMs)).toBeLessThan(Math.max(1, timeoutMs / 128));
+          now = tick - timeoutMs;
+          const joiner = new Probe('j');
+          wheel.schedule(joiner, timeoutMs);
+          expect(wheel.sharedSignal(joiner)).toBe(signal);
+          wheel.cancel(probe);
+          wheel.cancel(joiner);
+        },
+      ),
+    );
+  });
+
+  it('puts calls a few ms apart with a 10 s timeout in one slot; a 300 ms deadline on the host timer is never early', async () => {
+    let now = 5000;
+    const wheel = new TimerWheel({ now: () => now });
+    const first = new Probe('first');
+    wheel.schedule(first, 10_000);
+    now = 5030;
+    const second = new Probe('second');
+    wheel.schedule(second, 10_000);
+    // Both round up to 15 040 (grain 64).
+    expect(wheel.sharedSignal(second)).toBe(wheel.sharedSignal(first));
+    now = 5050;
+    const third = new Probe('third');
+    wheel.schedule(third, 10_000);
+    expect(wheel.sharedSignal(third)).not.toBe(wheel.sharedSignal(first));
+    for (const p of [first, second, third]) wheel.cancel(p);
+
+    const host = new TimerWheel();
+    const probe = new Probe('host');
+    const start = performance.now();
+    host.schedule(probe, 300);
+    await wait(360);
+    expect(probe.expiredAt).toBeDefined();
+    expect((probe.expiredAt as number) - start).toBeGreaterThanOrEqual(300);
+    expect(host.size).toBe(0);
   });
 
   it('re-arms for an entry earlier than the armed one', async () => {

@@ -49,10 +49,12 @@ export interface TimerWheelOptions {
  * armed.
  *
  * On the host timer (the process-wide {@link sharedTimerWheel}) time is
- * `performance.now()` rounded up to the millisecond, one unref'd timer covers
- * every deadline, and slots emptied by winning calls stay until the timer
- * reaches them, so back-to-back calls never arm or clear a host timer of their
- * own; slot members may share one lazily created signal.
+ * `performance.now()`, a deadline is rounded up to its grain ({@link grainOf}:
+ * the millisecond below 256 ms, at most 1/128 of the timeout above), one
+ * unref'd timer covers every deadline, and slots emptied by winning calls stay
+ * until the timer reaches them, so back-to-back calls never arm or clear a
+ * host timer of their own; slot members share one lazily created signal, kept
+ * until the slot falls due.
  *
  * With an injected `sleep` (and its clock as `now`) ticks are exact, one sleep
  * covers every deadline, and it is cancelled as soon as the wheel empties, so
@@ -72,6 +74,9 @@ export class TimerWheel {
   private handle: TimerHandle | undefined = undefined;
   private sleepCancel: AbortController | undefined = undefined;
   private armedAt = Number.POSITIVE_INFINITY;
+  /** The last host-timer timeout scheduled, and its grain (see {@link grainOf}). */
+  private grainFor = 0;
+  private grain = 1;
   private readonly now: () => number;
   private readonly sleep: Sleep | undefined;
   private readonly onTimer = (): void => this.fire(Number.NEGATIVE_INFINITY);
@@ -85,7 +90,14 @@ export class TimerWheel {
   /** Schedules `entry` (not scheduled) to expire `timeoutMs` (finite, > 0) from now. */
   schedule(entry: WheelEntry, timeoutMs: number): void {
     const now = this.now();
-    const tick = this.sleep === undefined ? Math.ceil(now + timeoutMs) : now + timeoutMs;
+    let tick = now + timeoutMs;
+    if (this.sleep === undefined) {
+      if (timeoutMs !== this.grainFor) {
+        this.grainFor = timeoutMs;
+        this.grain = grainOf(timeoutMs);
+      }
+      tick = Math.ceil(tick / this.grain) * this.grain;
+    }
     let slot = this.last;
     if (slot === undefined || slot.tick !== tick || slot.retired) {
       slot = this.byTick.get(tick);
@@ -127,10 +139,9 @@ export class TimerWheel {
     if (next === undefined) slot.tail = prev;
     else next.wheelPrev = prev;
     entry.wheelSlot = entry.wheelPrev = entry.wheelNext = undefined;
-    // An emptied slot stays on the heap until the timer reaches it (up to the
-    // longest timeout later); its signal can no longer abort, so let it go now
-    // (a call joining the slot later gets a new one).
-    if (slot.head === undefined) slot.controller = undefined;
+    // An emptied slot keeps its signal for whoever joins it before it falls due: the
+    // signal aborts, if ever, at the tick every member's deadline falls on. At
+    // concurrency 1 that saves a controller per call.
     // A virtual sleep must not outlive the last call; the host timer is cheaper left armed.
     if (--this.pending === 0 && this.sleep !== undefined) this.clear();
   }
@@ -264,6 +275,20 @@ export class TimerWheel {
     }
     heap[i] = last;
   }
+}
+
+/**
+ * Tick size in ms of a host-timer deadline `timeoutMs` away: 1 ms below
+ * 256 ms, else the largest power of two at most `timeoutMs / 128`. A deadline
+ * is rounded up to its grain, so it fires at most 1/128 of its timeout late
+ * (a 10 s deadline up to 64 ms), and calls started within one grain of each
+ * other share a slot: at concurrency 1 a 10 s timeout opens a slot every
+ * 64 ms instead of one per call, so the wheel holds about 160 slots instead
+ * of one per millisecond of the last 10 s.
+ * @internal
+ */
+export function grainOf(timeoutMs: number): number {
+  return timeoutMs < 256 ? 1 : 2 ** Math.floor(Math.log2(timeoutMs / 128));
 }
 
 /** The process-wide wheel on the host timer, behind every default per-attempt timeout. @internal */

@@ -121,12 +121,16 @@ function resolveTimeout(options: TimeoutOptions): number {
  * with `DeadlineTimerError` (cause: the sleep's error).
  *
  * Cost: with the default timer the deadline joins one shared, unref'd host
- * timer (a pending deadline does not keep the process alive by itself). An
+ * timer (a pending deadline does not keep the process alive by itself), which
+ * rounds it up to the millisecond — or, from 256 ms on, to at most 1/128 of
+ * the timeout (a 10 s timeout fires up to 64 ms late), so calls started close
+ * together share one wheel slot. An
  * `op` that declares no parameter gets `neverAbortedSignal`, so no signal is
  * built for it — declare `(signal) =>` (not rest parameters) to receive one.
- * Without a caller `signal`, ops due in the same millisecond share one signal,
- * which aborts only if one of them times out; after `op` settles, do not
- * start new work on its signal.
+ * Without a caller `signal`, ops whose deadlines round to the same tick share
+ * one signal, which aborts only if one of them times out (at that tick, so
+ * about when this op's own deadline passes); after `op` settles, do not start
+ * new work on its signal.
  * @example
  * const res = await withTimeout((signal) => fetch(url, { signal }), { timeoutMs: 5000 });
  */

@@ -30,6 +30,8 @@ const UNITS: ReadonlyArray<readonly [string, number]> = [
 /** `grpc-timeout` value for `ms` from now, rounded up. @internal */
 export function timeoutHeaderValue(ms: number): string {
   const left = Math.max(0, ms);
+  // Any timeout under 27 hours fits in milliseconds.
+  if (left < 99_999_999) return `${Math.ceil(left)}m`;
   for (const [unit, factor] of UNITS) {
     const amount = Math.ceil(left / factor);
     if (amount < 1e8) return `${amount}${unit}`;
