@@ -26,6 +26,7 @@ import {
   type HedgingMiddlewareOptions,
   hedgingMiddleware,
 } from './hedging-middleware.js';
+import { guardStage } from './internals/guard-stage.js';
 import { UnaryChain, type UnaryStage } from './internals/unary-stage.js';
 import {
   type RateLimitMiddlewareOptions,
@@ -109,21 +110,18 @@ export function resilienceMiddleware(
     stages.push(stage);
     stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
   }
-  if (options.circuitBreaker) {
-    const stage = circuitBreakerStage({ ...shared, ...options.circuitBreaker });
-    stages.push(stage);
-    stack.push(circuitBreakerMiddlewareOf(stage));
-  }
-  if (options.rateLimit) {
-    const stage = rateLimitStage(options.rateLimit);
-    stages.push(stage);
-    stack.push(rateLimitMiddlewareOf(stage));
-  }
-  if (options.bulkhead) {
-    const stage = bulkheadStage(options.bulkhead);
-    stages.push(stage);
-    stack.push(bulkheadMiddlewareOf(stage));
-  }
+  const circuit = options.circuitBreaker
+    ? circuitBreakerStage({ ...shared, ...options.circuitBreaker })
+    : undefined;
+  const rateLimit = options.rateLimit ? rateLimitStage(options.rateLimit) : undefined;
+  const bulkhead = options.bulkhead ? bulkheadStage(options.bulkhead) : undefined;
+  if (circuit) stack.push(circuitBreakerMiddlewareOf(circuit));
+  if (rateLimit) stack.push(rateLimitMiddlewareOf(rateLimit));
+  if (bulkhead) stack.push(bulkheadMiddlewareOf(bulkhead));
+  // The three run as one unary stage (one async step a call, not up to three);
+  // a rate limit alone stays the plain (not async) stage it is.
+  if (circuit || bulkhead) stages.push(guardStage(circuit, rateLimit, bulkhead));
+  else if (rateLimit) stages.push(rateLimit);
   if (options.hedge) stack.push(hedgingMiddleware({ ...shared, ...options.hedge }));
   if (retry !== undefined) {
     stages.push(retryStage(retry, options.deadline !== undefined && options.deadline !== false));
