@@ -123,6 +123,9 @@ export function callId(id: string): { metadata: Metadata } {
   return { metadata: Metadata({ [CALL_ID_HEADER]: id }) };
 }
 
+/** Resolves after `ms` of real time. */
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Settles `promise` into the thrown error (fails when it resolves). */
 export async function rejection(
   promise: Promise<unknown>,

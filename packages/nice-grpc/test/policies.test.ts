@@ -13,9 +13,7 @@ import {
   rateLimitMiddleware,
   resilienceMiddleware,
 } from '../src/index.js';
-import { callId, chaosServer, echoClient, rejection } from './helpers.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js';
 
 describe('circuitBreakerMiddleware against a chaos server', () => {
   it('opens after the threshold (the server stops receiving calls), then lets exactly one probe through', async () => {

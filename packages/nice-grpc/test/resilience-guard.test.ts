@@ -9,9 +9,7 @@ import {
 import { Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { resilienceMiddleware } from '../src/index.js';
-import { chaosServer, echoClient, rejection } from './helpers.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { chaosServer, echoClient, rejection, sleep } from './helpers.js';
 
 // resilienceMiddleware runs its circuit breaker, rate limit and bulkhead as one
 // unary step; these check that together they behave as the three middlewares in a row.
