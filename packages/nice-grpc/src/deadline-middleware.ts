@@ -123,6 +123,12 @@ export interface DeadlineStage extends UnaryStage {
   budgetFor(path: string): number | undefined;
   clock: Clock;
   sleep: Sleep;
+  /**
+   * {@link UnaryStage.unary} without the last step, {@link translateDeadlineError}:
+   * a caller that already catches (the resilience middleware's generator)
+   * translates itself and saves an async step per call.
+   */
+  untranslated: UnaryStage['unary'];
 }
 
 /**
@@ -135,49 +141,64 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
   const budgetFor = budgets(options);
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? systemSleep;
+  const untranslated: UnaryStage['unary'] = (call, callOptions, chain, index) => {
+    // Passed on with every key: the one this stage owns, `deadline`, is overwritten below.
+    const options = callOptions as CallOptions & DeadlineCallOptions;
+    const deadline = options.deadline;
+    const path = call.method.path;
+    const now = clock();
+    const at = callDeadline(deadline, budgetFor(path), now, clock);
+    if (at === Number.POSITIVE_INFINITY) return chain.next(call, options, index);
+    const timeoutMs = at - now;
+    if (timeoutMs <= 0) {
+      return Promise.reject(
+        refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs)),
+      );
+    }
+    const metadata = stamp ? withTimeoutHeader(options.metadata, timeoutMs) : undefined;
+    const absolute = absoluteDeadline(deadline, at);
+    const signal = options.signal;
+    const timeout: TimeoutOptions =
+      signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
+    return withTimeout((s) => {
+      // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
+      // per key) to add keys the spread source lacks to a spread copy.
+      const down: CallOptions & DeadlineCallOptions = Object.assign(
+        {},
+        options,
+        metadata === undefined
+          ? { deadline: absolute, signal: s }
+          : { deadline: absolute, metadata, signal: s },
+      );
+      return chain.next(call, down, index);
+    }, timeout);
+  };
   return {
     budgetFor,
     clock,
     sleep,
+    untranslated,
     async unary(call, callOptions, chain, index) {
-      // Passed on with every key: the one this stage owns, `deadline`, is overwritten below.
-      const options = callOptions as CallOptions & DeadlineCallOptions;
-      const deadline = options.deadline;
-      const path = call.method.path;
-      const now = clock();
-      const at = callDeadline(deadline, budgetFor(path), now, clock);
-      if (at === Number.POSITIVE_INFINITY) return chain.next(call, options, index);
-      const timeoutMs = at - now;
-      if (timeoutMs <= 0) {
-        throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
-      }
-      const metadata = stamp ? withTimeoutHeader(options.metadata, timeoutMs) : undefined;
-      const absolute = absoluteDeadline(deadline, at);
-      const signal = options.signal;
-      const timeout: TimeoutOptions =
-        signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
       try {
-        return await withTimeout((s) => {
-          // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
-          // per key) to add keys the spread source lacks to a spread copy.
-          const down: CallOptions & DeadlineCallOptions = Object.assign(
-            {},
-            options,
-            metadata === undefined
-              ? { deadline: absolute, signal: s }
-              : { deadline: absolute, metadata, signal: s },
-          );
-          return chain.next(call, down, index);
-        }, timeout);
+        return await untranslated(call, callOptions, chain, index);
       } catch (error) {
-        throw translate(error, path, signal);
+        throw translateDeadlineError(error, call.method.path, callOptions.signal);
       }
     },
   };
 }
 
-/** withTimeout's own rejections, in the words nice-grpc callers expect. */
-function translate(error: unknown, path: string, signal: AbortSignal | undefined): unknown {
+/**
+ * An error out of {@link DeadlineStage.untranslated} in the words nice-grpc
+ * callers expect: `withTimeout`'s deadline as a `DEADLINE_EXCEEDED`
+ * `ClientError`, and, once the caller's `signal` has aborted, an `AbortError`.
+ * @internal
+ */
+export function translateDeadlineError(
+  error: unknown,
+  path: string,
+  signal: AbortSignal | undefined,
+): unknown {
   if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
   if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
   return error;

@@ -20,6 +20,7 @@ import {
   type DeadlineMiddlewareOptions,
   deadlineMiddlewareOf,
   deadlineStage,
+  translateDeadlineError,
 } from './deadline-middleware.js';
 import {
   type HedgingCallOptions,
@@ -104,10 +105,13 @@ export function resilienceMiddleware(
   const retry = options.retry ? { ...shared, ...options.retry } : undefined;
   const stages: UnaryStage[] = [];
   const stack: ClientMiddleware<ResilienceCallOptions>[] = [];
+  let translate = false;
   if (options.deadline) {
     // With a retry stage below, the header is written there (once per call).
     const stage = deadlineStage(options.deadline, retry === undefined);
-    stages.push(stage);
+    // Outermost, so the generator below catches for it (one async step less a call).
+    stages.push({ unary: stage.untranslated });
+    translate = true;
     stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
   }
   const circuit = options.circuitBreaker
@@ -137,7 +141,14 @@ export function resilienceMiddleware(
     callOptions: CallOptions & ResilienceCallOptions,
   ) {
     if (call.responseStream) return yield* composed(call, callOptions);
-    return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
+    if (!translate) {
+      return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
+    }
+    try {
+      return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
+    } catch (error) {
+      throw translateDeadlineError(error, call.method.path, callOptions.signal);
+    }
   };
 }
 

@@ -1,4 +1,4 @@
-import { isDeadlineExceededError } from '@breakwater/core';
+import { type Duration, isDeadlineExceededError } from '@breakwater/core';
 import { ClientError, composeClientMiddleware, Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { deadlineMiddleware, resilienceMiddleware, retryMiddleware } from '../src/index.js';
@@ -60,19 +60,35 @@ describe('deadlineMiddleware against a chaos server', () => {
     expect(server.observed[1]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
   });
 
-  it('a slow server yields DEADLINE_EXCEEDED on time, with the core error as cause', async () => {
-    const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 3_000 } }] });
-    const client = echoClient(server.address, deadlineMiddleware({ timeout: 200 }));
-    const started = performance.now();
-    const error = await rejection(client.Unary({}, callId('slow')));
-    const took = performance.now() - started;
-    expect(error).toBeInstanceOf(ClientError);
-    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
-    expect(isDeadlineExceededError(error.cause)).toBe(true);
-    expect(took).toBeGreaterThanOrEqual(190);
-    expect(took).toBeLessThan(800);
-    expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
-  });
+  // resilienceMiddleware runs the same deadline stage inside its one middleware (and
+  // translates its errors there), with the other parts below it.
+  const withDeadline = {
+    deadlineMiddleware: (timeout: Duration) => deadlineMiddleware({ timeout }),
+    resilienceMiddleware: (timeout: Duration) =>
+      resilienceMiddleware({
+        deadline: { timeout },
+        circuitBreaker: {},
+        bulkhead: { concurrency: 10 },
+        retry: { backoff: fast },
+      }),
+  };
+
+  it.each(Object.keys(withDeadline) as (keyof typeof withDeadline)[])(
+    '%s: a slow server yields DEADLINE_EXCEEDED on time, with the core error as cause',
+    async (kind) => {
+      const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 3_000 } }] });
+      const client = echoClient(server.address, withDeadline[kind](200));
+      const started = performance.now();
+      const error = await rejection(client.Unary({}, callId('slow')));
+      const took = performance.now() - started;
+      expect(error).toBeInstanceOf(ClientError);
+      expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+      expect(isDeadlineExceededError(error.cause)).toBe(true);
+      expect(took).toBeGreaterThanOrEqual(190);
+      expect(took).toBeLessThan(800);
+      expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
+    },
+  );
 
   it('an expired deadline never reaches the server', async () => {
     const server = await chaosServer();
@@ -132,12 +148,18 @@ describe('deadlineMiddleware against a chaos server', () => {
     expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(150);
   });
 
-  it('a caller abort stays an AbortError', async () => {
-    const server = await chaosServer({ faults: [{ hang: true }] });
-    const client = echoClient(server.address, deadlineMiddleware({ timeout: '5s' }));
-    const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const error = await rejection(client.Unary({}, { signal: controller.signal }));
-    expect(error.name).toBe('AbortError');
-  });
+  it.each(Object.keys(withDeadline) as (keyof typeof withDeadline)[])(
+    '%s: a caller abort stays an AbortError',
+    async (kind) => {
+      const server = await chaosServer({ faults: [{ hang: true }] });
+      const client = echoClient(server.address, withDeadline[kind]('5s'));
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+      const started = performance.now();
+      const error = await rejection(client.Unary({}, { signal: controller.signal }));
+      expect(error.name).toBe('AbortError');
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(server.total()).toBe(1);
+    },
+  );
 });
