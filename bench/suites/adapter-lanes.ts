@@ -12,6 +12,7 @@ import {
   grpcLane,
   type Lane,
   niceBareLane,
+  nicePassThroughLane,
   trpcLane,
   trpcTerminal,
 } from './clients.js';
@@ -24,8 +25,17 @@ export type AdapterName = 'grpc-js' | 'nice-grpc' | 'trpc';
  * `bareAgain` is a second, identical bare client (A/A); `bareDeadline` the
  * bare client sending the stack's deadline; `stackNoDeadline` the stack
  * without its deadline part (the last two only where the stack sends one).
+ * `passThroughDeadline` (nice-grpc only, not in a default run): the bare +
+ * deadline client with one middleware that only passes calls on — the
+ * framework's own cost of a middleware.
  */
-export type Variant = 'bare' | 'stack' | 'bareDeadline' | 'stackNoDeadline' | 'bareAgain';
+export type Variant =
+  | 'bare'
+  | 'stack'
+  | 'bareDeadline'
+  | 'stackNoDeadline'
+  | 'bareAgain'
+  | 'passThroughDeadline';
 
 /** What a lane child is asked to build. */
 export interface LaneSpec {
@@ -97,6 +107,8 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return niceBareLane(variant, address);
         case 'bareDeadline':
           return niceBareLane(variant, address, DEADLINE_MS);
+        case 'passThroughDeadline':
+          return nicePassThroughLane(variant, address, DEADLINE_MS);
         case 'stack':
           return breakwaterNiceLane(variant, address, {
             ...breakwaterNiceOptions(),

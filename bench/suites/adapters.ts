@@ -31,6 +31,16 @@ interface Measured {
   rounds: Partial<Record<Variant, VariantRounds>>;
 }
 
+/**
+ * The variants measured for `adapter`: `VARIANTS`, or for a longer look at
+ * one question `BENCH_ADAPTERS_VARIANTS` (e.g. `bare,bareDeadline,passThroughDeadline,stack`;
+ * every adapter measured gets the same list, so use it with `BENCH_ADAPTERS_ONLY`).
+ */
+function variantsOf(adapter: AdapterName): readonly Variant[] {
+  const list = process.env.BENCH_ADAPTERS_VARIANTS;
+  return list ? (list.split(',') as Variant[]) : VARIANTS[adapter];
+}
+
 /** Starts one lane child per variant of `adapter` (in parallel), against `address`. */
 async function spawnLanes(
   adapter: AdapterName,
@@ -38,7 +48,7 @@ async function spawnLanes(
 ): Promise<Map<Variant, CommandChild<unknown>>> {
   const lanes = new Map<Variant, CommandChild<unknown>>();
   const started = await Promise.allSettled(
-    VARIANTS[adapter].map(async (variant) => {
+    variantsOf(adapter).map(async (variant) => {
       const spec: LaneSpec = { adapter, variant, address };
       lanes.set(variant, await spawnCommandChild('lane-child.ts', [JSON.stringify(spec)]));
     }),
@@ -164,8 +174,11 @@ export const adaptersSuite: Suite = {
   title: 'Adapter overhead: throughput and p99, bare vs full stack',
   async run({ quick }) {
     // A longer run than `pnpm bench` has time for: BENCH_ADAPTERS_ROUNDS, _ROUND_MS, _ONLY.
-    const rounds = envNumber('BENCH_ADAPTERS_ROUNDS') ?? (quick ? 4 : 16);
-    const roundMs = envNumber('BENCH_ADAPTERS_ROUND_MS') ?? (quick ? 250 : 500);
+    // Many short rounds: the host takes time in bursts, and a burst lands on one lane's
+    // round. At c=1, 30 rounds of 300 ms put the same nice-grpc code at 84–103% of bare
+    // in runs minutes apart; 200 rounds of 50 ms, at 93.0% and 92.5%.
+    const rounds = envNumber('BENCH_ADAPTERS_ROUNDS') ?? (quick ? 4 : 80);
+    const roundMs = envNumber('BENCH_ADAPTERS_ROUND_MS') ?? (quick ? 250 : 100);
     const grpcServer = await spawnGrpcChaosServer({
       replica: 'bench',
       startTimeoutMs: 30_000,
@@ -209,6 +222,14 @@ export const adaptersSuite: Suite = {
               console.log(
                 `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
               );
+              if (process.env.BENCH_ADAPTERS_VARIANTS) {
+                const base: Variant = r.rounds.bareDeadline ? 'bareDeadline' : 'bare';
+                for (const v of Object.keys(r.rounds) as Variant[]) {
+                  console.log(
+                    `    ${v}/${base} ${ratioCell(paired(r, v, base))} · client CPU ${cpuCell(r, v, 'clientCpuUs')} µs/call`,
+                  );
+                }
+              }
             } catch (error) {
               skipped.push(`${label}: ${(error as Error).message}`);
               console.log(`  ${label}: not measured (${(error as Error).message})`);
@@ -309,7 +330,7 @@ export const adaptersSuite: Suite = {
         ),
       ),
       notes: [
-        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a warm-up (1.5 s before the c=1 rounds, which also warms the JIT; 300 ms before c=64), then ${rounds} rounds of ${roundMs} ms; a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (on the stub channel of micro/adapter-cost.ts, grpc-js's stack costs 3 µs of CPU per call more than its bare client and nice-grpc's 3 µs less when each runs in a process of its own, but 12 and 20–24 µs more when they share one). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
+        `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a warm-up (1.5 s before the c=1 rounds, which also warms the JIT; 300 ms before c=64), then ${rounds} rounds of ${roundMs} ms (many short rounds, because the host takes time in bursts and a burst lands on one lane's round: at c=1, 30 rounds of 300 ms put the same nice-grpc code at 84–103% of bare in runs minutes apart, 200 rounds of 50 ms at 93.0% and 92.5%); a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (on the stub channel of micro/adapter-cost.ts, grpc-js's stack costs 3 µs of CPU per call more than its bare client and nice-grpc's 3 µs less when each runs in a process of its own, but 12 and 20–24 µs more when they share one). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
         `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout); "stack without its deadline / bare" runs the same stack minus its deadline part.`,
         `At c=64 the closed loop runs in lockstep waves (the 64 calls complete together), so throughput ≈ 64 / (client time + server time per wave): work the server does per call lowers it as much as client work does.`,
         `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,

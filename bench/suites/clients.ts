@@ -312,6 +312,22 @@ export function niceBareLane(name: string, target: string, deadlineMs?: number):
   return niceLane(name, channel, client, {}, headers);
 }
 
+/**
+ * nice-grpc with one middleware that only passes each call on (and the
+ * header of `niceBareLane` with `deadlineMs`): what nice-grpc's middleware
+ * hook costs a call before any middleware does any work.
+ */
+export function nicePassThroughLane(name: string, target: string, deadlineMs?: number): Lane {
+  const channel = createChannel(target, undefined, disableGrpcRetries);
+  const client = createClientFactory()
+    .use(async function* passThrough(call, options) {
+      return yield* call.next(call.request, options);
+    })
+    .create(niceDefinition(), channel) as unknown as NiceEcho;
+  const headers = deadlineMs === undefined ? {} : { 'grpc-timeout': `${Math.ceil(deadlineMs)}m` };
+  return niceLane(name, channel, client, {}, headers);
+}
+
 /** nice-grpc with `nice-grpc-client-middleware-retry` (retries on, `retryMaxAttempts` = retries after the first). */
 export function niceRetryLane(name: string, target: string): Lane {
   const channel = createChannel(target, undefined, disableGrpcRetries);
