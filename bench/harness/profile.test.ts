@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { attributeProfile, type CpuProfile, ownerOf, profileWhile } from './profile.js';
+import {
+  allocationsWhile,
+  attributeAllocations,
+  attributeProfile,
+  type CpuProfile,
+  type HeapProfileNode,
+  ownerOf,
+  profileWhile,
+} from './profile.js';
 
 const frame = (functionName: string, url: string, lineNumber = 0) => ({
   functionName,
@@ -113,5 +121,44 @@ describe('profileWhile', () => {
     await expect(profileWhile(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     const { result } = await profileWhile(async () => 1);
     expect(result).toBe(1);
+  });
+});
+
+describe('attributeAllocations', () => {
+  it('sums self bytes per call by owner and ranks Breakwater functions', () => {
+    const node = (
+      functionName: string,
+      url: string,
+      selfSize: number,
+      children: HeapProfileNode[] = [],
+    ): HeapProfileNode => ({ callFrame: { functionName, url }, selfSize, children });
+    const head = node('(root)', '', 0, [
+      node('withTimeout', 'file:///r/packages/core/src/deadline/with-timeout.ts', 400, [
+        node('unary', 'file:///r/packages/nice-grpc/src/internals/guard-stage.ts', 1000),
+      ]),
+      node('emit', 'node:events', 600, [
+        node('withTimeout', 'file:///r/packages/core/src/deadline/with-timeout.ts', 200),
+      ]),
+    ]);
+    const a = attributeAllocations(head, 4, 1);
+    expect(a.bytesPerCall).toBe(550);
+    expect(a.byOwner).toEqual({ breakwater: 400, node: 150 });
+    expect(a.breakwater).toEqual([
+      { name: 'unary (nice-grpc/internals/guard-stage.ts)', bytesPerCall: 250 },
+    ]);
+  });
+
+  it('samples a real allocation, objects already collected included', async () => {
+    const { head } = await allocationsWhile(async () => {
+      // Each array escapes into `recent`, which is cleared often: all of them become garbage.
+      const recent: number[][] = [];
+      for (let i = 0; i < 20_000; i++) {
+        recent.push(new Array(16).fill(i));
+        if (recent.length === 100) recent.length = 0;
+      }
+      return recent.length;
+    });
+    // 20 000 arrays of 16 slots are over 2.5 MB, all garbage by the end.
+    expect(attributeAllocations(head, 1).bytesPerCall).toBeGreaterThan(1_000_000);
   });
 });

@@ -131,3 +131,85 @@ export async function profileWhile<T>(
     session.disconnect();
   }
 }
+
+/** The parts of a sampling heap profile (`HeapProfiler.SamplingHeapProfile`) read here. */
+export interface HeapProfileNode {
+  callFrame: { functionName: string; url: string };
+  /** Bytes allocated by this frame itself (sampled). */
+  selfSize: number;
+  children: readonly HeapProfileNode[];
+}
+
+/** Bytes allocated per call, in total, by owner and by Breakwater function. */
+export interface AllocationAttribution {
+  calls: number;
+  bytesPerCall: number;
+  byOwner: Partial<Record<Owner, number>>;
+  /** Breakwater's functions, most allocating first (at most `top`). */
+  breakwater: Array<{ name: string; bytesPerCall: number }>;
+}
+
+/** Allocation per call in the sampling heap profile rooted at `head`, over `calls` calls (at least 1). */
+export function attributeAllocations(
+  head: HeapProfileNode,
+  calls: number,
+  top = 10,
+): AllocationAttribution {
+  const perCall = 1 / Math.max(1, calls);
+  const byOwner: Partial<Record<Owner, number>> = {};
+  const ours = new Map<string, number>();
+  let total = 0;
+  const stack: HeapProfileNode[] = [head];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    stack.push(...node.children);
+    if (node.selfSize === 0) continue;
+    const bytes = node.selfSize * perCall;
+    total += bytes;
+    const owner = ownerOf(node.callFrame);
+    byOwner[owner] = (byOwner[owner] ?? 0) + bytes;
+    if (owner === 'breakwater') {
+      const name = breakwaterName(node.callFrame);
+      ours.set(name, (ours.get(name) ?? 0) + bytes);
+    }
+  }
+  const breakwater = [...ours]
+    .map(([name, bytesPerCall]) => ({ name, bytesPerCall }))
+    .sort((a, b) => b.bytesPerCall - a.bytesPerCall)
+    .slice(0, top);
+  return { calls, bytesPerCall: total, byOwner, breakwater };
+}
+
+/**
+ * Samples what this process allocates while `work` runs (every
+ * `intervalBytes` on average), counting objects the GC has since collected,
+ * and returns the profile's root.
+ */
+export async function allocationsWhile<T>(
+  work: () => Promise<T>,
+  intervalBytes = 128,
+): Promise<{ result: T; head: HeapProfileNode }> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('HeapProfiler.enable');
+    // Without the include flags (newer than @types/node's protocol types), only
+    // objects still alive at the end are reported.
+    const sampling: object = {
+      samplingInterval: intervalBytes,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    };
+    await session.post('HeapProfiler.startSampling', sampling);
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      await session.post('HeapProfiler.stopSampling');
+      throw error;
+    }
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    return { result, head: profile.head as unknown as HeapProfileNode };
+  } finally {
+    session.disconnect();
+  }
+}
