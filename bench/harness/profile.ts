@@ -79,6 +79,11 @@ function breakwaterName(frame: { functionName: string; url: string }): string {
   return `${frame.functionName || '(anonymous)'} (${where})`;
 }
 
+/** The `top` largest entries of `byName`, largest first. */
+function topOf(byName: Map<string, number>, top: number): Array<[string, number]> {
+  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, top);
+}
+
 /** Self time per call in `profile`, over `calls` calls (at least 1), with the `top` hottest Breakwater functions. */
 export function attributeProfile(profile: CpuProfile, calls: number, top = 10): Attribution {
   const perCall = 1 / Math.max(1, calls);
@@ -100,11 +105,34 @@ export function attributeProfile(profile: CpuProfile, calls: number, top = 10): 
       ours.set(name, (ours.get(name) ?? 0) + us * perCall);
     }
   }
-  const breakwater = [...ours]
-    .map(([name, us]) => ({ name, usPerCall: us }))
-    .sort((a, b) => b.usPerCall - a.usPerCall)
-    .slice(0, top);
+  const breakwater = topOf(ours, top).map(([name, us]) => ({ name, usPerCall: us }));
   return { calls, usPerCall, busyUsPerCall: busy, breakwater };
+}
+
+/**
+ * Runs `work` inside an inspector session of this process: `start` before it,
+ * `stop` after it (also when it throws), and returns both results.
+ */
+async function inspectWhile<T, S>(
+  work: () => Promise<T>,
+  start: (session: Session) => Promise<unknown>,
+  stop: (session: Session) => Promise<S>,
+): Promise<{ result: T; stopped: S }> {
+  const session = new Session();
+  session.connect();
+  try {
+    await start(session);
+    let result: T;
+    try {
+      result = await work();
+    } catch (error) {
+      await stop(session);
+      throw error;
+    }
+    return { result, stopped: await stop(session) };
+  } finally {
+    session.disconnect();
+  }
 }
 
 /** Profiles this process while `work` runs (sampling every `intervalUs`), and returns the profile. */
@@ -112,24 +140,16 @@ export async function profileWhile<T>(
   work: () => Promise<T>,
   intervalUs = 100,
 ): Promise<{ result: T; profile: CpuProfile }> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
-    await session.post('Profiler.start');
-    let result: T;
-    try {
-      result = await work();
-    } catch (error) {
-      await session.post('Profiler.stop');
-      throw error;
-    }
-    const { profile } = await session.post('Profiler.stop');
-    return { result, profile: profile as unknown as CpuProfile };
-  } finally {
-    session.disconnect();
-  }
+  const { result, stopped } = await inspectWhile(
+    work,
+    async (session) => {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+      await session.post('Profiler.start');
+    },
+    (session) => session.post('Profiler.stop'),
+  );
+  return { result, profile: stopped.profile as unknown as CpuProfile };
 }
 
 /** The parts of a sampling heap profile (`HeapProfiler.SamplingHeapProfile`) read here. */
@@ -172,10 +192,7 @@ export function attributeAllocations(
       ours.set(name, (ours.get(name) ?? 0) + bytes);
     }
   }
-  const breakwater = [...ours]
-    .map(([name, bytesPerCall]) => ({ name, bytesPerCall }))
-    .sort((a, b) => b.bytesPerCall - a.bytesPerCall)
-    .slice(0, top);
+  const breakwater = topOf(ours, top).map(([name, bytesPerCall]) => ({ name, bytesPerCall }));
   return { calls, bytesPerCall: total, byOwner, breakwater };
 }
 
@@ -188,28 +205,20 @@ export async function allocationsWhile<T>(
   work: () => Promise<T>,
   intervalBytes = 128,
 ): Promise<{ result: T; head: HeapProfileNode }> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('HeapProfiler.enable');
-    // Without the include flags (newer than @types/node's protocol types), only
-    // objects still alive at the end are reported.
-    const sampling: object = {
-      samplingInterval: intervalBytes,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    };
-    await session.post('HeapProfiler.startSampling', sampling);
-    let result: T;
-    try {
-      result = await work();
-    } catch (error) {
-      await session.post('HeapProfiler.stopSampling');
-      throw error;
-    }
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    return { result, head: profile.head as unknown as HeapProfileNode };
-  } finally {
-    session.disconnect();
-  }
+  // Without the include flags (newer than @types/node's protocol types), only
+  // objects still alive at the end are reported.
+  const sampling: object = {
+    samplingInterval: intervalBytes,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  };
+  const { result, stopped } = await inspectWhile(
+    work,
+    async (session) => {
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling', sampling);
+    },
+    (session) => session.post('HeapProfiler.stopSampling'),
+  );
+  return { result, head: stopped.profile.head as unknown as HeapProfileNode };
 }

@@ -105,13 +105,11 @@ export function resilienceMiddleware(
   const retry = options.retry ? { ...shared, ...options.retry } : undefined;
   const stages: UnaryStage[] = [];
   const stack: ClientMiddleware<ResilienceCallOptions>[] = [];
-  let translate = false;
   if (options.deadline) {
     // With a retry stage below, the header is written there (once per call).
     const stage = deadlineStage(options.deadline, retry === undefined);
     // Outermost, so the generator below catches for it (one async step less a call).
     stages.push({ unary: stage.untranslated });
-    translate = true;
     stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
   }
   const circuit = options.circuitBreaker
@@ -141,13 +139,12 @@ export function resilienceMiddleware(
     callOptions: CallOptions & ResilienceCallOptions,
   ) {
     if (call.responseStream) return yield* composed(call, callOptions);
-    if (!translate) {
-      return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
-    }
     try {
       return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
     } catch (error) {
-      throw translateDeadlineError(error, call.method.path, callOptions.signal);
+      throw options.deadline
+        ? translateDeadlineError(error, call.method.path, callOptions.signal)
+        : error;
     }
   };
 }
