@@ -212,7 +212,9 @@ export function resolveResilience(
         ? (budgetOption as RetryBudget)
         : within(`${at}budget`, () =>
             createRetryBudget(
-              clock === undefined ? budgetOption : Object.assign({}, budgetOption, { clock }),
+              clock === undefined
+                ? (budgetOption as RetryBudgetOptions)
+                : Object.assign({}, budgetOption as RetryBudgetOptions, { clock }),
             ),
           );
   }
@@ -294,7 +296,9 @@ export function resolveResilience(
         ? (rateOption as TokenBucket)
         : within(`${at}rateLimit`, () =>
             createTokenBucket(
-              clock === undefined ? rateOption : Object.assign({}, rateOption, { clock }),
+              clock === undefined
+                ? (rateOption as TokenBucketOptions)
+                : Object.assign({}, rateOption as TokenBucketOptions, { clock }),
             ),
           );
   }
