@@ -51,7 +51,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts'],
+          // Only unit tests of the benchmark harness: a benchmark itself is never a test.
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/harness/**/*.test.ts'],
         },
       },
     ],
