@@ -8,6 +8,10 @@ const src = (pkg: string) =>
 export default defineConfig({
   resolve: {
     alias: {
+      // Before '@breakwater/core', which would otherwise match the subpath as a prefix.
+      '@breakwater/core/grpc': fileURLToPath(
+        new URL('./packages/core/src/grpc/index.ts', import.meta.url),
+      ),
       '@breakwater/core': src('core'),
       '@breakwater/grpc-js': src('grpc-js'),
       '@breakwater/nice-grpc': src('nice-grpc'),
@@ -47,7 +51,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts'],
+          // Only unit tests of the benchmark harness: a benchmark itself is never a test.
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/harness/**/*.test.ts'],
         },
       },
     ],

@@ -7,13 +7,18 @@ import {
   systemClock,
   systemSleep,
 } from '@breakwater/core';
+import {
+  checkAttempts,
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+  resolveBackoff,
+} from '@breakwater/core/grpc';
 import type { Interceptor } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-interceptor.js';
-import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { checkAttempts, resolveBackoff } from './retry-interceptor.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link hedgingInterceptor}. */
 export interface HedgingInterceptorOptions {

@@ -1,5 +1,23 @@
 // @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
 
+// The shared gRPC layer's user-facing names, so grpc-js users need one import.
+export {
+  classifyGrpcStatus,
+  createGrpcStatusClassifier,
+  type GrpcAttemptInfo,
+  type GrpcClassifierInput,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type GrpcStatusClassifierOptions,
+  type GrpcStatusPolicy,
+  idempotentMethods,
+  type MethodSelector,
+  type PackageDefinitionLike,
+  PREVIOUS_ATTEMPTS_HEADER,
+  PUSHBACK_TRAILER,
+  parsePushback,
+  type TrailerGetter,
+} from '@breakwater/core/grpc';
 export {
   type BulkheadInterceptorOptions,
   bulkheadInterceptor,
@@ -18,14 +36,7 @@ export {
   grpcHealthProbe,
 } from './health-probe.js';
 export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
-export { type GrpcRetryEvent, PREVIOUS_ATTEMPTS_HEADER } from './internals/multi-attempt-call.js';
 export { breakwaterCause } from './internals/status.js';
-export {
-  compileSelector,
-  idempotentMethods,
-  type MethodSelector,
-  type PackageDefinitionLike,
-} from './method-selector.js';
 export {
   type RateLimitInterceptorOptions,
   rateLimitInterceptor,
@@ -35,12 +46,7 @@ export {
   type ResilienceInterceptorOptions,
   resilienceInterceptor,
 } from './resilience-interceptor.js';
-export {
-  checkAttempts,
-  type RetryInterceptorOptions,
-  resolveBackoff,
-  retryInterceptor,
-} from './retry-interceptor.js';
+export { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
 export {
   createRoutingChannel,
   type RoutingChannel,
@@ -50,16 +56,4 @@ export {
   type RoutingProtection,
   type RoutingTarget,
 } from './routing-channel.js';
-export {
-  classifyGrpcStatus,
-  createGrpcStatusClassifier,
-  type GrpcAttemptInfo,
-  type GrpcClassifierInput,
-  type GrpcStatusClassifier,
-  type GrpcStatusClassifierOptions,
-  type GrpcStatusPolicy,
-  PUSHBACK_TRAILER,
-  parsePushback,
-  type TrailerGetter,
-  trailerGetter,
-} from './status-classifier.js';
+export { trailerGetter } from './trailer-getter.js';

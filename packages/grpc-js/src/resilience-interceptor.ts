@@ -1,3 +1,8 @@
+import {
+  compileSelector,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+} from '@breakwater/core/grpc';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { type BulkheadInterceptorOptions, bulkheadStage } from './bulkhead-interceptor.js';
 import {
@@ -7,10 +12,8 @@ import {
 import { type DeadlineInterceptorOptions, deadlineStage } from './deadline-interceptor.js';
 import { type HedgingInterceptorOptions, hedgingStage } from './hedging-interceptor.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
 import { type RateLimitInterceptorOptions, rateLimitStage } from './rate-limit-interceptor.js';
 import { type RetryInterceptorOptions, retryStage } from './retry-interceptor.js';
-import type { GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link resilienceInterceptor}: each part is off unless given (`false` also turns it off). */
 export interface ResilienceInterceptorOptions {

@@ -2,7 +2,6 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
-  createBackoff,
   type Duration,
   parseDuration,
   type RetryBudget,
@@ -10,12 +9,18 @@ import {
   systemClock,
   systemSleep,
 } from '@breakwater/core';
+import {
+  checkAttempts,
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+  resolveBackoff,
+} from '@breakwater/core/grpc';
 import type { Interceptor } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-interceptor.js';
-import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link retryInterceptor}. */
 export interface RetryInterceptorOptions {
@@ -39,38 +44,6 @@ export interface RetryInterceptorOptions {
   clock?: Clock;
   /** How backoff waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
-}
-
-const DEFAULT_BACKOFF: BackoffOptions = {
-  baseDelayMs: 100,
-  strategy: 'exponential',
-  maxDelayMs: 5_000,
-  jitter: 'full',
-};
-
-/**
- * The adapters' backoff: a ready {@link Backoff} as is, options through `createBackoff`, or
- * 100 ms exponential with full jitter capped at 5 000 ms when `undefined`.
- * @internal
- */
-export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): Backoff {
-  if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
-  return typeof (backoff as Backoff).delayFor === 'function'
-    ? (backoff as Backoff)
-    : createBackoff(backoff as BackoffOptions);
-}
-
-/**
- * Validates an attempts option: `fallback` when `undefined`, else an integer >= 1, or a
- * `RangeError` naming the option.
- * @internal
- */
-export function checkAttempts(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be an integer >= 1, got ${String(value)}`);
-  }
-  return value;
 }
 
 /**

@@ -27,6 +27,12 @@ import {
   systemClock,
 } from '@breakwater/core';
 import {
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+} from '@breakwater/core/grpc';
+import {
   Channel,
   type ChannelCredentials,
   type ChannelInterface,
@@ -42,8 +48,6 @@ import {
   type RoutingTargetRuntime,
   routingErrorPolicy,
 } from './internals/routing-state.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Retries of a call on one target before it fails over (router provider protection). */
 export interface RoutingProtection {

@@ -13,7 +13,7 @@ import {
   type GrpcRetryEvent,
   type GrpcStatusClassifier,
   type MethodSelector,
-} from '@breakwater/grpc-js';
+} from '@breakwater/core/grpc';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { idempotencyRule } from './idempotency.js';
 import { HedgedCall, type HedgeSettings } from './internals/hedged-call.js';

@@ -1,4 +1,4 @@
-import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/grpc-js';
+import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   type CallOptions,
   type ClientMiddleware,

@@ -16,7 +16,7 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
   resolveBackoff,
-} from '@breakwater/grpc-js';
+} from '@breakwater/core/grpc';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { idempotencyRule } from './idempotency.js';
 import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './internals/deadline.js';
@@ -42,7 +42,7 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
   backoff?: Backoff | BackoffOptions;
   /** Shared retry budget (`createRetryBudget`); a refused retry ends the call with its last error. Defaults to none. */
   budget?: RetryBudget;
-  /** Status → verdict (shared with `@breakwater/grpc-js`). Defaults to `createGrpcStatusClassifier()`. */
+  /** Status → verdict (the one `@breakwater/grpc-js` uses too). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
   /** Time limit of each unary attempt (never past the call's deadline); makes `DEADLINE_EXCEEDED` retryable. Defaults to none. */
   perAttemptTimeout?: Duration;
@@ -57,7 +57,7 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
 /**
  * Retries failed unary and server-streaming calls of idempotent methods
  * (server streams only until their first message), with the gRPC status
- * classifier of `@breakwater/grpc-js`: `UNAVAILABLE` by default,
+ * classifier of `@breakwater/core/grpc` (the grpc-js adapter uses it too): `UNAVAILABLE` by default,
  * `RESOURCE_EXHAUSTED` only after the server's `grpc-retry-pushback-ms`,
  * never a caller error such as `INVALID_ARGUMENT`. `retryAttempts` counts
  * attempts, the first included. Every retry carries

@@ -1,5 +1,5 @@
-import type { ErrorVerdict } from '@breakwater/core';
-import { status as Status } from '@grpc/grpc-js';
+import type { ErrorVerdict } from '../retry/verdict.js';
+import { GrpcStatus } from './status.js';
 
 /** Reads one trailer value (grpc-js `Metadata`, nice-grpc `Metadata`, or a plain map all fit). */
 export type TrailerGetter = (key: string) => string | undefined;
@@ -81,27 +81,27 @@ export function classifyGrpcStatus(
 ): ErrorVerdict {
   if (info.cancelledByCaller) return CALLER_ERROR;
   switch (code) {
-    case Status.OK:
+    case GrpcStatus.OK:
       return CALLER_ERROR;
-    case Status.UNAVAILABLE:
+    case GrpcStatus.UNAVAILABLE:
       return RETRY;
-    case Status.RESOURCE_EXHAUSTED: {
+    case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
     }
-    case Status.DEADLINE_EXCEEDED:
+    case GrpcStatus.DEADLINE_EXCEEDED:
       return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
-    case Status.ABORTED:
+    case GrpcStatus.ABORTED:
       return info.retryAborted
         ? { retry: true, failover: true, countForCircuit: false }
         : FAIL_NEUTRAL;
-    case Status.INTERNAL:
+    case GrpcStatus.INTERNAL:
       if (CLIENT_SIDE_INTERNAL.test(info.details ?? '')) return CALLER_ERROR;
       return info.retryInternal ? RETRY : FAIL_COUNTED;
-    case Status.UNKNOWN:
+    case GrpcStatus.UNKNOWN:
       return info.retryUnknown ? RETRY : FAIL_COUNTED;
-    case Status.DATA_LOSS:
+    case GrpcStatus.DATA_LOSS:
       return FAIL_COUNTED;
     default:
       // CANCELLED and every "the request itself is wrong" code.
@@ -176,21 +176,5 @@ export function createGrpcStatusClassifier(
       cancelledByCaller: input.cancelledByCaller ?? false,
     });
     return override ? override(input, verdict) : verdict;
-  };
-}
-
-/** A {@link TrailerGetter} over grpc-js `Metadata` (first value, as text). */
-export function trailerGetter(
-  metadata:
-    | {
-        /** Every value stored under `key`, as grpc-js `Metadata.get` returns them. */
-        get(key: string): unknown[];
-      }
-    | undefined,
-): TrailerGetter | undefined {
-  if (metadata === undefined) return undefined;
-  return (key) => {
-    const value = metadata.get(key)[0];
-    return value === undefined ? undefined : String(value);
   };
 }

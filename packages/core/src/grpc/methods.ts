@@ -35,8 +35,8 @@ export function idempotentMethods(packageDefinition: PackageDefinitionLike): Set
 }
 
 /**
- * Compiles a {@link MethodSelector} into a predicate over method paths; `undefined` selects nothing.
- * @internal
+ * Compiles a {@link MethodSelector} into a predicate over method paths; `undefined`
+ * selects nothing. Throws a `TypeError` naming option `name` for anything else.
  */
 export function compileSelector(
   name: string,
