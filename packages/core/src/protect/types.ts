@@ -136,7 +136,7 @@ export interface ProtectTimeoutEvent {
 
 /** A runner created by {@link protect}: call it (or its `run`) with the operation. */
 export interface ProtectRunner {
-  /** Runs `fn` under the runner's policies. */
+  /** Runs `fn` under the runner's policies. A non-function `fn` or an invalid per-call option throws `TypeError` synchronously, before the call takes anything. */
   <T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
   /** Same as calling the runner. */
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
