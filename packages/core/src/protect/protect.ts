@@ -77,7 +77,7 @@ class Runner implements RunnerShared {
       return call.refuse('circuit-open');
     }
     if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-    return pool.run(() => call.start(), { signal });
+    return call.queue(pool, signal);
   }
 }
 
