@@ -4,10 +4,13 @@ import { createPool } from '../pool/pool.js';
 import { protect } from '../protect/protect.js';
 import { withRetry } from '../retry/with-retry.js';
 import { createRouter } from '../routing/router.js';
+import { trackProcessFaults } from '../test-helpers/unhandled.js';
 import { createManualClock } from '../time/manual-clock.js';
+import { systemSleep } from '../time/sleep.js';
 
 // Per-call options are checked before the call takes anything: a bad call throws TypeError
 // synchronously (naming the option), and the next call finds every slot, timer and permit free.
+const faults = trackProcessFaults();
 const badSignals: unknown[] = [{}, { aborted: false }, 'signal', 1, null];
 
 describe('per-call options', () => {
@@ -49,6 +52,15 @@ describe('per-call options', () => {
     await expect(withTimeout(() => 'next', { timeoutMs: 50, sleep: clock.sleep })).resolves.toBe(
       'next',
     );
+  });
+
+  it('withTimeout on the host timer: a bad signal leaves no deadline to crash the process later', async () => {
+    expect(() => withTimeout(() => 1, { timeoutMs: 20, signal: {} as never })).toThrow(
+      /^signal must be an AbortSignal/,
+    );
+    // Past the deadline the bad call would have had: its timer would have thrown inside the shared wheel.
+    await systemSleep(40);
+    expect(faults.faults).toEqual([]);
   });
 
   it('withRetry: a bad signal throws TypeError naming it', async () => {
