@@ -1,6 +1,7 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkSignal } from '../internal/call-options.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
@@ -139,6 +140,7 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   checkObject('withTimeout(options)', options, false);
   const timeoutMs = resolveTimeout(options);
   const callerSignal = options.signal;
+  checkSignal('signal', callerSignal);
   const sleep = options.sleep === systemSleep ? undefined : options.sleep;
   checkFunction('sleep', sleep);
   if (callerSignal?.aborted) return Promise.reject(abortError(callerSignal));

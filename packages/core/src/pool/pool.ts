@@ -1,5 +1,6 @@
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
@@ -57,6 +58,7 @@ export interface Pool {
    * Runs `task` when a slot is free, FIFO. Rejects with `QueueFullError`
    * (task not run) when the queue is full, and with the abort error when
    * `signal` aborts before the task starts. A started task keeps its slot until it settles.
+   * A `task` that is not a function or an invalid `signal` throws `TypeError` synchronously, before queueing.
    */
   run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T>;
   /** Resolves when no task is running or queued (at once if already so). */
@@ -117,6 +119,8 @@ class PoolImpl implements SlotPool {
   private queueFull = 0;
   private aborted = 0;
   private idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Inside {@link drain}: a slot freed meanwhile (a task that threw synchronously) is refilled by its loop. */
+  private draining = false;
   private readonly queueFullEvents = new EventEmitter<PoolQueueFullEvent>();
   readonly onQueueFull = this.queueFullEvents.on;
 
@@ -126,6 +130,7 @@ class PoolImpl implements SlotPool {
   ) {}
 
   run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T> {
+    checkCall('pool.run', 'task', task, options);
     const signal = options?.signal;
     if (signal?.aborted) {
       this.aborted++;
@@ -221,7 +226,8 @@ class PoolImpl implements SlotPool {
   /** Frees a slot and hands it to the oldest waiter, if any. */
   private release(): void {
     this.active--;
-    this.drain();
+    // Not recursively: thousands of queued tasks that throw synchronously would overflow the stack.
+    if (!this.draining) this.drain();
   }
 
   private unlink(w: Waiter): void {
@@ -232,11 +238,16 @@ class PoolImpl implements SlotPool {
 
   /** Starts queued tasks while slots are free, oldest first. */
   private drain(): void {
-    while (this.waiters.head !== undefined && this.active < this.concurrency) {
-      const w = this.waiters.head;
-      this.unlink(w);
-      this.active++;
-      this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
+    this.draining = true;
+    try {
+      while (this.waiters.head !== undefined && this.active < this.concurrency) {
+        const w = this.waiters.head;
+        this.unlink(w);
+        this.active++;
+        this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
+      }
+    } finally {
+      this.draining = false;
     }
     this.checkIdle();
   }

@@ -43,7 +43,12 @@ export interface ProtectOptions {
   backoff?: ProtectBackoff;
   /** Per-attempt timeout (queue wait and backoff excluded), in ms or as a duration string. Defaults to none. */
   timeout?: Duration;
-  /** `'immediate'` ends a timed-out attempt at once; `'wait'` waits for the callback to settle first. Defaults to `'immediate'`. */
+  /**
+   * `'immediate'` ends a timed-out attempt at once (the caller gets `DeadlineExceededError` at the deadline);
+   * `'wait'` waits for the callback to settle first. Either way an attempt keeps the call's concurrency slot
+   * until its callback settles — a retry starts after it, and the slot is freed after it — so operations
+   * still running at the backend never exceed `concurrency`. Defaults to `'immediate'`.
+   */
   timeoutMode?: 'immediate' | 'wait';
   /** Calls running at once (one slot covers a call's retries and backoff); an integer >= 1 or `Infinity`. Defaults to `Infinity`. */
   concurrency?: number;
@@ -136,13 +141,13 @@ export interface ProtectTimeoutEvent {
 
 /** A runner created by {@link protect}: call it (or its `run`) with the operation. */
 export interface ProtectRunner {
-  /** Runs `fn` under the runner's policies. */
+  /** Runs `fn` under the runner's policies. A non-function `fn` or an invalid per-call option throws `TypeError` synchronously, before the call takes anything. */
   <T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
   /** Same as calling the runner. */
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
   /** The runner's circuit (the shared breaker), or `undefined` without one. */
   readonly circuit: CircuitBreaker | undefined;
-  /** Calls holding a slot now. */
+  /** Calls holding a slot now, counting timed-out attempts whose callback has not settled yet. */
   readonly active: number;
   /** Calls waiting for a slot now. */
   readonly queued: number;

@@ -207,7 +207,8 @@ export interface Router<R> {
    * selection and error policy allow. Rejects with a `RoutingError` when every
    * candidate failed or was skipped, with the operation's error when the
    * policy said `failover: false`, with the abort reason on cancellation and
-   * with `QueueFullError` on overflow.
+   * with `QueueFullError` on overflow. A non-function `fn` or an invalid
+   * per-call option throws `TypeError` synchronously, before the call takes a slot.
    */
   execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T>;
   /** Provider ids in registration order. */
