@@ -20,7 +20,7 @@ export function isSaneReading(t: number): boolean {
  * `clock` with hostile readings (non-finite or outside the `Date` range)
  * replaced by the last sane one (0 before any), so time simply stands still
  * for that reading and moves on with the next sane one. `systemClock` (or no
- * clock) is returned as is: `Date.now()` is always in range, and the hot paths
+ * clock) is returned as is: the wall clock is always in range, and the hot paths
  * that read it pay nothing.
  * @internal
  */
