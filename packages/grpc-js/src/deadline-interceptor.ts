@@ -1,5 +1,6 @@
 import { type Clock, type Duration, parseDuration, systemClock } from '@breakwater/core';
 import type { Interceptor } from '@grpc/grpc-js';
+import { DeadlineCall } from './internals/deadline-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 
 /** Options of {@link deadlineInterceptor}. */
@@ -17,6 +18,9 @@ export interface DeadlineInterceptorOptions {
  * caller set that is earlier wins, so a call never gets more time than its
  * caller allowed. grpc-js sends it to the server as `grpc-timeout`, and the
  * retry interceptor below keeps the same absolute deadline for every attempt.
+ * When it runs out — grpc-js's timer or the server's, whichever fires first —
+ * the call fails `DEADLINE_EXCEEDED` with the core `DeadlineExceededError` as
+ * `cause` (see `breakwaterCause`), as in `@breakwater/nice-grpc`.
  */
 export function deadlineInterceptor(options: DeadlineInterceptorOptions = {}): Interceptor {
   return stageInterceptor([deadlineStage(options)]);
@@ -43,7 +47,8 @@ export function deadlineStage(options: DeadlineInterceptorOptions): Stage {
     intercept(callOptions, chain, index, final) {
       const budget = budgetFor(callOptions.method_definition.path);
       if (budget === undefined) return chain.next(callOptions, index, final);
-      const at = clock() + budget;
+      const now = clock();
+      const at = now + budget;
       const caller = callOptions.deadline;
       const callerMs =
         caller === undefined
@@ -51,10 +56,13 @@ export function deadlineStage(options: DeadlineInterceptorOptions): Stage {
           : caller instanceof Date
             ? caller.getTime()
             : caller;
-      if (callerMs <= at) return chain.next(callOptions, index, final);
+      if (callerMs <= at) {
+        return new DeadlineCall(chain.next(callOptions, index, final), Math.max(0, callerMs - now));
+      }
       // Object.assign, not `{ ...callOptions, deadline }`: Node 20's V8 takes a slow path
       // (about 1 µs per key) to add a key the spread source lacks to a spread copy.
-      return chain.next(Object.assign({}, callOptions, { deadline: at }), index, final);
+      const down = Object.assign({}, callOptions, { deadline: at });
+      return new DeadlineCall(chain.next(down, index, final), budget);
     },
   };
 }

@@ -18,9 +18,9 @@ import {
 import {
   type DeadlineCallOptions,
   type DeadlineMiddlewareOptions,
+  type DeadlineStage,
   deadlineMiddlewareOf,
   deadlineStage,
-  translateDeadlineError,
 } from './deadline-middleware.js';
 import {
   type HedgingCallOptions,
@@ -105,9 +105,11 @@ export function resilienceMiddleware(
   const retry = options.retry ? { ...shared, ...options.retry } : undefined;
   const stages: UnaryStage[] = [];
   const stack: ClientMiddleware<ResilienceCallOptions>[] = [];
+  let deadline: DeadlineStage | undefined;
   if (options.deadline) {
     // With a retry stage below, the header is written there (once per call).
     const stage = deadlineStage(options.deadline, retry === undefined);
+    deadline = stage;
     // Outermost, so the generator below catches for it (one async step less a call).
     stages.push({ unary: stage.untranslated });
     stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
@@ -142,9 +144,9 @@ export function resilienceMiddleware(
     try {
       return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
     } catch (error) {
-      throw options.deadline
-        ? translateDeadlineError(error, call.method.path, callOptions.signal)
-        : error;
+      throw deadline === undefined
+        ? error
+        : deadline.translate(error, call.method.path, callOptions);
     }
   };
 }

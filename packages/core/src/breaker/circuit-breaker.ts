@@ -1,8 +1,9 @@
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkObject, describeValue } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
   admit,
@@ -246,7 +247,8 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
   if (options.name !== undefined && typeof options.name !== 'string') {
     throw new TypeError(`name must be a string, got ${describeValue(options.name)}`);
   }
-  const clock = options.clock ?? systemClock;
+  // One hostile reading must not leave `openedAt` NaN (never half-opening again).
+  const clock = saneClock(options.clock);
   const now = clock();
   const m =
     options.initialState === undefined

@@ -11,7 +11,7 @@ describe('getDefaultCircuitBreakerConfig', () => {
       failureThreshold: 5,
       openDurationMs: 30_000,
       backoffMultiplier: 1,
-      maxOpenDurationMs: Number.POSITIVE_INFINITY,
+      maxOpenDurationMs: 300_000,
       halfOpenMaxCalls: 1,
       successThreshold: 1,
     });
@@ -76,6 +76,19 @@ describe('validateCircuitBreakerConfig', () => {
       /maxOpenDurationMs.*>= 1000.*999/,
     );
     expect(bad({ maxOpenDurationMs: 'x' })).toThrow(TypeError);
+  });
+
+  it('maxOpenDurationMs defaults to 10 × openDurationMs, finite even for a huge openDurationMs', () => {
+    expect(validateCircuitBreakerConfig({ openDurationMs: 2000 }).maxOpenDurationMs).toBe(20_000);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 0 }).maxOpenDurationMs).toBe(0);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 1e300 }).maxOpenDurationMs).toBe(1e300);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 1e15 }).maxOpenDurationMs).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
+    expect(
+      validateCircuitBreakerConfig({ maxOpenDurationMs: Number.POSITIVE_INFINITY })
+        .maxOpenDurationMs,
+    ).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('halfOpenMaxCalls: integer >= 1 or Infinity', () => {

@@ -3,7 +3,8 @@ import type { CircuitBreakerConfig, FailureRateWindow, SlowCallRule } from './ty
 
 /**
  * The settings a breaker runs with when an option is left out: opens after 5
- * consecutive failures, stays open 30 s, admits one probe, closes on one success.
+ * consecutive failures, stays open 30 s (never more than 5 min, ten times that,
+ * when a `backoffMultiplier` grows it), admits one probe, closes on one success.
  * @example
  * const config = { ...getDefaultCircuitBreakerConfig(), failureThreshold: 3 };
  */
@@ -12,10 +13,25 @@ export function getDefaultCircuitBreakerConfig(): CircuitBreakerConfig {
     failureThreshold: 5,
     openDurationMs: 30_000,
     backoffMultiplier: 1,
-    maxOpenDurationMs: Number.POSITIVE_INFINITY,
+    maxOpenDurationMs: defaultMaxOpenDurationMs(30_000),
     halfOpenMaxCalls: 1,
     successThreshold: 1,
   };
+}
+
+/** How many times `openDurationMs` the open duration may grow to when `maxOpenDurationMs` is left out. */
+const DEFAULT_MAX_OPEN_FACTOR = 10;
+
+/**
+ * The cap a breaker uses when `maxOpenDurationMs` is left out: ten times
+ * `openDurationMs` (kept finite), so a `backoffMultiplier` can never push the
+ * open duration to `Infinity`, where the circuit would never half-open again.
+ */
+function defaultMaxOpenDurationMs(openDurationMs: number): number {
+  return Math.max(
+    openDurationMs,
+    Math.min(openDurationMs * DEFAULT_MAX_OPEN_FACTOR, Number.MAX_SAFE_INTEGER),
+  );
 }
 
 const RATE = { above: 0, max: 1 } as const;
@@ -105,7 +121,7 @@ export function validateCircuitBreakerConfig(
   config.maxOpenDurationMs = optionalNumber(
     'maxOpenDurationMs',
     options.maxOpenDurationMs,
-    d.maxOpenDurationMs,
+    defaultMaxOpenDurationMs(config.openDurationMs),
     { min: config.openDurationMs, allowInfinity: true },
   );
   config.successThreshold = optionalNumber(

@@ -43,7 +43,11 @@ export interface CircuitBreakerConfig {
   openDurationMs: number;
   /** Each failed probe multiplies the open duration by this (>= 1). Defaults to 1. */
   backoffMultiplier: number;
-  /** Cap on the open duration, in ms. Defaults to `Infinity` (no cap beyond the multiplier). */
+  /**
+   * Cap on the open duration, in ms (>= `openDurationMs`). Defaults to 10 × `openDurationMs`
+   * (5 min with the default 30 s). `Infinity` removes the cap; the duration then
+   * saturates at `Number.MAX_SAFE_INTEGER` ms instead of overflowing to `Infinity`.
+   */
   maxOpenDurationMs: number;
   /** Probes admitted while half-open; `Infinity` lets all traffic through. Defaults to 1. */
   halfOpenMaxCalls: number;

@@ -1,5 +1,6 @@
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { LruMap } from './lru-map.js';
 
 /** Options of {@link createCache}. */
@@ -121,7 +122,7 @@ export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
     allowInfinity: true,
   });
   checkFunction('clock', options.clock);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const entries = new LruMap<K, Entry<V>>(maxSize);
   const loads = new Map<K, Load<V>>();
   const s = { hits: 0, staleHits: 0, misses: 0, evictions: 0, expirations: 0 };

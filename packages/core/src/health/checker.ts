@@ -1,8 +1,9 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { backgroundSleep, type Sleep } from '../time/sleep.js';
 import { type HealthVerdict, type ProbeSetting, runProbe } from './probe.js';
 import type { HealthRecorder } from './registry.js';
@@ -80,7 +81,7 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
   const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
   checkFunction('clock', options.clock);
   checkFunction('sleep', options.sleep);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const sleep = options.sleep ?? backgroundSleep;
   const keepStreak = options.keepStreak === true;
 

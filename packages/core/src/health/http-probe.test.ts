@@ -143,7 +143,8 @@ describe('httpProbe', () => {
     });
     await expect(httpProbe('not a url', ctx())).resolves.toEqual({
       healthy: false,
-      reason: 'invalid URL not a url',
+      // The target is not echoed: an unparseable one may still hold a password or token.
+      reason: 'invalid URL',
     });
     await expect(httpProbe('ftp://x/', ctx())).resolves.toMatchObject({ healthy: false });
   });

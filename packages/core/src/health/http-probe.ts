@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { type Duration, parseDuration } from '../internal/duration.js';
+import { redactUrl } from '../internal/redact-url.js';
 import { checkObject, checkOneOf, optionalNumber } from '../internal/validate.js';
 import { describeFailure, type HealthVerdict, type Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
@@ -55,13 +56,13 @@ async function follow(
     const { status, location } = await request(url, current, signal);
     if (!REDIRECT.has(status) || location === undefined) {
       const healthy = status >= 200 && status < 300;
-      return { healthy, status, reason: `${current} ${url.href} answered ${status}` };
+      return { healthy, status, reason: `${current} ${redactUrl(url)} answered ${status}` };
     }
     if (hops >= maxRedirects) {
       return {
         healthy: false,
         status,
-        reason: `more than ${maxRedirects} redirects from ${start.href}`,
+        reason: `more than ${maxRedirects} redirects from ${redactUrl(start)}`,
       };
     }
     url = new URL(location, url);
@@ -94,25 +95,31 @@ export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarge
     try {
       url = new URL(target);
     } catch {
-      return { healthy: false, reason: `invalid URL ${String(target)}` };
+      // Not echoed: an unparseable target may still hold a password or token.
+      return { healthy: false, reason: 'invalid URL' };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return { healthy: false, reason: `unsupported protocol ${url.protocol}` };
     }
-    return withProbeTimeout(ctx.signal, timeoutMs, `${method} ${url.href}`, async (signal) => {
-      try {
-        const first = await follow(url, method, maxRedirects, signal);
-        if (method === 'HEAD' && (first.status === 405 || first.status === 501)) {
-          // Some servers refuse HEAD; a GET then decides.
-          const second = await follow(url, 'GET', maxRedirects, signal);
-          return { healthy: second.healthy, reason: second.reason };
+    return withProbeTimeout(
+      ctx.signal,
+      timeoutMs,
+      `${method} ${redactUrl(url)}`,
+      async (signal) => {
+        try {
+          const first = await follow(url, method, maxRedirects, signal);
+          if (method === 'HEAD' && (first.status === 405 || first.status === 501)) {
+            // Some servers refuse HEAD; a GET then decides.
+            const second = await follow(url, 'GET', maxRedirects, signal);
+            return { healthy: second.healthy, reason: second.reason };
+          }
+          return { healthy: first.healthy, reason: first.reason };
+        } catch (error) {
+          if (signal.aborted) throw error;
+          return { healthy: false, reason: describeFailure(error) };
         }
-        return { healthy: first.healthy, reason: first.reason };
-      } catch (error) {
-        if (signal.aborted) throw error;
-        return { healthy: false, reason: describeFailure(error) };
-      }
-    });
+      },
+    );
   };
 }
 

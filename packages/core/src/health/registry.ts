@@ -1,5 +1,6 @@
 import type { CircuitBreakerState, CircuitState } from '../breaker/index.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
@@ -131,7 +132,9 @@ function createView(
   const reset =
     options.reset === undefined ? (parent?.reset ?? 30_000) : parseDuration('reset', options.reset);
   checkFunction('clock', options.clock);
-  const clock = options.clock ?? parent?.clock ?? systemClock;
+  const userClock = options.clock ?? parent?.clock ?? systemClock;
+  // Judged through a filter: one hostile reading must not open a circuit for good.
+  const clock = saneClock(userClock);
   const key = `${failures}:${reset}`;
 
   const entry = (name: string): Entry => {
@@ -169,7 +172,7 @@ function createView(
   const view: HealthRegistry = {
     failures,
     reset,
-    clock,
+    clock: userClock,
     success(name, ms, opts) {
       // Only a bad value pays for the validator (it names the option in its error).
       if (ms !== undefined && !(ms >= 0 && ms < Number.POSITIVE_INFINITY))

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { type Duration, parseDuration } from '../internal/duration.js';
+import { redactUrls } from '../internal/redact-url.js';
 import { checkObject } from '../internal/validate.js';
 import type { HealthVerdict, Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
@@ -24,7 +25,7 @@ export type TcpTarget =
 function parseTarget(target: TcpTarget): { host: string; port: number } | string {
   if (typeof target === 'object' && target !== null) return target;
   const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(String(target));
-  if (!m) return `invalid TCP target ${String(target)} (expected "host:port")`;
+  if (!m) return `invalid TCP target ${redactUrls(String(target))} (expected "host:port")`;
   return { host: m[1] as string, port: Number(m[2]) };
 }
 

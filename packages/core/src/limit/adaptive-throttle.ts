@@ -1,8 +1,9 @@
 import { ThrottledError } from '../errors/throttled-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkObject, optionalNumber } from '../internal/validate.js';
 import { err, ok, type Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 
 /** Modulo that stays non-negative for clocks before the epoch. */
@@ -100,7 +101,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
   checkFunction('clock', options.clock);
   checkFunction('random', options.random);
   const isRejection = options.isRejection ?? (() => true);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const random = options.random ?? systemRandom;
   const sliceMs = windowMs / buckets;
 

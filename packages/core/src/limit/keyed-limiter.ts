@@ -2,7 +2,7 @@ import { LruMap } from '../cache/lru-map.js';
 import type { RateLimitError } from '../errors/rate-limit-error.js';
 import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import {
   type BucketState,
   bucketShape,
@@ -75,7 +75,7 @@ export function createKeyedLimiter(options: KeyedLimiterOptions): KeyedLimiter {
       ? 10_000
       : checkNumber('maxKeys', options.maxKeys, { min: 1, integer: true });
   checkFunction('clock', options.clock);
-  const time = monotonic(options.clock ?? systemClock);
+  const time = monotonic(options.clock);
   const buckets = new LruMap<string, BucketState>(maxKeys);
   let evictions = 0;
 

@@ -2,7 +2,7 @@ import type { RateLimitError } from '../errors/rate-limit-error.js';
 import { abortError } from '../internal/abort.js';
 import { checkFunction, checkObject } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import {
   type BucketState,
@@ -64,7 +64,7 @@ export function createTokenBucket(options: TokenBucketOptions): TokenBucket {
   const shape = bucketShape(options.capacity, options.refillPerSecond);
   checkFunction('clock', options.clock);
   checkFunction('sleep', options.sleep);
-  const time = monotonic(options.clock ?? systemClock);
+  const time = monotonic(options.clock);
   const sleep = options.sleep ?? systemSleep;
   const state: BucketState = { units: shape.maxUnits, last: time.now() };
   const capacity = options.capacity;

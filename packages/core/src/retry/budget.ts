@@ -1,5 +1,6 @@
+import { saneClock } from '../internal/sane-clock.js';
 import { checkFunction, checkObject, optionalNumber } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 
 /** Options of {@link createRetryBudget}. */
 export interface RetryBudgetOptions {
@@ -61,7 +62,7 @@ class SlidingRetryBudget implements RetryBudget {
     });
     const ttlMs = optionalNumber('ttlMs', options.ttlMs, 10_000, { above: 0 });
     checkFunction('clock', options.clock);
-    this.clock = options.clock ?? systemClock;
+    this.clock = saneClock(options.clock);
     this.reserve = (floor * ttlMs) / 1000;
     this.sliceMs = ttlMs / SLICES;
   }
