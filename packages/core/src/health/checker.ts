@@ -1,7 +1,13 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+} from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { backgroundSleep, type Sleep } from '../time/sleep.js';
 import { type HealthVerdict, type ProbeSetting, runProbe } from './probe.js';
@@ -30,6 +36,18 @@ export interface HealthCheckerOptions<T = string> {
   /** Waits between rounds and for probe timeouts. Defaults to an `unref`'d host timer. */
   sleep?: Sleep;
 }
+
+/** Keys of {@link HealthCheckerOptions}. @internal */
+export const HEALTH_CHECKER_KEYS = {
+  registry: true,
+  targets: true,
+  probe: true,
+  intervalMs: true,
+  timeoutMs: true,
+  keepStreak: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<HealthCheckerOptions>;
 
 /** One recorded probe outcome. Carries the provider name, a reason and timing only. */
 export interface ProbeResultEvent {
@@ -69,7 +87,7 @@ const TIMED_OUT: unique symbol = Symbol('timed out');
  * checker.stop();
  */
 export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>): HealthChecker {
-  checkObject('createHealthChecker(options)', options, false);
+  checkOptions('createHealthChecker', options, HEALTH_CHECKER_KEYS, '', false);
   const { registry, probe } = options;
   checkObject('registry', registry, false);
   checkFunction('registry.success', registry.success, false);

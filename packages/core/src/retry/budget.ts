@@ -1,4 +1,9 @@
-import { checkFunction, checkObject, optionalNumber } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+} from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 
 /** Options of {@link createRetryBudget}. */
@@ -12,6 +17,14 @@ export interface RetryBudgetOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link RetryBudgetOptions}. @internal */
+export const RETRY_BUDGET_KEYS = {
+  ratio: true,
+  minRetriesPerSecond: true,
+  ttlMs: true,
+  clock: true,
+} as const satisfies KnownKeys<RetryBudgetOptions>;
 
 /** A snapshot of a {@link RetryBudget} over its current window. */
 export interface RetryBudgetStats {
@@ -54,7 +67,7 @@ class SlidingRetryBudget implements RetryBudget {
   private current = Number.NEGATIVE_INFINITY;
 
   constructor(options: RetryBudgetOptions) {
-    checkObject('createRetryBudget(options)', options);
+    checkOptions('createRetryBudget', options, RETRY_BUDGET_KEYS);
     this.ratio = optionalNumber('ratio', options.ratio, 0.2, { min: 0 });
     const floor = optionalNumber('minRetriesPerSecond', options.minRetriesPerSecond, 10, {
       min: 0,

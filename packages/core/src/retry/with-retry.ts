@@ -1,7 +1,15 @@
 import { type TimeoutOptions, withTimeout } from '../deadline/with-timeout.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionRangeError,
+  optionTypeError,
+} from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { type Backoff, createBackoff } from './backoff.js';
@@ -47,6 +55,19 @@ export interface RetryOptions {
   clock?: Clock;
 }
 
+/** Keys of {@link RetryOptions}. @internal */
+export const RETRY_KEYS = {
+  backoff: true,
+  attempts: true,
+  shouldRetry: true,
+  onRetry: true,
+  signal: true,
+  timeoutMs: true,
+  budget: true,
+  sleep: true,
+  clock: true,
+} as const satisfies KnownKeys<RetryOptions>;
+
 /** The operation retried; it should stop when `signal` aborts. */
 export type RetryOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
 
@@ -70,7 +91,7 @@ interface Chain<T> {
 }
 
 function validate(options: RetryOptions): number {
-  checkObject('withRetry(options)', options, false);
+  checkOptions('withRetry', options, RETRY_KEYS, '', false);
   const { backoff } = options;
   if (backoff !== undefined) {
     checkObject('backoff', backoff, false);
@@ -81,8 +102,9 @@ function validate(options: RetryOptions): number {
   if (options.attempts !== undefined) {
     attempts = checkNumber('attempts', options.attempts, { min: 1, integer: true });
     if (budgeted !== undefined && attempts > budgeted) {
-      throw new RangeError(
-        `attempts ${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
+      throw optionRangeError(
+        'attempts',
+        `${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
       );
     }
   }
@@ -96,7 +118,7 @@ function validate(options: RetryOptions): number {
   }
   if (options.timeoutMs !== undefined) checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-    throw new TypeError('signal must be an AbortSignal');
+    throw optionTypeError('signal', 'must be an AbortSignal');
   }
   return attempts;
 }
