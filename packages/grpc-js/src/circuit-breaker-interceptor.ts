@@ -3,7 +3,11 @@ import {
   type CircuitBreakerOptions,
   CircuitOpenError,
   type Clock,
+  checkOptions,
   createCircuitBreaker,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
   systemClock,
 } from '@breakwater/core';
 import { type Interceptor, status as Status, type StatusObject } from '@grpc/grpc-js';
@@ -31,6 +35,15 @@ export interface CircuitBreakerInterceptorOptions {
   clock?: Clock;
 }
 
+/** Keys of {@link CircuitBreakerInterceptorOptions}. @internal */
+export const CIRCUIT_BREAKER_INTERCEPTOR_KEYS = {
+  scope: true,
+  breaker: true,
+  breakerFor: true,
+  classify: true,
+  clock: true,
+} as const satisfies KnownKeys<CircuitBreakerInterceptorOptions>;
+
 /** The circuit of one method path, shared by its calls. */
 interface MethodCircuit {
   breaker: CircuitBreaker;
@@ -55,7 +68,7 @@ export interface CircuitBreakerInterceptor extends Interceptor {
 export function circuitBreakerInterceptor(
   options: CircuitBreakerInterceptorOptions = {},
 ): CircuitBreakerInterceptor {
-  const stage = circuitBreakerStage(options);
+  const stage = optionPath('', () => circuitBreakerStage(options), 'circuitBreakerInterceptor');
   return Object.assign(stageInterceptor([stage]), { circuitFor: stage.circuitFor });
 }
 
@@ -63,15 +76,21 @@ export function circuitBreakerInterceptor(
 export function circuitBreakerStage(
   options: CircuitBreakerInterceptorOptions,
 ): Stage & Pick<CircuitBreakerInterceptor, 'circuitFor'> {
+  checkOptions(undefined, options, CIRCUIT_BREAKER_INTERCEPTOR_KEYS, '', false);
   const scope = options.scope ?? 'method';
   if (scope !== 'method' && scope !== 'service' && scope !== 'client') {
-    throw new TypeError(`scope must be one of 'method', 'service', 'client', got ${String(scope)}`);
+    throw optionTypeError(
+      'scope',
+      `must be one of 'method', 'service', 'client', got ${String(scope)}`,
+    );
   }
   const clock = options.clock ?? systemClock;
   const classify = options.classify ?? createGrpcStatusClassifier();
   const make =
     options.breakerFor ??
     ((key: string) => createCircuitBreaker({ clock, ...options.breaker, name: key }));
+  // Breakers are built on first use; build one now so bad `breaker` options throw here.
+  if (options.breakerFor === undefined) optionPath('breaker', () => make('client'));
   const byKey = new Map<string, CircuitBreaker>();
   const byPath = new Map<string, MethodCircuit>();
 

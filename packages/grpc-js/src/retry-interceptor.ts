@@ -2,8 +2,12 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
+  checkOptions,
   createBackoff,
   type Duration,
+  type KnownKeys,
+  optionPath,
+  optionRangeError,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -41,6 +45,20 @@ export interface RetryInterceptorOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link RetryInterceptorOptions}. @internal */
+export const RETRY_KEYS = {
+  idempotent: true,
+  attempts: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  perAttemptTimeout: true,
+  serverStreaming: true,
+  onRetry: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<RetryInterceptorOptions>;
+
 const DEFAULT_BACKOFF: BackoffOptions = {
   baseDelayMs: 100,
   strategy: 'exponential',
@@ -57,7 +75,7 @@ export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): B
   if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
   return typeof (backoff as Backoff).delayFor === 'function'
     ? (backoff as Backoff)
-    : createBackoff(backoff as BackoffOptions);
+    : optionPath('backoff', () => createBackoff(backoff as BackoffOptions));
 }
 
 /**
@@ -68,7 +86,7 @@ export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): B
 export function checkAttempts(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be an integer >= 1, got ${String(value)}`);
+    throw optionRangeError(name, `must be an integer >= 1, got ${String(value)}`);
   }
   return value;
 }
@@ -88,11 +106,12 @@ export function checkAttempts(name: string, value: unknown, fallback: number): n
  * });
  */
 export function retryInterceptor(options: RetryInterceptorOptions = {}): Interceptor {
-  return stageInterceptor([retryStage(options)]);
+  return stageInterceptor([optionPath('', () => retryStage(options), 'retryInterceptor')]);
 }
 
 /** The stage of {@link retryInterceptor}. @internal */
 export function retryStage(options: RetryInterceptorOptions): Stage {
+  checkOptions(undefined, options, RETRY_KEYS, '', false);
   const maxAttempts = checkAttempts('attempts', options.attempts, 3);
   const isSafe = compileSelector('idempotent', options.idempotent);
   const backoff = resolveBackoff(options.backoff);

@@ -3,6 +3,7 @@ import {
   type CircuitBreaker,
   CircuitOpenError,
   type Clock,
+  optionPath,
   systemClock,
 } from '@breakwater/core';
 import {
@@ -49,7 +50,9 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
-  return circuitBreakerMiddlewareOf(circuitBreakerStage(options));
+  return circuitBreakerMiddlewareOf(
+    optionPath('', () => circuitBreakerStage(options), 'circuitBreakerMiddleware'),
+  );
 }
 
 /** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */

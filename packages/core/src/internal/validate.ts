@@ -89,16 +89,22 @@ export function optionRangeError(path: string, detail: string, fn?: string): Ran
  * Other errors pass through untouched.
  * @internal
  */
-export function optionPath<T>(prefix: string, build: () => T, fn?: string): T {
+export function optionPath<T>(
+  prefix: string | ((path: string) => string),
+  build: () => T,
+  fn?: string,
+): T {
   try {
     return build();
   } catch (error) {
     const f = (error as { [FAULT]?: OptionFault } | null)?.[FAULT];
     if (f === undefined) throw error;
+    // A function maps the inner path itself, for options renamed on the way in.
+    const at = typeof prefix === 'string' ? (p: string) => joinPath(prefix, p) : prefix;
     throw fault({
       ...f,
-      path: joinPath(prefix, f.path),
-      suggestion: f.suggestion === undefined ? undefined : joinPath(prefix, f.suggestion),
+      path: at(f.path),
+      suggestion: f.suggestion === undefined ? undefined : at(f.suggestion),
       fn: fn ?? f.fn,
     });
   }
