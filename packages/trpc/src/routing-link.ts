@@ -116,9 +116,9 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
   }
-  endpoints.forEach((e: unknown, i) =>
-    checkOptions('routingLink', e, ENDPOINT_KEYS, `endpoints[${i}]`, false),
-  );
+  for (let i = 0; i < endpoints.length; i++) {
+    checkOptions('routingLink', endpoints[i], ENDPOINT_KEYS, `endpoints[${i}]`, false);
+  }
   // The routers are built per client; build a throwaway now so bad settings throw here
   // (probe 'none': it starts no checker, though intervals are still checked).
   const { health } = routerOptions;
