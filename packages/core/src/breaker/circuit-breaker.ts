@@ -5,6 +5,7 @@ import {
   checkFunction,
   checkOptions,
   describeValue,
+  optionPath,
   optionTypeError,
 } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -246,7 +247,11 @@ class StatefulCircuitBreaker implements CircuitBreaker {
  */
 export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
   checkOptions('createCircuitBreaker', options, CIRCUIT_BREAKER_KEYS, '', false);
-  const config = validateCircuitBreakerConfig(options);
+  const config = optionPath(
+    '',
+    () => validateCircuitBreakerConfig(options),
+    'createCircuitBreaker',
+  );
   checkFunction('clock', options.clock);
   checkFunction('isFailure', options.isFailure);
   if (options.name !== undefined && typeof options.name !== 'string') {

@@ -7,6 +7,7 @@ import {
   checkObject,
   checkOptions,
   type KnownKeys,
+  optionPath,
 } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { backgroundSleep, type Sleep } from '../time/sleep.js';
@@ -93,7 +94,7 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
   checkFunction('registry.success', registry.success, false);
   checkFunction('registry.failure', registry.failure, false);
   if (probe !== 'none') checkFunction('probe', probe, false);
-  const targets = normalizeTargets(options.targets);
+  const targets = optionPath('', () => normalizeTargets(options.targets), 'createHealthChecker');
   const intervalMs = checkNumber('intervalMs', options.intervalMs, { above: 0 });
   const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
   checkFunction('clock', options.clock);
