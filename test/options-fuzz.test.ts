@@ -681,10 +681,10 @@ function setAt(root: Options, path: string, value: unknown): void {
 }
 
 const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** The path as a whole word: not the tail of a longer path (`attempts` in `retry.attempts`). */
 const names = (message: string, path: string) =>
-  new RegExp(`(^|[ \`])${escape(path)}([ \`]|$)`).test(message);
+  new RegExp(`(^|[ \`])${escapeRegExp(path)}([ \`]|$)`).test(message);
 
 /** The error `row.call(options)` throws, or a failure naming what was built instead. */
 function thrown(row: Row, options: Options): Error {
