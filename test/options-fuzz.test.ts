@@ -580,9 +580,9 @@ const trpcRows: Row[] = [
     pkg: 'trpc',
     name: 'retryLink',
     call: (o) => trpc.retryLink(o),
-    valid: () => ({ attempts: 3, backoff: { baseDelayMs: 10 } }),
+    valid: () => ({ attempts: 3, backoff: { baseDelayMs: 10 }, maxRetryAfterMs: 1000 }),
     nested: ['backoff'],
-    numbers: [n('attempts'), n('backoff.baseDelayMs')],
+    numbers: [n('attempts'), n('backoff.baseDelayMs'), n('maxRetryAfterMs', { infinity: true })],
   },
   {
     pkg: 'trpc',

@@ -10,6 +10,7 @@ export type { Disposable, Event } from './internal/events.js';
 // Option checking shared with the adapters (not part of the supported API).
 export {
   checkKeys,
+  checkNumber,
   checkObject,
   checkOptions,
   type KnownKeys,

@@ -1,6 +1,7 @@
 import {
   type Backoff,
   type BackoffOptions,
+  checkNumber,
   checkOptions,
   createBackoff,
   type ErrorVerdict,
@@ -133,7 +134,18 @@ export function resolveRetry(options: RetryLinkOptions): RetrySettings {
     budget: options.budget,
     classify: options.classify ?? classifyTRPCError,
     retryMutations: options.retryMutations ?? false,
-    maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000,
+    maxRetryAfterMs:
+      options.maxRetryAfterMs === undefined
+        ? 30_000
+        : optionPath(
+            '',
+            () =>
+              checkNumber('maxRetryAfterMs', options.maxRetryAfterMs, {
+                min: 0,
+                allowInfinity: true,
+              }),
+            'retryLink',
+          ),
     resume: options.resumeSubscriptions ?? true,
     onRetry: options.onRetry,
     sleep: options.sleep ?? systemSleep,

@@ -137,6 +137,9 @@ function editDistance(a: string, b: string): number {
   return (rows[a.length] as number[])[b.length] as number;
 }
 
+/** Rank of a key that is a whole word of the real name: after one edit, before two. */
+const WHOLE_WORD = 1.5;
+
 /** The known key `key` most likely stands for, or `undefined` when none is close. */
 function nearestKey(key: string, known: readonly string[]): string | undefined {
   const lower = key.toLowerCase();
@@ -146,14 +149,18 @@ function nearestKey(key: string, known: readonly string[]): string | undefined {
     const c = candidate.toLowerCase();
     let d = editDistance(lower, c);
     // `attempts` for `maxAttempts`, `delay` for `delayMs`: a whole word of the real name.
-    if (d > 0 && lower.length >= 4 && (c.includes(lower) || lower.includes(c))) d = 1.5;
+    if (d > 0 && lower.length >= 4 && (c.includes(lower) || lower.includes(c))) d = WHOLE_WORD;
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;
     }
   }
-  // Close means at most one edit per three characters (and at least one).
-  return bestDistance <= Math.max(1.5, Math.floor(key.length / 3)) ? best : undefined;
+  // Close means at most one edit per three characters (at least one), and never
+  // rewriting the whole key (`x` is not a typo of `k`).
+  const close =
+    bestDistance === WHOLE_WORD ||
+    (bestDistance < key.length && bestDistance <= Math.max(1, Math.floor(key.length / 3)));
+  return close ? best : undefined;
 }
 
 /**
