@@ -1,4 +1,4 @@
-import type { CircuitBreaker } from '@breakwater/core';
+import { type CircuitBreaker, optionPath } from '@breakwater/core';
 import {
   createGrpcCircuits,
   type GrpcCircuitOptions,
@@ -31,7 +31,7 @@ export interface CircuitBreakerInterceptor extends Interceptor {
 export function circuitBreakerInterceptor(
   options: CircuitBreakerInterceptorOptions = {},
 ): CircuitBreakerInterceptor {
-  const stage = circuitBreakerStage(options);
+  const stage = optionPath('', () => circuitBreakerStage(options), 'circuitBreakerInterceptor');
   return Object.assign(stageInterceptor([stage]), { circuitFor: stage.circuitFor });
 }
 

@@ -1,4 +1,12 @@
-import { type Clock, type Duration, parseDuration, systemClock } from '@breakwater/core';
+import {
+  type Clock,
+  checkOptions,
+  type Duration,
+  type KnownKeys,
+  optionPath,
+  parseDuration,
+  systemClock,
+} from '@breakwater/core';
 import type { Interceptor } from '@grpc/grpc-js';
 import { DeadlineCall } from './internals/deadline-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
@@ -13,6 +21,13 @@ export interface DeadlineInterceptorOptions {
   clock?: Clock;
 }
 
+/** Keys of {@link DeadlineInterceptorOptions}. @internal */
+export const DEADLINE_KEYS = {
+  timeout: true,
+  methods: true,
+  clock: true,
+} as const satisfies KnownKeys<DeadlineInterceptorOptions>;
+
 /**
  * Gives calls a deadline from a per-method or default budget; a deadline the
  * caller set that is earlier wins, so a call never gets more time than its
@@ -26,14 +41,24 @@ export function deadlineInterceptor(options: DeadlineInterceptorOptions = {}): I
   return stageInterceptor([deadlineStage(options)]);
 }
 
-/** The stage of {@link deadlineInterceptor}. @internal */
-export function deadlineStage(options: DeadlineInterceptorOptions): Stage {
+function parseDeadlines(options: DeadlineInterceptorOptions) {
+  checkOptions(undefined, options, DEADLINE_KEYS, '', false);
   const fallback =
     options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
   const budgets = new Map<string, number>();
   for (const [key, value] of Object.entries(options.methods ?? {})) {
     budgets.set(key, parseDuration(`methods["${key}"]`, value));
   }
+  return { fallback, budgets };
+}
+
+/** The stage of {@link deadlineInterceptor}. @internal */
+export function deadlineStage(options: DeadlineInterceptorOptions): Stage {
+  const { fallback, budgets } = optionPath(
+    '',
+    () => parseDeadlines(options),
+    'deadlineInterceptor',
+  );
   const clock = options.clock ?? systemClock;
   const resolved = new Map<string, number | undefined>();
   const budgetFor = (path: string): number | undefined => {

@@ -1,6 +1,9 @@
 import {
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -40,6 +43,18 @@ export interface HedgingInterceptorOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link HedgingInterceptorOptions}. @internal */
+export const HEDGING_KEYS = {
+  idempotent: true,
+  delay: true,
+  attempts: true,
+  budget: true,
+  classify: true,
+  onHedge: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<HedgingInterceptorOptions>;
+
 /**
  * Hedges unary and server-streaming calls of idempotent methods: when the
  * first attempt has not answered within `delay`, a second one starts; the
@@ -47,14 +62,12 @@ export interface HedgingInterceptorOptions {
  * the next hedge at once. Use it instead of `retryInterceptor` for a method.
  */
 export function hedgingInterceptor(options: HedgingInterceptorOptions): Interceptor {
-  return stageInterceptor([hedgingStage(options)]);
+  return stageInterceptor([optionPath('', () => hedgingStage(options), 'hedgingInterceptor')]);
 }
 
 /** The stage of {@link hedgingInterceptor}. @internal */
 export function hedgingStage(options: HedgingInterceptorOptions): Stage {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('hedgingInterceptor(options) needs an options object with `delay`');
-  }
+  checkOptions(undefined, options, HEDGING_KEYS, '', false);
   const hedgeDelayMs = parseDuration('delay', options.delay);
   const maxAttempts = checkAttempts('attempts', options.attempts, 2);
   const isSafe = compileSelector('idempotent', options.idempotent);

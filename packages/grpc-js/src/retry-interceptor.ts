@@ -2,7 +2,10 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -46,6 +49,20 @@ export interface RetryInterceptorOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link RetryInterceptorOptions}. @internal */
+export const RETRY_KEYS = {
+  idempotent: true,
+  attempts: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  perAttemptTimeout: true,
+  serverStreaming: true,
+  onRetry: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<RetryInterceptorOptions>;
+
 /**
  * Retries failed unary and server-streaming calls of idempotent methods
  * (server streams only until their first message). Every attempt re-sends
@@ -61,11 +78,12 @@ export interface RetryInterceptorOptions {
  * });
  */
 export function retryInterceptor(options: RetryInterceptorOptions = {}): Interceptor {
-  return stageInterceptor([retryStage(options)]);
+  return stageInterceptor([optionPath('', () => retryStage(options), 'retryInterceptor')]);
 }
 
 /** The stage of {@link retryInterceptor}. @internal */
 export function retryStage(options: RetryInterceptorOptions): Stage {
+  checkOptions(undefined, options, RETRY_KEYS, '', false);
   const maxAttempts = checkAttempts('attempts', options.attempts, 3);
   const isSafe = compileSelector('idempotent', options.idempotent);
   const backoff = resolveBackoff(options.backoff);

@@ -1,4 +1,5 @@
 import type { CallOutcome, CircuitBreaker, Clock } from '@breakwater/core';
+import { optionPath } from '@breakwater/core';
 import { createGrpcCircuits, type GrpcCircuitOptions } from '@breakwater/core/grpc';
 import {
   type CallOptions,
@@ -40,7 +41,9 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
-  return circuitBreakerMiddlewareOf(circuitBreakerStage(options));
+  return circuitBreakerMiddlewareOf(
+    optionPath('', () => circuitBreakerStage(options), 'circuitBreakerMiddleware'),
+  );
 }
 
 /** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */

@@ -1,8 +1,11 @@
 import {
   type Clock,
+  checkOptions,
   DeadlineExceededError,
   type Duration,
   isDeadlineExceededError,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type Sleep,
   systemClock,
@@ -40,7 +43,16 @@ export interface DeadlineMiddlewareOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link DeadlineMiddlewareOptions}. @internal */
+export const DEADLINE_KEYS = {
+  timeout: true,
+  methods: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<DeadlineMiddlewareOptions>;
+
 function budgets(options: DeadlineMiddlewareOptions): (path: string) => number | undefined {
+  checkOptions(undefined, options, DEADLINE_KEYS, '', false);
   const fallback =
     options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
   const byKey = new Map<string, number>();
@@ -78,7 +90,9 @@ function budgets(options: DeadlineMiddlewareOptions): (path: string) => number |
 export function deadlineMiddleware(
   options: DeadlineMiddlewareOptions = {},
 ): ClientMiddleware<DeadlineCallOptions> {
-  return deadlineMiddlewareOf(deadlineStage(options, true));
+  return deadlineMiddlewareOf(
+    optionPath('', () => deadlineStage(options, true), 'deadlineMiddleware'),
+  );
 }
 
 /** {@link deadlineMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */

@@ -2,7 +2,10 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -54,6 +57,21 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link RetryMiddlewareOptions}. @internal */
+export const RETRY_KEYS = {
+  idempotent: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  perAttemptTimeout: true,
+  serverStreaming: true,
+  clock: true,
+  sleep: true,
+  retry: true,
+  retryAttempts: true,
+  onRetry: true,
+} as const satisfies KnownKeys<RetryMiddlewareOptions>;
+
 /**
  * Retries failed unary and server-streaming calls of idempotent methods
  * (server streams only until their first message), with the gRPC status
@@ -73,7 +91,7 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
 export function retryMiddleware(
   options: RetryMiddlewareOptions = {},
 ): ClientMiddleware<RetryCallOptions> {
-  return retryMiddlewareOf(retryStage(options, false));
+  return retryMiddlewareOf(optionPath('', () => retryStage(options, false), 'retryMiddleware'));
 }
 
 /** {@link retryMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -122,6 +140,7 @@ export interface RetryStage extends UnaryStage {
  * @internal
  */
 export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: boolean): RetryStage {
+  checkOptions(undefined, options, RETRY_KEYS, '', false);
   const defaultAttempts = checkAttempts('retryAttempts', options.retryAttempts, 3);
   const isIdempotent = idempotencyRule('idempotent', options.idempotent);
   const serverStreaming = options.serverStreaming ?? true;

@@ -2,7 +2,13 @@ import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
 import { saneClock } from '../internal/sane-clock.js';
-import { checkFunction, checkObject, describeValue } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkOptions,
+  describeValue,
+  optionPath,
+  optionTypeError,
+} from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
@@ -18,14 +24,15 @@ import {
   settle,
 } from './machine.js';
 import { fromSnapshot, toSnapshot } from './snapshot.js';
-import type {
-  CallOutcome,
-  CircuitBreaker,
-  CircuitBreakerOptions,
-  CircuitBreakerSnapshot,
-  CircuitRejection,
-  CircuitState,
-  CircuitStateChange,
+import {
+  type CallOutcome,
+  CIRCUIT_BREAKER_KEYS,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
+  type CircuitRejection,
+  type CircuitState,
+  type CircuitStateChange,
 } from './types.js';
 
 const countEveryError = (): boolean => true;
@@ -240,12 +247,16 @@ class StatefulCircuitBreaker implements CircuitBreaker {
  * }
  */
 export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
-  checkObject('options', options, false);
-  const config = validateCircuitBreakerConfig(options);
+  checkOptions('createCircuitBreaker', options, CIRCUIT_BREAKER_KEYS, '', false);
+  const config = optionPath(
+    '',
+    () => validateCircuitBreakerConfig(options),
+    'createCircuitBreaker',
+  );
   checkFunction('clock', options.clock);
   checkFunction('isFailure', options.isFailure);
   if (options.name !== undefined && typeof options.name !== 'string') {
-    throw new TypeError(`name must be a string, got ${describeValue(options.name)}`);
+    throw optionTypeError('name', `must be a string, got ${describeValue(options.name)}`);
   }
   // One hostile reading must not leave `openedAt` NaN (never half-opening again).
   const clock = saneClock(options.clock);

@@ -35,7 +35,9 @@ describe('validateCircuitBreakerConfig', () => {
     expect(c.halfOpenMaxCalls).toBe(Number.POSITIVE_INFINITY);
     expect(c.window).toEqual({ ...count, minimumCalls: 10 });
     expect(
-      validateCircuitBreakerConfig({ window: { ...count, type: 'time', sizeMs: 5 } }).window,
+      validateCircuitBreakerConfig({
+        window: { type: 'time', sizeMs: 5, failureRateThreshold: count.failureRateThreshold },
+      }).window,
     ).toMatchObject({ type: 'time', sizeMs: 5, minimumCalls: 1 });
   });
 

@@ -1,5 +1,20 @@
-import { checkNumber, checkObject, checkOneOf, optionalNumber } from '../internal/validate.js';
-import type { CircuitBreakerConfig, FailureRateWindow, SlowCallRule } from './types.js';
+import {
+  checkKeys,
+  checkNumber,
+  checkObject,
+  checkOneOf,
+  checkOptions,
+  optionalNumber,
+  optionTypeError,
+} from '../internal/validate.js';
+import {
+  type CircuitBreakerConfig,
+  COUNT_WINDOW_KEYS,
+  type FailureRateWindow,
+  SLOW_CALL_KEYS,
+  type SlowCallRule,
+  TIME_WINDOW_KEYS,
+} from './types.js';
 
 /**
  * The settings a breaker runs with when an option is left out: opens after 5
@@ -40,6 +55,7 @@ function validateWindow(value: unknown): FailureRateWindow {
   checkObject('window', value, false);
   const w = value as Record<string, unknown>;
   const type = checkOneOf('window.type', w.type, ['count', 'time'] as const);
+  checkKeys(undefined, w, type === 'count' ? COUNT_WINDOW_KEYS : TIME_WINDOW_KEYS, 'window');
   const failureRateThreshold = checkNumber(
     'window.failureRateThreshold',
     w.failureRateThreshold,
@@ -64,7 +80,7 @@ function validateWindow(value: unknown): FailureRateWindow {
 }
 
 function validateSlowCall(value: unknown): SlowCallRule {
-  checkObject('slowCall', value, false);
+  checkOptions(undefined, value, SLOW_CALL_KEYS, 'slowCall', false);
   const s = value as Record<string, unknown>;
   return {
     durationMs: checkNumber('slowCall.durationMs', s.durationMs, { min: 0 }),
@@ -80,7 +96,7 @@ function validateSlowCall(value: unknown): SlowCallRule {
 export function validateCircuitBreakerConfig(
   options: Partial<CircuitBreakerConfig> = {},
 ): CircuitBreakerConfig {
-  checkObject('options', options, false);
+  checkObject('', options, false);
   const d = getDefaultCircuitBreakerConfig();
   const config: CircuitBreakerConfig = {
     // Infinity turns the consecutive rule off, leaving only the failure-rate window.
@@ -139,8 +155,9 @@ export function validateCircuitBreakerConfig(
   if (options.slowCall !== undefined) {
     config.slowCall = validateSlowCall(options.slowCall);
     if (config.window === undefined) {
-      throw new TypeError(
-        'slowCall needs a window: slow calls only count toward a failure-rate window',
+      throw optionTypeError(
+        'slowCall',
+        'needs a window: slow calls only count toward a failure-rate window',
       );
     }
   }

@@ -1,5 +1,11 @@
 import { saneClock } from '../internal/sane-clock.js';
-import { checkFunction, checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+} from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { LruMap } from './lru-map.js';
 
@@ -17,6 +23,14 @@ export interface CacheOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link CacheOptions}. @internal */
+export const CACHE_KEYS = {
+  maxSize: true,
+  ttlMs: true,
+  staleWhileRevalidateMs: true,
+  clock: true,
+} as const satisfies KnownKeys<CacheOptions>;
 
 /** What `get` found. A plain miss reports `'expired'` too: there is nothing usable either way. */
 export type CacheLookup<V> =
@@ -113,7 +127,7 @@ const MISS: CacheLookup<never> = Object.freeze({ hit: false, status: 'expired' }
  * const user = await users.getOrLoad(id, (id) => api.getUser(id));
  */
 export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
-  checkObject('createCache(options)', options, false);
+  checkOptions('createCache', options, CACHE_KEYS, '', false);
   const maxSize = checkNumber('maxSize', options.maxSize, { min: 1, integer: true });
   const inf = Number.POSITIVE_INFINITY;
   const ttlMs = optionalNumber('ttlMs', options.ttlMs, inf, { above: 0, allowInfinity: true });

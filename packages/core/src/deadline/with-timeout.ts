@@ -5,7 +5,7 @@ import { checkSignal } from '../internal/call-options.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import type { Deadline } from './deadline.js';
@@ -24,6 +24,15 @@ export interface TimeoutOptions {
   /** Accepted so one options object serves `withRetry` and `withTimeout`; time flows through `sleep`. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link TimeoutOptions}. @internal */
+export const TIMEOUT_KEYS = {
+  timeoutMs: true,
+  deadline: true,
+  signal: true,
+  sleep: true,
+  clock: true,
+} as const satisfies KnownKeys<TimeoutOptions>;
 
 /** The operation bounded by a timeout; it should stop when `signal` aborts. */
 export type TimeoutOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
@@ -137,7 +146,7 @@ function resolveTimeout(options: TimeoutOptions): number {
  */
 export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions): Promise<T> {
   checkFunction('withTimeout(op)', op, false);
-  checkObject('withTimeout(options)', options, false);
+  checkOptions('withTimeout', options, TIMEOUT_KEYS, '', false);
   const timeoutMs = resolveTimeout(options);
   const callerSignal = options.signal;
   checkSignal('signal', callerSignal);

@@ -1,6 +1,7 @@
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CallOutcome, CircuitBreaker, CircuitBreakerOptions } from '../breaker/types.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
+import { checkOptions, type KnownKeys, optionPath, optionTypeError } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
   createGrpcStatusClassifier,
@@ -37,6 +38,15 @@ export interface GrpcCircuitOptions {
   /** Time source for call durations (slow-call rules). Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link GrpcCircuitOptions}. @internal */
+export const GRPC_CIRCUIT_KEYS = {
+  scope: true,
+  breaker: true,
+  breakerFor: true,
+  classify: true,
+  clock: true,
+} as const satisfies KnownKeys<GrpcCircuitOptions>;
 
 /** The circuit of one method path, shared by its calls. */
 export interface GrpcMethodCircuit {
@@ -77,15 +87,21 @@ export interface GrpcCircuits {
  * status counts. Throws a `TypeError` for an unknown `scope`.
  */
 export function createGrpcCircuits(options: GrpcCircuitOptions = {}): GrpcCircuits {
+  checkOptions(undefined, options, GRPC_CIRCUIT_KEYS, '', false);
   const scope = options.scope ?? 'method';
   if (scope !== 'method' && scope !== 'service' && scope !== 'client') {
-    throw new TypeError(`scope must be one of 'method', 'service', 'client', got ${String(scope)}`);
+    throw optionTypeError(
+      'scope',
+      `must be one of 'method', 'service', 'client', got ${String(scope)}`,
+    );
   }
   const clock = options.clock ?? systemClock;
   const classify = options.classify ?? createGrpcStatusClassifier();
   const make =
     options.breakerFor ??
     ((key: string) => createCircuitBreaker({ clock, ...options.breaker, name: key }));
+  // Breakers are built on first use; build one now so bad `breaker` options throw here.
+  if (options.breakerFor === undefined) optionPath('breaker', () => make('client'));
   const byKey = new Map<string, CircuitBreaker>();
   const byPath = new Map<string, GrpcMethodCircuit>();
 

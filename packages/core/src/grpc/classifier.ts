@@ -1,3 +1,10 @@
+import {
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '../internal/validate.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { GrpcStatus } from './status.js';
 
@@ -123,6 +130,37 @@ export interface GrpcStatusClassifierOptions extends GrpcStatusPolicy {
   override?: (input: GrpcClassifierInput, verdict: ErrorVerdict) => ErrorVerdict;
 }
 
+/** Keys of {@link GrpcStatusPolicy}. @internal */
+export const GRPC_STATUS_POLICY_KEYS = {
+  retryAborted: true,
+  retryInternal: true,
+  retryUnknown: true,
+} as const satisfies KnownKeys<GrpcStatusPolicy>;
+
+/** Keys of {@link GrpcStatusClassifierOptions}. @internal */
+export const GRPC_STATUS_CLASSIFIER_KEYS = {
+  ...GRPC_STATUS_POLICY_KEYS,
+  methods: true,
+  override: true,
+} as const satisfies KnownKeys<GrpcStatusClassifierOptions>;
+
+function checkClassifierOptions(options: GrpcStatusClassifierOptions): void {
+  checkOptions(undefined, options, GRPC_STATUS_CLASSIFIER_KEYS, '', false);
+  if (options.override !== undefined && typeof options.override !== 'function') {
+    throw optionTypeError('override', `must be a function, got ${String(options.override)}`);
+  }
+  checkObject('methods', options.methods);
+  for (const [key, policy] of Object.entries(options.methods ?? {})) {
+    checkOptions(
+      undefined,
+      policy,
+      GRPC_STATUS_POLICY_KEYS,
+      `methods[${JSON.stringify(key)}]`,
+      false,
+    );
+  }
+}
+
 /** Input of a configured classifier. */
 export interface GrpcClassifierInput extends Omit<GrpcAttemptInfo, keyof GrpcStatusPolicy> {
   /** Full method path, e.g. `/pkg.Service/Method`. */
@@ -148,9 +186,7 @@ function serviceOf(path: string): string {
 export function createGrpcStatusClassifier(
   options: GrpcStatusClassifierOptions = {},
 ): GrpcStatusClassifier {
-  if (options.override !== undefined && typeof options.override !== 'function') {
-    throw new TypeError(`override must be a function, got ${String(options.override)}`);
-  }
+  optionPath('', () => checkClassifierOptions(options), 'createGrpcStatusClassifier');
   const base: GrpcStatusPolicy = {
     retryAborted: options.retryAborted ?? false,
     retryInternal: options.retryInternal ?? false,

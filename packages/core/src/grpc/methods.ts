@@ -1,3 +1,5 @@
+import { optionTypeError } from '@breakwater/core';
+
 /**
  * Which methods a setting applies to: full paths (`/pkg.Service/Method`) or
  * service names (`pkg.Service`), a predicate over the path, or `'all'`.
@@ -49,8 +51,9 @@ export function compileSelector(
     typeof selector === 'string' ||
     typeof (selector as Iterable<string>)[Symbol.iterator] !== 'function'
   ) {
-    throw new TypeError(
-      `${name} must be 'all', a function or an iterable of method paths, got ${String(selector)}`,
+    throw optionTypeError(
+      name,
+      `must be 'all', a function or an iterable of method paths, got ${String(selector)}`,
     );
   }
   const names = new Set(selector);

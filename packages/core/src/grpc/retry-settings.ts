@@ -1,3 +1,4 @@
+import { optionPath, optionRangeError } from '../internal/validate.js';
 import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 
 /** Emitted before each retry or hedge. Carries the method, numbers and the code, never payloads. */
@@ -28,7 +29,7 @@ export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): B
   if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
   return typeof (backoff as Backoff).delayFor === 'function'
     ? (backoff as Backoff)
-    : createBackoff(backoff as BackoffOptions);
+    : optionPath('backoff', () => createBackoff(backoff as BackoffOptions));
 }
 
 /**
@@ -38,7 +39,7 @@ export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): B
 export function checkAttempts(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be an integer >= 1, got ${String(value)}`);
+    throw optionRangeError(name, `must be an integer >= 1, got ${String(value)}`);
   }
   return value;
 }

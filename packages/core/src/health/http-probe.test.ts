@@ -150,8 +150,8 @@ describe('httpProbe', () => {
   });
 
   it('validates its options, naming them', () => {
-    expect(() => createHttpProbe({ timeout: 'later' as never })).toThrow(/httpProbe timeout/);
-    expect(() => createHttpProbe({ method: 'POST' as never })).toThrow(/httpProbe method/);
-    expect(() => createHttpProbe({ maxRedirects: -1 })).toThrow(/httpProbe maxRedirects/);
+    expect(() => createHttpProbe({ timeout: 'later' as never })).toThrow(/^timeout must be/);
+    expect(() => createHttpProbe({ method: 'POST' as never })).toThrow(/^method must be/);
+    expect(() => createHttpProbe({ maxRedirects: -1 })).toThrow(/^maxRedirects must be/);
   });
 });

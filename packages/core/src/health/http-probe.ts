@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { redactUrl } from '../internal/redact-url.js';
-import { checkObject, checkOneOf, optionalNumber } from '../internal/validate.js';
+import { checkOneOf, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { describeFailure, type HealthVerdict, type Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
@@ -15,6 +15,13 @@ export interface HttpProbeOptions {
   /** Redirects followed per request before the probe fails. Defaults to 5. */
   maxRedirects?: number;
 }
+
+/** Keys of {@link HttpProbeOptions}. @internal */
+export const HTTP_PROBE_KEYS = {
+  timeout: true,
+  method: true,
+  maxRedirects: true,
+} as const satisfies KnownKeys<HttpProbeOptions>;
 
 /** A URL an HTTP probe checks. */
 export type HttpTarget = string | URL;
@@ -79,14 +86,12 @@ async function follow(
  *   probe: createHttpProbe({ timeout: '2s' }), intervalMs: 5000, timeoutMs: 3000 });
  */
 export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarget> {
-  checkObject('createHttpProbe(options)', options);
+  checkOptions('createHttpProbe', options, HTTP_PROBE_KEYS);
   const timeoutMs =
-    options.timeout === undefined ? 5000 : parseDuration('httpProbe timeout', options.timeout);
+    options.timeout === undefined ? 5000 : parseDuration('timeout', options.timeout);
   const method =
-    options.method === undefined
-      ? 'HEAD'
-      : checkOneOf('httpProbe method', options.method, ['HEAD', 'GET']);
-  const maxRedirects = optionalNumber('httpProbe maxRedirects', options.maxRedirects, 5, {
+    options.method === undefined ? 'HEAD' : checkOneOf('method', options.method, ['HEAD', 'GET']);
+  const maxRedirects = optionalNumber('maxRedirects', options.maxRedirects, 5, {
     min: 0,
     integer: true,
   });

@@ -1,7 +1,13 @@
 import type { CircuitBreakerState, CircuitState } from '../breaker/index.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { saneClock } from '../internal/sane-clock.js';
-import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+} from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
   applyOutcome,
@@ -21,6 +27,13 @@ export interface HealthRegistryOptions {
   /** Time source. Defaults to `systemClock` (for `scoped`, the parent's clock). */
   clock?: Clock;
 }
+
+/** Keys of {@link HealthRegistryOptions}. @internal */
+export const HEALTH_REGISTRY_KEYS = {
+  failures: true,
+  reset: true,
+  clock: true,
+} as const satisfies KnownKeys<HealthRegistryOptions>;
 
 /** Options of {@link HealthRegistry.success}. */
 export interface HealthSuccessOptions {
@@ -124,7 +137,7 @@ function createView(
   options: HealthRegistryOptions,
   parent?: HealthRegistry,
 ): HealthRegistry {
-  checkObject('options', options);
+  checkOptions(parent ? 'scoped' : 'createHealthRegistry', options, HEALTH_REGISTRY_KEYS);
   const failures =
     options.failures === undefined
       ? (parent?.failures ?? 3)

@@ -2,7 +2,7 @@ import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+import { checkNumber, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
 
 /** Work run by a {@link Pool}; receives the caller's signal, or a never-aborted one. */
@@ -21,6 +21,12 @@ export interface PoolOptions {
   /** Most tasks waiting for a slot (0 = no queue). Defaults to `Infinity`. */
   maxQueue?: number;
 }
+
+/** Keys of {@link PoolOptions}. @internal */
+export const POOL_KEYS = {
+  concurrency: true,
+  maxQueue: true,
+} as const satisfies KnownKeys<PoolOptions>;
 
 /** Counters of a {@link Pool}, since it was created. */
 export interface PoolStats {
@@ -300,7 +306,7 @@ export function createPool(options: PoolOptions): Pool {
 
 /** {@link createPool} with the internal slot hand-off of {@link SlotPool}. @internal */
 export function createSlotPool(options: PoolOptions): SlotPool {
-  checkObject('createPool(options)', options, false);
+  checkOptions('createPool', options, POOL_KEYS, '', false);
   const concurrency = checkNumber('concurrency', options.concurrency, {
     min: 1,
     integer: true,

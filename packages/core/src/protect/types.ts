@@ -1,6 +1,7 @@
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
+import type { KnownKeys } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
@@ -19,6 +20,14 @@ export interface ProtectBackoff {
   maxDelay?: Duration;
 }
 
+/** Keys of {@link ProtectBackoff}. @internal */
+export const PROTECT_BACKOFF_KEYS = {
+  type: true,
+  delay: true,
+  jitter: true,
+  maxDelay: true,
+} as const satisfies KnownKeys<ProtectBackoff>;
+
 /** The circuit of a {@link protect} runner, counted once per call after its retries. */
 export interface ProtectCircuit {
   /** Consecutive counted call failures that open the circuit; an integer > 0. Required. */
@@ -26,6 +35,12 @@ export interface ProtectCircuit {
   /** How long the circuit stays open before one probe call may run, in ms or as a duration string. Required. */
   cooldown: Duration;
 }
+
+/** Keys of {@link ProtectCircuit}. @internal */
+export const PROTECT_CIRCUIT_KEYS = {
+  threshold: true,
+  cooldown: true,
+} as const satisfies KnownKeys<ProtectCircuit>;
 
 /** Retry budget shared between callers (see `createRetryBudget`). */
 export interface ProtectRetryBudget {
@@ -75,6 +90,24 @@ export interface ProtectOptions {
   /** Randomness for backoff jitter. Defaults to `systemRandom`. */
   random?: RandomSource;
 }
+
+/** Keys of {@link ProtectOptions}. @internal */
+export const PROTECT_KEYS = {
+  attempts: true,
+  backoff: true,
+  timeout: true,
+  timeoutMode: true,
+  concurrency: true,
+  maxQueue: true,
+  circuit: true,
+  errorPolicy: true,
+  budget: true,
+  throttle: true,
+  name: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<ProtectOptions>;
 
 /** What the protected callback receives. */
 export interface ProtectContext {

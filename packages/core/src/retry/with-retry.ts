@@ -3,7 +3,15 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkSignal } from '../internal/call-options.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+  optionRangeError,
+} from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { type Backoff, createBackoff } from './backoff.js';
@@ -52,6 +60,19 @@ export interface RetryOptions {
   clock?: Clock;
 }
 
+/** Keys of {@link RetryOptions}. @internal */
+export const RETRY_KEYS = {
+  backoff: true,
+  attempts: true,
+  shouldRetry: true,
+  onRetry: true,
+  signal: true,
+  timeoutMs: true,
+  budget: true,
+  sleep: true,
+  clock: true,
+} as const satisfies KnownKeys<RetryOptions>;
+
 /** The operation retried; it should stop when `signal` aborts. */
 export type RetryOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
 
@@ -75,7 +96,7 @@ interface Chain<T> {
 }
 
 function validate(options: RetryOptions): number {
-  checkObject('withRetry(options)', options, false);
+  checkOptions('withRetry', options, RETRY_KEYS, '', false);
   const { backoff } = options;
   if (backoff !== undefined) {
     checkObject('backoff', backoff, false);
@@ -86,8 +107,9 @@ function validate(options: RetryOptions): number {
   if (options.attempts !== undefined) {
     attempts = checkNumber('attempts', options.attempts, { min: 1, integer: true });
     if (budgeted !== undefined && attempts > budgeted) {
-      throw new RangeError(
-        `attempts ${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
+      throw optionRangeError(
+        'attempts',
+        `${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
       );
     }
   }
