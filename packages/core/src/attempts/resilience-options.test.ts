@@ -8,7 +8,7 @@ import { resolveResilience, STANDARD_RESILIENCE } from './resilience-options.js'
 
 describe('resolveResilience — the one vocabulary', () => {
   it('turns every part off when nothing is given and the standard stack is not asked for', () => {
-    const plan = resolveResilience('', undefined, false);
+    const plan = resolveResilience('test', '', undefined, false);
     expect(plan.timeoutMs).toBe(Number.POSITIVE_INFINITY);
     expect(plan.attemptTimeoutMs).toBe(Number.POSITIVE_INFINITY);
     expect(plan.retry).toBeUndefined();
@@ -20,7 +20,7 @@ describe('resolveResilience — the one vocabulary', () => {
   });
 
   it('gives the standard stack part by part, each switchable off with false', () => {
-    const plan = resolveResilience('', {}, true);
+    const plan = resolveResilience('test', '', {}, true);
     expect(plan.timeoutMs).toBe(STANDARD_RESILIENCE.timeoutMs);
     expect(plan.attemptTimeoutMs).toBe(STANDARD_RESILIENCE.attemptTimeoutMs);
     expect(plan.retry?.attempts).toBe(3);
@@ -31,6 +31,7 @@ describe('resolveResilience — the one vocabulary', () => {
     expect(plan.concurrency).toEqual({ limit: 1000, maxQueue: 0 });
 
     const off = resolveResilience(
+      'test',
       '',
       {
         timeoutMs: false,
@@ -54,13 +55,19 @@ describe('resolveResilience — the one vocabulary', () => {
     const budget = createRetryBudget({ clock });
     const circuit = createCircuitBreaker({ clock });
     const bucket = createTokenBucket({ capacity: 1, refillPerSecond: 1, clock });
-    const shared = resolveResilience('', { budget, circuit, rateLimit: bucket, retry: {} }, false);
+    const shared = resolveResilience(
+      'test',
+      '',
+      { budget, circuit, rateLimit: bucket, retry: {} },
+      false,
+    );
     expect(shared.budget).toBe(budget);
     expect(shared.circuit).toBe(circuit);
     expect(shared.rateLimit).toBe(bucket);
     expect(shared.retry?.budget).toBe(budget);
 
     const built = resolveResilience(
+      'test',
       '',
       {
         clock,
@@ -86,7 +93,7 @@ describe('resolveResilience — the one vocabulary', () => {
     const cases: Array<[unknown, RegExp]> = [
       [
         { retry: { attempts: MAX_ATTEMPTS + 1 } },
-        /^providers\[1\]\.protection\.retry\.attempts must be <= 10/,
+        /^createRouter: providers\[1\]\.protection\.retry\.attempts must be <= 10/,
       ],
       [{ retry: { attempts: 0 } }, /retry\.attempts must be >= 1/],
       [{ retry: { backoff: { baseDelayMs: -1 } } }, /retry\.backoff\.baseDelayMs must be >= 0/],
@@ -99,11 +106,20 @@ describe('resolveResilience — the one vocabulary', () => {
       [{ attemptTimeoutMs: 0 }, /attemptTimeoutMs must be > 0/],
       [{ budget: { ratio: -1 } }, /budget\.ratio must be >= 0/],
       [{ retry: { onRetry: 'log' } }, /retry\.onRetry must be a function/],
+      [
+        { retry: { atempts: 2 } },
+        /unknown option `providers\[1\]\.protection\.retry\.atempts` — did you mean `providers\[1\]\.protection\.retry\.attempts`/,
+      ],
+      [{ timout: 5 }, /unknown option `providers\[1\]\.protection\.timout`/],
+      [
+        { circuit: { threshold: 5 } },
+        /unknown option `providers\[1\]\.protection\.circuit\.threshold`/,
+      ],
     ];
     for (const [options, message] of cases) {
-      expect(() => resolveResilience('providers[1].protection', options as never, false)).toThrow(
-        message,
-      );
+      expect(() =>
+        resolveResilience('createRouter', 'providers[1].protection', options as never, false),
+      ).toThrow(message);
     }
   });
 });

@@ -1,6 +1,14 @@
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CircuitBreaker, CircuitBreakerOptions } from '../breaker/types.js';
-import { checkFunction, checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+  optionPath,
+} from '../internal/validate.js';
 import {
   createTokenBucket,
   type TokenBucket,
@@ -90,6 +98,38 @@ export interface ResilienceOptions {
   random?: RandomSource;
 }
 
+/** Keys of {@link ResilienceOptions}. @internal */
+export const RESILIENCE_KEYS = {
+  timeoutMs: true,
+  attemptTimeoutMs: true,
+  retry: true,
+  hedge: true,
+  budget: true,
+  circuit: true,
+  concurrency: true,
+  rateLimit: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<ResilienceOptions>;
+
+const RETRY_POLICY_KEYS = {
+  attempts: true,
+  backoff: true,
+  maxPushbackMs: true,
+  onRetry: true,
+} as const satisfies KnownKeys<RetryPolicyOptions>;
+
+const HEDGE_POLICY_KEYS = {
+  delayMs: true,
+  attempts: true,
+} as const satisfies KnownKeys<HedgePolicyOptions>;
+
+const CONCURRENCY_KEYS = {
+  limit: true,
+  maxQueue: true,
+} as const satisfies KnownKeys<ConcurrencyOptions>;
+
 /** The parts of {@link ResilienceOptions} a stack runs with, validated and built once. @internal */
 export interface ResiliencePlan {
   /** Deadline of the whole call in ms; `Infinity` for none. */
@@ -159,22 +199,7 @@ function backoffOf(path: string, value: Backoff | BackoffOptions | undefined): B
   checkObject(path, value, false);
   return typeof (value as Backoff).delayFor === 'function'
     ? (value as Backoff)
-    : within(path, () => createBackoff(value as BackoffOptions));
-}
-
-/**
- * Builds a nested part with its own factory, whose errors name its options
- * without their place: prefix `path` so the message names the full option path.
- */
-function within<T>(at: string, build: () => T): T {
-  try {
-    return build();
-  } catch (error) {
-    if (error instanceof RangeError)
-      throw new RangeError(`${at}.${error.message}`, { cause: error });
-    if (error instanceof TypeError) throw new TypeError(`${at}.${error.message}`, { cause: error });
-    throw error;
-  }
+    : optionPath(path, () => createBackoff(value as BackoffOptions));
 }
 
 function isBreaker(value: object): value is CircuitBreaker {
@@ -183,34 +208,38 @@ function isBreaker(value: object): value is CircuitBreaker {
 }
 
 /**
- * Validates `options` (found at option path `path`, `''` at the top level)
- * and builds the parts it turns on. With `standard`, parts left out take
+ * Validates `options` of factory `fn` (found at option path `path`, `''` for
+ * the factory's own options) and builds the parts it turns on; errors name
+ * the full option path and the nearest valid name of an unknown key. With `standard`, parts left out take
  * {@link STANDARD_RESILIENCE}; without it they are off.
  * @internal
  */
 export function resolveResilience(
+  fn: string,
   path: string,
   options: ResilienceOptions | undefined,
   standard: boolean,
 ): ResiliencePlan {
-  checkObject(path === '' ? 'options' : path, options);
-  // Option names in errors: `retry.attempts` at the top, `providers[1].protection.retry.attempts` below.
-  const at = path === '' ? '' : `${path}.`;
+  return optionPath(path, () => resolve(options, standard), fn);
+}
+
+function resolve(options: ResilienceOptions | undefined, standard: boolean): ResiliencePlan {
+  checkOptions(undefined, options, RESILIENCE_KEYS);
   const o = options ?? {};
-  checkFunction(`${at}clock`, o.clock);
-  checkFunction(`${at}sleep`, o.sleep);
-  checkFunction(`${at}random`, o.random);
+  checkFunction(`clock`, o.clock);
+  checkFunction(`sleep`, o.sleep);
+  checkFunction(`random`, o.random);
   const clock = o.clock;
   const sleep = o.sleep;
 
   const budgetOption = pick(o, 'budget', standard);
   let budget: RetryBudget | undefined;
   if (budgetOption !== undefined && budgetOption !== false) {
-    checkObject(`${at}budget`, budgetOption, false);
+    checkObject(`budget`, budgetOption, false);
     budget =
       typeof (budgetOption as RetryBudget).tryRetry === 'function'
         ? (budgetOption as RetryBudget)
-        : within(`${at}budget`, () =>
+        : optionPath(`budget`, () =>
             createRetryBudget(
               clock === undefined
                 ? (budgetOption as RetryBudgetOptions)
@@ -223,17 +252,17 @@ export function resolveResilience(
   let retry: AttemptEngine | undefined;
   let onRetry: ((event: RetryEvent) => void) | undefined;
   if (retryOption !== undefined && retryOption !== false) {
-    checkObject(`${at}retry`, retryOption, false);
-    checkFunction(`${at}retry.onRetry`, retryOption.onRetry);
+    checkOptions(undefined, retryOption, RETRY_POLICY_KEYS, 'retry', false);
+    checkFunction(`retry.onRetry`, retryOption.onRetry);
     onRetry = retryOption.onRetry;
-    const attempts = attemptsOf(`${at}retry.attempts`, retryOption.attempts, DEFAULT_ATTEMPTS, 1);
+    const attempts = attemptsOf(`retry.attempts`, retryOption.attempts, DEFAULT_ATTEMPTS, 1);
     if (attempts > 1) {
       retry = new AttemptEngine({
         attempts,
-        backoff: backoffOf(`${at}retry.backoff`, retryOption.backoff),
+        backoff: backoffOf(`retry.backoff`, retryOption.backoff),
         budget,
         maxPushbackMs: optionalNumber(
-          `${at}retry.maxPushbackMs`,
+          `retry.maxPushbackMs`,
           retryOption.maxPushbackMs,
           DEFAULT_MAX_PUSHBACK_MS,
           { min: 0 },
@@ -247,10 +276,10 @@ export function resolveResilience(
   const hedgeOption = o.hedge;
   let hedge: AttemptEngine | undefined;
   if (hedgeOption !== undefined && hedgeOption !== false) {
-    checkObject(`${at}hedge`, hedgeOption, false);
+    checkOptions(undefined, hedgeOption, HEDGE_POLICY_KEYS, 'hedge', false);
     hedge = new AttemptEngine({
-      attempts: attemptsOf(`${at}hedge.attempts`, hedgeOption.attempts, 2, 2),
-      hedgeDelayMs: checkNumber(`${at}hedge.delayMs`, hedgeOption.delayMs, { min: 0 }),
+      attempts: attemptsOf(`hedge.attempts`, hedgeOption.attempts, 2, 2),
+      hedgeDelayMs: checkNumber(`hedge.delayMs`, hedgeOption.delayMs, { min: 0 }),
       budget,
       clock,
       sleep,
@@ -260,10 +289,10 @@ export function resolveResilience(
   const circuitOption = pick(o, 'circuit', standard);
   let circuit: CircuitBreaker | undefined;
   if (circuitOption !== undefined && circuitOption !== false) {
-    checkObject(`${at}circuit`, circuitOption, false);
+    checkObject(`circuit`, circuitOption, false);
     circuit = isBreaker(circuitOption)
       ? circuitOption
-      : within(`${at}circuit`, () =>
+      : optionPath(`circuit`, () =>
           createCircuitBreaker(
             clock === undefined ? circuitOption : Object.assign({}, circuitOption, { clock }),
           ),
@@ -273,13 +302,13 @@ export function resolveResilience(
   const concurrencyOption = pick(o, 'concurrency', standard);
   let concurrency: ResiliencePlan['concurrency'];
   if (concurrencyOption !== undefined && concurrencyOption !== false) {
-    checkObject(`${at}concurrency`, concurrencyOption, false);
+    checkOptions(undefined, concurrencyOption, CONCURRENCY_KEYS, 'concurrency', false);
     concurrency = {
-      limit: checkNumber(`${at}concurrency.limit`, concurrencyOption.limit, {
+      limit: checkNumber(`concurrency.limit`, concurrencyOption.limit, {
         integer: true,
         min: 1,
       }),
-      maxQueue: optionalNumber(`${at}concurrency.maxQueue`, concurrencyOption.maxQueue, 0, {
+      maxQueue: optionalNumber(`concurrency.maxQueue`, concurrencyOption.maxQueue, 0, {
         integer: true,
         min: 0,
         allowInfinity: true,
@@ -290,11 +319,11 @@ export function resolveResilience(
   const rateOption = o.rateLimit;
   let rateLimit: TokenBucket | undefined;
   if (rateOption !== undefined && rateOption !== false) {
-    checkObject(`${at}rateLimit`, rateOption, false);
+    checkObject(`rateLimit`, rateOption, false);
     rateLimit =
       typeof (rateOption as TokenBucket).tryAcquire === 'function'
         ? (rateOption as TokenBucket)
-        : within(`${at}rateLimit`, () =>
+        : optionPath(`rateLimit`, () =>
             createTokenBucket(
               clock === undefined
                 ? (rateOption as TokenBucketOptions)
@@ -303,8 +332,8 @@ export function resolveResilience(
           );
   }
 
-  const timeoutMs = duration(`${at}timeoutMs`, pick(o, 'timeoutMs', standard));
-  const attemptTimeoutMs = duration(`${at}attemptTimeoutMs`, pick(o, 'attemptTimeoutMs', standard));
+  const timeoutMs = duration(`timeoutMs`, pick(o, 'timeoutMs', standard));
+  const attemptTimeoutMs = duration(`attemptTimeoutMs`, pick(o, 'attemptTimeoutMs', standard));
   return {
     timeoutMs,
     attemptTimeoutMs,
