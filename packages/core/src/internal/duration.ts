@@ -8,7 +8,9 @@ const UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
 
 /**
  * Parses a {@link Duration} into milliseconds. Throws `TypeError` naming
- * `name` for any other form and `RangeError` for a negative or non-finite number.
+ * `name` for any other form, and `RangeError` for a negative or non-finite
+ * number or a string too long to be finite (`"1e400ms"` is not a duration;
+ * 400 nines are, and overflow).
  * @internal
  */
 export function parseDuration(name: string, value: unknown): number {
@@ -22,7 +24,16 @@ export function parseDuration(name: string, value: unknown): number {
   }
   if (typeof value === 'string') {
     const m = DURATION.exec(value.trim());
-    if (m) return Number(m[1]) * (UNIT[m[2] as string] as number);
+    if (m) {
+      const ms = Number(m[1]) * (UNIT[m[2] as string] as number);
+      // A deadline of Infinity would mean "never" where the caller asked for a time.
+      if (ms === Number.POSITIVE_INFINITY) {
+        throw new RangeError(
+          `${name} must be a finite duration, got ${describeValue(value)} (Infinity ms)`,
+        );
+      }
+      return ms;
+    }
   }
   throw new TypeError(
     `${name} must be a number of ms or a string like "500ms", "30s", "5m", got ${describeValue(value)}`,
