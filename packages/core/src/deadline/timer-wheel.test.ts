@@ -87,23 +87,31 @@ describe('TimerWheel', () => {
     expect(wheel.size).toBe(0);
   });
 
-  it('holds the process open exactly while an entry is pending (0↔1 transitions only)', () => {
+  it('holds the process open while an entry is pending, and lets go at the end of the turn it empties', async () => {
     const wheel = new TimerWheel();
     const timer = () => (wheel as unknown as { handle: { hasRef(): boolean } | undefined }).handle;
+    const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
     const a = new Probe('a');
     const b = new Probe('b');
     wheel.schedule(a, 10_000);
     expect(timer()?.hasRef()).toBe(true);
     wheel.schedule(b, 20_000);
     wheel.cancel(a);
+    await endOfTurn();
     expect(timer()?.hasRef()).toBe(true);
     wheel.cancel(b);
+    // Back-to-back calls within one turn never toggle the hold.
+    wheel.schedule(a, 10_000);
+    wheel.cancel(a);
+    expect(timer()?.hasRef()).toBe(true);
+    await endOfTurn();
     // Left armed (cheaper than clearing it per call), but no longer foreground work.
     expect(timer()?.hasRef()).toBe(false);
     // A later entry joining without re-arming takes the hold back.
     wheel.schedule(b, 20_000);
     expect(timer()?.hasRef()).toBe(true);
     wheel.cancel(b);
+    await endOfTurn();
     expect(timer()?.hasRef()).toBe(false);
   });
 

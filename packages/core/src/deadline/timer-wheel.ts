@@ -1,6 +1,6 @@
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
-import { keepAlive, startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
+import { afterTurn, keepAlive, startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
 
 /**
  * A call waiting on a {@link TimerWheel}. The entry is its own list node, so
@@ -48,8 +48,9 @@ export interface TimerWheelOptions {
  * timer covers every deadline, and slots emptied by winning calls stay until
  * the timer reaches them, so back-to-back calls never arm or clear a host
  * timer of their own. The timer holds the process open while any entry is
- * pending (a pending deadline is foreground work) and is `unref`'d when none
- * is: only the pending count's 0↔1 transitions touch it.
+ * pending (a pending deadline is foreground work) and is `unref`'d once none
+ * is at the end of an event-loop turn: back-to-back calls (the count going
+ * 1→0→1 within a turn) never touch it, and at most one check runs per turn.
  *
  * With an injected `sleep` (and its clock as `now`) ticks are exact, one sleep
  * covers every deadline, and it is cancelled as soon as the wheel empties, so
@@ -65,8 +66,16 @@ export class TimerWheel {
   private last: Slot | undefined = undefined;
   private pending = 0;
   private handle: TimerHandle | undefined = undefined;
-  /** Whether `handle` holds the process open (true exactly while an entry is pending). */
+  /** Whether `handle` holds the process open (true while an entry is pending, and until the turn it empties ends). */
   private held = false;
+  /** A check that lets go of the process is queued for the end of this turn. */
+  private releasing = false;
+  private readonly release = (): void => {
+    this.releasing = false;
+    if (this.pending > 0 || !this.held) return;
+    this.held = false;
+    if (this.handle !== undefined) keepAlive(this.handle, false);
+  };
   private sleepCancel: AbortController | undefined = undefined;
   private armedAt = Number.POSITIVE_INFINITY;
   /** The last host-timer timeout scheduled, and its grain (see {@link grainOf}). */
@@ -146,6 +155,8 @@ export class TimerWheel {
   private fire(due: number): void {
     this.handle = undefined;
     this.held = false;
+    // A check queued on a host whose immediates were dropped (fake timers) must not block the next one.
+    this.releasing = false;
     this.armedAt = Number.POSITIVE_INFINITY;
     const now = Math.max(this.now(), due);
     for (let top = this.heap[0]; top !== undefined && top.tick <= now; top = this.heap[0]) {
@@ -169,11 +180,12 @@ export class TimerWheel {
   /** The last pending entry left. */
   private idle(): void {
     // A virtual sleep must not outlive the last call; the host timer is cheaper left armed,
-    // but no longer holds the process open.
+    // but no longer holds the process open once this turn is over. Toggling the hold per
+    // call would cost two native calls each at concurrency 1.
     if (this.sleep !== undefined) this.clear();
-    else if (this.held) {
-      this.held = false;
-      if (this.handle !== undefined) keepAlive(this.handle, false);
+    else if (this.held && !this.releasing) {
+      this.releasing = true;
+      afterTurn(this.release);
     }
   }
 

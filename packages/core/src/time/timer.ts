@@ -71,6 +71,22 @@ export function stopTimer(handle: TimerHandle | undefined): void {
 }
 
 /**
+ * Runs `fn` in the check phase of this turn of the event loop, before the
+ * process could exit (`setImmediate`; a loop of awaited calls that never
+ * yields runs it once, after the loop). At once where the host has none
+ * (browsers, where timers never hold anything open anyway).
+ * @internal
+ */
+export const afterTurn: (fn: () => void) => void =
+  typeof setImmediate === 'function'
+    ? (fn) => {
+        setImmediate(fn);
+      }
+    : (fn) => {
+        fn();
+      };
+
+/**
  * Makes a timer from {@link startTimer} hold the process open (`keepAlive`)
  * or not; a no-op where the host has no such notion (browsers).
  * @internal
