@@ -18,7 +18,7 @@ describe('parseDuration', () => {
     for (const value of [OVERFLOW, `${'9'.repeat(400)}s`, `${'9'.repeat(320)}m`]) {
       expect(() => parseDuration('retry.timeout', value)).toThrow(RangeError);
       expect(() => parseDuration('retry.timeout', value)).toThrow(
-        /^retry\.timeout must be a finite duration/,
+        /retry\.timeout.*must be a finite duration/,
       );
     }
     expect(() => parseDuration('d', Number.POSITIVE_INFINITY)).toThrow(RangeError);
