@@ -8,7 +8,9 @@ const UNIT: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
 
 /**
  * Parses a {@link Duration} into milliseconds. Throws `TypeError` naming
- * `name` for any other form and `RangeError` for a negative or non-finite number.
+ * `name` for any other form, and `RangeError` for a negative or non-finite
+ * number or a string too long to be finite (`"1e400ms"` is not a duration;
+ * 400 nines are, and overflow).
  * @internal
  */
 export function parseDuration(name: string, value: unknown): number {

@@ -41,11 +41,11 @@ export interface RunnerShared {
 /**
  * The context handed to one attempt. Its `signal` is created lazily: an attempt
  * whose callback never reads it costs no `AbortController`, and a runner without
- * a timeout passes the caller's own signal through.
+ * a timeout passes the caller's own signal through. Otherwise the signal is the
+ * attempt's own: no other call's deadline can abort it.
  */
 class AttemptContext implements ProtectContext, OutcomeSink {
   private controller: AbortController | undefined;
-  private sharedSignal: AbortSignal | undefined;
   /** Why this attempt's signal is (or must be, once created) aborted. */
   reason: Error | undefined;
   /** The attempt's outcome has been taken; a late settlement is absorbed. */
@@ -60,13 +60,6 @@ class AttemptContext implements ProtectContext, OutcomeSink {
     const call = this.call;
     if (call.shared.config.timeoutMs < 0) return call.callerSignal ?? neverAbortedSignal;
     if (this.controller !== undefined) return this.controller.signal;
-    if (this.sharedSignal !== undefined) return this.sharedSignal;
-    if (this.reason === undefined && call.callerSignal === undefined && call.onWheel(this)) {
-      // Attempts that fall due in the same millisecond share one signal; it aborts only if one of them times out.
-      this.sharedSignal = call.shared.wheel.sharedSignal(call);
-      return this.sharedSignal;
-    }
-    // A caller signal to link, a manual clock, or an attempt already over: a signal of its own.
     const c = new AbortController();
     this.controller = c;
     if (this.reason !== undefined) c.abort(this.reason);
@@ -126,16 +119,6 @@ export class Call<T> extends WheelEntry {
     private readonly policy: ErrorPolicy | undefined,
   ) {
     super();
-  }
-
-  /** True while `ctx` is the current attempt and waits on a wheel whose slots share signals (the host's). */
-  onWheel(ctx: AttemptContext): boolean {
-    return (
-      this.ctx === ctx &&
-      !ctx.done &&
-      this.wheelSlot !== undefined &&
-      this.shared.wheel.sharesSignals
-    );
   }
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */

@@ -88,8 +88,9 @@ class Runner implements RunnerShared {
  * the final error, or a refusal (queue full, circuit open).
  *
  * The success path allocates no `AbortController`, timer or closure: timeouts
- * share one process-wide timer, and the attempt's `signal` is only created when
- * the callback reads it.
+ * share one process-wide timer (it holds the process open while a deadline is
+ * pending), and the attempt's `signal` — its own, never aborted by another
+ * call's deadline — is only created when the callback reads it.
  * @example
  * const run = protect({
  *   attempts: 3,
