@@ -158,16 +158,23 @@ export const STANDARD_RESILIENCE = Object.freeze({
   retry: Object.freeze({ attempts: DEFAULT_ATTEMPTS }),
   budget: Object.freeze({ ratio: 0.2, minRetriesPerSecond: 10, ttlMs: 10_000 }),
   circuit: Object.freeze({
-    // A failure rate over a window, not a consecutive count: concurrent calls whose
-    // failures land back to back (timer or batch order) say nothing about health.
-    failureThreshold: Number.POSITIVE_INFINITY,
+    // Five failures in a row that keep failing for half a second: failures that land
+    // together (a stalled event loop firing its deadline timers, a batch delivering its
+    // errors first, one dropped connection) say how calls were ordered, not that the
+    // upstream is down.
+    failureThreshold: 5,
+    failureSpanMs: 500,
+    // Or half the calls of the last 10 s failing (a partial outage), once 100 were seen.
     window: Object.freeze({
       type: 'time' as const,
-      sizeMs: 30_000,
+      sizeMs: 10_000,
       minimumCalls: 100,
       failureRateThreshold: 0.5,
     }),
-    openDurationMs: 5_000,
+    // A probe every 200 ms while open, however long the outage: the first call after
+    // the upstream recovers succeeds within about 200 ms, at a cost of 5 probes a second.
+    openDurationMs: 200,
+    backoffMultiplier: 1,
   }),
   concurrency: Object.freeze({ limit: 1_000, maxQueue: 0 }),
 }) satisfies ResilienceOptions;

@@ -9,6 +9,7 @@ describe('getDefaultCircuitBreakerConfig', () => {
     const d = getDefaultCircuitBreakerConfig();
     expect(d).toEqual({
       failureThreshold: 5,
+      failureSpanMs: 0,
       openDurationMs: 30_000,
       backoffMultiplier: 1,
       maxOpenDurationMs: 300_000,

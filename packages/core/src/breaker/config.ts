@@ -26,6 +26,7 @@ import {
 export function getDefaultCircuitBreakerConfig(): CircuitBreakerConfig {
   return {
     failureThreshold: 5,
+    failureSpanMs: 0,
     openDurationMs: 30_000,
     backoffMultiplier: 1,
     maxOpenDurationMs: defaultMaxOpenDurationMs(30_000),
@@ -110,6 +111,9 @@ export function validateCircuitBreakerConfig(
         allowInfinity: true,
       },
     ),
+    failureSpanMs: optionalNumber('failureSpanMs', options.failureSpanMs, d.failureSpanMs, {
+      min: 0,
+    }),
     openDurationMs: optionalNumber('openDurationMs', options.openDurationMs, d.openDurationMs, {
       min: 0,
     }),

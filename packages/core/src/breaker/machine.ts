@@ -26,6 +26,8 @@ export interface CircuitBreakerState {
   readonly generation: number;
   /** Counted failures in a row (kept while open and half-open; reset when it closes). */
   readonly consecutiveFailures: number;
+  /** Clock time of the first failure of the current streak (read only with `failureSpanMs`). */
+  readonly streakStartedAt: number;
   /** Clock time the circuit last opened. */
   readonly openedAt: number;
   /** Cool-down in force: the base, multiplied by each failed probe, capped. */
@@ -53,6 +55,7 @@ export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircui
     state: 'closed',
     generation: 0,
     consecutiveFailures: 0,
+    streakStartedAt: 0,
     openedAt: 0,
     openDurationMs: config.openDurationMs,
     probesAdmitted: 0,
@@ -154,6 +157,12 @@ export function settle(
     const failed = outcome === 'failure';
     m.consecutiveFailures = failed ? m.consecutiveFailures + 1 : 0;
     let tripped = m.consecutiveFailures >= c.failureThreshold;
+    if (c.failureSpanMs > 0 && failed) {
+      // The clock is read only on failures, and only when a span is asked for.
+      const now = clock();
+      if (m.consecutiveFailures === 1) m.streakStartedAt = now;
+      if (tripped && now - m.streakStartedAt < c.failureSpanMs) tripped = false;
+    }
     if (m.window !== undefined && c.window !== undefined) {
       const now = clock();
       // An unknown duration is never slow.

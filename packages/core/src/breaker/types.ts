@@ -62,6 +62,15 @@ export const SLOW_CALL_KEYS = {
 export interface CircuitBreakerConfig {
   /** Consecutive counted failures that open the circuit. Integer > 0. Defaults to 5. */
   failureThreshold: number;
+  /**
+   * The consecutive failures must also span at least this many ms, first to
+   * last, to open the circuit (>= 0). Failures that land together — deadline
+   * timers fired in one event-loop turn after a stall, a batch delivering its
+   * errors first, the in-flight calls of one dropped connection — say how
+   * calls were ordered, not that the upstream is down; an outage keeps failing
+   * for longer than this. Defaults to 0 (a count alone opens it).
+   */
+  failureSpanMs: number;
   /** How long the circuit stays open before a probe, in ms. Defaults to 30 000. */
   openDurationMs: number;
   /** Each failed probe multiplies the open duration by this (>= 1). Defaults to 1. */
@@ -191,6 +200,7 @@ export interface CircuitBreakerOptions extends Partial<CircuitBreakerConfig> {
 /** Keys of {@link CircuitBreakerOptions}. @internal */
 export const CIRCUIT_BREAKER_KEYS = {
   failureThreshold: true,
+  failureSpanMs: true,
   openDurationMs: true,
   backoffMultiplier: true,
   maxOpenDurationMs: true,

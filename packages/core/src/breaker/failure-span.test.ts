@@ -1,0 +1,88 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createManualClock } from '../time/manual-clock.js';
+import { createCircuitBreaker } from './circuit-breaker.js';
+import { createCircuitBreakerState, recordFailure } from './circuit-state.js';
+
+describe('failureSpanMs: a streak must last, not only count', () => {
+  it('does not open on failures that land together (a stall, a batch, a dropped connection)', () => {
+    const clock = createManualClock(1000);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    for (let i = 0; i < 64; i++) breaker.onFailure();
+    expect(breaker.state).toBe('closed');
+    // The responses that were already there are read next: the streak is over.
+    breaker.onSuccess();
+    clock.advance(600);
+    breaker.onFailure();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('opens once the streak has both the count and the span', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    for (let i = 0; i < 5; i++) {
+      breaker.onFailure();
+      clock.advance(100);
+    }
+    // Five failures spanning 400 ms: not yet.
+    expect(breaker.state).toBe('closed');
+    breaker.onFailure();
+    expect(breaker.state).toBe('open');
+  });
+
+  it('is off by default (a count alone opens the circuit), as before', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 3, clock });
+    for (let i = 0; i < 3; i++) breaker.onFailure();
+    expect(breaker.state).toBe('open');
+  });
+
+  it('holds in the pure API too, and rejects a negative span naming it', () => {
+    let s = createCircuitBreakerState({ failureThreshold: 2, failureSpanMs: 100 }, 0);
+    s = recordFailure(s, s.config, 0);
+    s = recordFailure(s, s.config, 50);
+    expect(s.state).toBe('closed');
+    s = recordFailure(s, s.config, 100);
+    expect(s.state).toBe('open');
+    expect(() => createCircuitBreaker({ failureSpanMs: -1 })).toThrow(/failureSpanMs must be >= 0/);
+  });
+
+  it('opens exactly when threshold failures in a row span failureSpanMs (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.array(fc.record({ ok: fc.boolean(), gap: fc.integer({ min: 0, max: 200 }) }), {
+          maxLength: 60,
+        }),
+        (threshold, span, outcomes) => {
+          const clock = createManualClock(0);
+          const breaker = createCircuitBreaker({
+            failureThreshold: threshold,
+            failureSpanMs: span,
+            openDurationMs: 1e9,
+            clock,
+          });
+          let streak = 0;
+          let startedAt = 0;
+          let shouldOpen = false;
+          for (const { ok, gap } of outcomes) {
+            clock.advance(gap);
+            if (ok) {
+              streak = 0;
+              breaker.onSuccess();
+            } else {
+              if (streak === 0) startedAt = clock.now;
+              streak++;
+              breaker.onFailure();
+              if (streak >= threshold && clock.now - startedAt >= span) shouldOpen = true;
+            }
+            expect(breaker.state === 'open').toBe(shouldOpen);
+            if (shouldOpen) break;
+          }
+        },
+      ),
+      { seed: 19, numRuns: 400 },
+    );
+  });
+});
