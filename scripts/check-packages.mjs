@@ -2,10 +2,11 @@
 // with `pnpm pack` (after `pnpm build`), checks each tarball's contents, then
 // installs the tarballs with npm into fresh projects outside the workspace:
 //
-//  - minimal: only the tarballs; npm adds the required peers itself. Every
-//    export (import and require) must load, and the browser-safe entries must
-//    bundle with esbuild --platform=browser. Catches an undeclared import and a
-//    broken export map.
+//  - minimal-<package>: one package's tarball alone (with the tarballs of the
+//    Breakwater packages it depends on); npm adds the required peers itself.
+//    Every export (import and require) must load, and the browser-safe entries
+//    must bundle with esbuild --platform=browser. One project per package, so
+//    another package's dependencies cannot hide an undeclared import.
 //  - oldest / newest: the tarballs with the oldest supported and the newest
 //    published framework versions. The consumer in scripts/package-check is
 //    type-checked with `tsc --strict` as ESM (node16), CommonJS (node16) and
@@ -14,7 +15,7 @@
 //
 // Any npm warning (peer conflicts, ERESOLVE) fails the check.
 // Usage: node scripts/check-packages.mjs [--root <repo>] [--keep]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   mkdirSync,
@@ -40,7 +41,8 @@ const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos'];
 const OPTIONAL_PEER_ENTRIES = new Set(['@breakwater/grpc-js/health']);
 /** Entries documented as browser-safe. */
 const BROWSER_ENTRIES = ['@breakwater/core', '@breakwater/trpc'];
-const rootPkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+// Tool versions from this script's own repo (--root may point at an older tree).
+const rootPkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8'));
 const TOOLS = {
   typescript: rootPkg.devDependencies.typescript,
   esbuild: rootPkg.devDependencies.esbuild,
@@ -106,7 +108,7 @@ const tarballDir = join(work, 'tarballs');
 mkdirSync(tarballDir);
 const npmCache = process.env.BREAKWATER_NPM_CACHE ?? join(tmpdir(), 'breakwater-npm-cache');
 
-// 1. Pack and inspect every tarball.
+// 1. Pack and inspect every tarball; `pnpm publish --dry-run` must be clean.
 const tarballs = {};
 for (const dir of PACKAGES) {
   const cwd = join(root, 'packages', dir);
@@ -135,7 +137,14 @@ for (const dir of PACKAGES) {
     /^\d/.test(String(r)),
   );
   if (pinned.length > 0) problems.push(`exact peer pins: ${JSON.stringify(pinned)}`);
-  if (problems.length === 0) pass(`tarball ${name}: ${files.length - 1} files`);
+  // Nothing is published: --dry-run stops before the upload; any other warning fails.
+  const dryRun = run('pnpm', ['publish', '--dry-run', '--no-git-checks'], cwd);
+  const noise = dryRun.output
+    .split('\n')
+    .filter((l) => /warn|err/i.test(l) && !/\(dry run\)/.test(l));
+  if (!dryRun.ok || noise.length > 0) problems.push(`pnpm publish --dry-run:\n${dryRun.output}`);
+  if (problems.length === 0)
+    pass(`tarball ${name}: ${files.length - 1} files, publish --dry-run clean`);
   else fail(`tarball ${name}`, problems.join('\n'));
 }
 
@@ -143,15 +152,29 @@ for (const dir of PACKAGES) {
 // grpc-js's (protobufjs), approved as a user would, so the run stays warning-free.
 const allowScripts = { esbuild: true, protobufjs: true };
 
-/** Writes a fresh npm project and installs it; fails on any npm warning. */
-function install(name, dependencies) {
+/** Runs a command without blocking; resolves { ok, output }. */
+function runAsync(cmd, cmdArgs, cwd) {
+  return new Promise((done) => {
+    const child = spawn(cmd, cmdArgs, { cwd, env: process.env });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    child.on('error', (e) => done({ ok: false, output: `${output}${e}` }));
+    child.on('close', (code) => done({ ok: code === 0, output }));
+  });
+}
+
+/** Writes a fresh npm project and starts its install; resolves its folder or undefined. */
+async function install(name, dependencies) {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'package.json'),
-    `${JSON.stringify({ name: `consumer-${name}`, private: true, dependencies, allowScripts }, null, 2)}\n`,
-  );
-  const r = run(
+  const manifest = { name: `consumer-${name}`, private: true, dependencies, allowScripts };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const r = await runAsync(
     'npm',
     ['install', '--no-audit', '--no-fund', '--prefer-offline', '--cache', npmCache],
     dir,
@@ -178,31 +201,64 @@ function entriesOf(name) {
     .map((k) => (k === '.' ? name : `${name}/${k.slice(2)}`));
 }
 
-// 2. Minimal: the tarballs alone; every entry loads both ways.
-const minimal = install('minimal', { ...ours(Object.keys(tarballs)), esbuild: TOOLS.esbuild });
-if (minimal) {
-  for (const name of Object.keys(tarballs)) {
-    for (const entry of entriesOf(name)) {
-      if (OPTIONAL_PEER_ENTRIES.has(entry)) continue;
-      const spec = JSON.stringify(entry);
-      check(
-        `import ${entry}`,
-        process.execPath,
-        ['--input-type=module', '-e', `await import(${spec})`],
-        minimal,
-      );
-      check(`require ${entry}`, process.execPath, ['-e', `require(${spec})`], minimal);
-    }
-  }
-  for (const entry of BROWSER_ENTRIES) {
-    const file = join(minimal, `browser-${entry.replace(/\W/g, '-')}.mjs`);
-    writeFileSync(file, `export * from ${JSON.stringify(entry)};\n`);
-    const out = `--outfile=${join(work, 'browser.js')}`;
+/** The Breakwater packages `name` needs at run time, itself included. */
+function closure(name) {
+  const packed = JSON.parse(
+    execFileSync('tar', ['-xOzf', tarballs[name], 'package/package.json'], { encoding: 'utf8' }),
+  );
+  const internal = Object.keys(packed.dependencies ?? {}).filter((d) => d in tarballs);
+  return [...new Set([name, ...internal.flatMap(closure)])];
+}
+
+// All installs run at once (npm's cache is safe to share); the checks after them in turn.
+const adapters = [
+  '@breakwater/core',
+  '@breakwater/grpc-js',
+  '@breakwater/nice-grpc',
+  '@breakwater/trpc',
+];
+const [minimals, matrix] = await Promise.all([
+  Promise.all(
+    Object.keys(tarballs).map(async (name) => {
+      const extra = BROWSER_ENTRIES.includes(name) ? { esbuild: TOOLS.esbuild } : {};
+      const dir = await install(`minimal-${name.split('/')[1]}`, {
+        ...ours(closure(name)),
+        ...extra,
+      });
+      return [name, dir];
+    }),
+  ),
+  Promise.all(
+    Object.entries(MATRIX).map(async ([row, frameworks]) => [
+      row,
+      await install(row, { ...ours(adapters), ...frameworks, ...TOOLS }),
+    ]),
+  ),
+]);
+
+// 2. Minimal: each package alone; every entry loads both ways.
+for (const [name, dir] of minimals) {
+  if (!dir) continue;
+  for (const entry of entriesOf(name)) {
+    if (OPTIONAL_PEER_ENTRIES.has(entry)) continue;
+    const spec = JSON.stringify(entry);
     check(
-      `esbuild --platform=browser ${entry}`,
-      join(minimal, 'node_modules/.bin/esbuild'),
+      `import ${entry}`,
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${spec})`],
+      dir,
+    );
+    check(`require ${entry}`, process.execPath, ['-e', `require(${spec})`], dir);
+  }
+  if (BROWSER_ENTRIES.includes(name)) {
+    const file = join(dir, 'browser-entry.mjs');
+    writeFileSync(file, `export * from ${JSON.stringify(name)};\n`);
+    const out = `--outfile=${join(dir, 'browser.js')}`;
+    check(
+      `esbuild --platform=browser ${name}`,
+      join(dir, 'node_modules/.bin/esbuild'),
       [file, '--bundle', '--platform=browser', '--format=esm', '--log-level=error', out],
-      minimal,
+      dir,
     );
   }
 }
@@ -213,17 +269,7 @@ const TSCONFIG = {
   cjs: { module: 'node16', moduleResolution: 'node16', outDir: 'dist' },
   bundler: { module: 'esnext', moduleResolution: 'bundler', noEmit: true },
 };
-for (const [row, frameworks] of Object.entries(MATRIX)) {
-  const dir = install(row, {
-    ...ours([
-      '@breakwater/core',
-      '@breakwater/grpc-js',
-      '@breakwater/nice-grpc',
-      '@breakwater/trpc',
-    ]),
-    ...frameworks,
-    ...TOOLS,
-  });
+for (const [row, dir] of matrix) {
   if (!dir) continue;
   copyFileSync(join(fixtures, 'echo.proto'), join(dir, 'echo.proto'));
   writeFileSync(join(dir, 'browser.ts'), readFileSync(join(fixtures, 'browser.ts')));
