@@ -206,7 +206,8 @@ function closure(name) {
   const packed = JSON.parse(
     execFileSync('tar', ['-xOzf', tarballs[name], 'package/package.json'], { encoding: 'utf8' }),
   );
-  const internal = Object.keys(packed.dependencies ?? {}).filter((d) => d in tarballs);
+  const declared = { ...packed.dependencies, ...packed.peerDependencies };
+  const internal = Object.keys(declared).filter((d) => d in tarballs);
   return [...new Set([name, ...internal.flatMap(closure)])];
 }
 
