@@ -16,6 +16,7 @@ export default defineConfig({
     alias: [
       exact('@breakwater/core', src('core')),
       exact('@breakwater/core/node', src('core', 'node')),
+      exact('@breakwater/core/grpc', src('core', 'grpc/index')),
       exact('@breakwater/grpc-js', src('grpc-js')),
       exact('@breakwater/grpc-js/health', src('grpc-js', 'health')),
       exact('@breakwater/nice-grpc', src('nice-grpc')),
@@ -55,7 +56,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/**/*.test.ts'],
+          // Only unit tests of the benchmark harness: a benchmark itself is never a test.
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts', 'bench/harness/**/*.test.ts'],
         },
       },
     ],

@@ -1,31 +1,47 @@
 // The benchmark suite: `pnpm bench` runs everything; `pnpm bench --only <name>[,<name>]` runs
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
-// prints the suite names. Writes bench/results/latest.json and regenerates the generated
-// section of BENCHMARKS.md (results of suites not run this time are kept from the last run).
+// prints the suite names. Writes bench/results/summary.json (the tables, targets and notes:
+// small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
+// regenerates the generated section of BENCHMARKS.md (results of suites not run this time
+// are kept from the last run's summary).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type MachineInfo, machineInfo } from './harness/machine.js';
-import { type Suite, type SuiteResult, tableMarkdown, targetsMarkdown } from './harness/report.js';
+import {
+  type Suite,
+  type SuiteResult,
+  tableMarkdown,
+  targetsMarkdown,
+  withoutRawData,
+} from './harness/report.js';
 import { adaptersSuite } from './suites/adapters.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const resultsFile = join(here, 'results', 'latest.json');
+const summaryFile = join(here, 'results', 'summary.json');
+const rawFile = join(here, 'results', 'raw.json');
 const markdownFile = join(here, '..', 'BENCHMARKS.md');
 const BEGIN = '<!-- bench:generated:begin -->';
 const END = '<!-- bench:generated:end -->';
 
 const suites: Suite[] = [microSuite, adaptersSuite, ...faultSuites];
 
+/** One suite's result as the runner keeps it; `data` (raw figures) only in raw.json. */
+type StoredSuite = Omit<SuiteResult, 'data'> & {
+  data?: unknown;
+  machine: MachineInfo;
+  load?: LoadAverages;
+};
+
 interface Results {
   machine: MachineInfo;
   command: string;
   totalSeconds: number;
-  suites: Record<string, SuiteResult & { machine: MachineInfo; load?: LoadAverages }>;
+  suites: Record<string, StoredSuite>;
 }
 
 /** 1-, 5- and 15-minute load averages, when a suite started. */
@@ -155,8 +171,8 @@ async function main(): Promise<void> {
   }
   const selected = suites.filter((s) => !only || only.includes(s.name));
   const machine = machineInfo();
-  const previous: Results | undefined = existsSync(resultsFile)
-    ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as Results)
+  const previous: Results | undefined = existsSync(summaryFile)
+    ? (JSON.parse(readFileSync(summaryFile, 'utf8')) as Results)
     : undefined;
   const started = performance.now();
   const done: Results['suites'] = {};
@@ -189,18 +205,23 @@ async function main(): Promise<void> {
         totalSeconds: previous?.totalSeconds ?? totalSeconds,
         suites: { ...(previous?.suites ?? {}), ...done },
       };
-  mkdirSync(dirname(resultsFile), { recursive: true });
+  mkdirSync(dirname(summaryFile), { recursive: true });
   if (quick) {
     // A smoke run never replaces published figures.
     const quickFile = join(here, 'results', 'quick.json');
     writeFileSync(quickFile, `${JSON.stringify({ machine, suites: done }, null, 2)}\n`);
     console.log(
-      `\nquick run: results written to ${quickFile}; latest.json and BENCHMARKS.md left alone`,
+      `\nquick run: results written to ${quickFile}; summary.json and BENCHMARKS.md left alone`,
     );
   } else {
-    writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
-    writeMarkdown(renderMarkdown(results));
-    console.log(`\nwrote ${resultsFile} and BENCHMARKS.md (${totalSeconds.toFixed(0)} s)`);
+    // Raw figures of this run only: suites kept from an earlier run are in its summary.
+    writeFileSync(rawFile, `${JSON.stringify({ machine, suites: done }, null, 2)}\n`);
+    const summary: Results = { ...results, suites: withoutRawData(results.suites) };
+    writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
+    writeMarkdown(renderMarkdown(summary));
+    console.log(
+      `\nwrote ${summaryFile}, ${rawFile} and BENCHMARKS.md (${totalSeconds.toFixed(0)} s)`,
+    );
   }
   for (const t of Object.values(done).flatMap((s) => s.targets)) {
     const status = t.met === null ? 'not measured' : t.met ? 'met' : 'NOT MET';

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -91,7 +91,75 @@ export function findSpreadThenKeys(files: readonly string[]): string[] {
   return hits;
 }
 
+/** The bare module names (`pkg`, `@scope/pkg/sub`, `node:fs`) the source files under `dir` import. */
+export function bareImports(dir: string): Set<string> {
+  const names = new Set<string>();
+  for (const file of sourceFiles(join(root, dir))) {
+    for (const match of readFileSync(file, 'utf8').matchAll(
+      /(?:from|import)\s*\(?\s*'([^'.][^']*)'/g,
+    )) {
+      names.add(match[1] as string);
+    }
+  }
+  return names;
+}
+
+/** Names a package's source marks `@internal` in the JSDoc right above their `export`. */
+function internalNames(dir: string): Set<string> {
+  const names = new Set<string>();
+  const declaration =
+    /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*export\s+(?:async\s+)?(?:function\*?|const|let|class|interface|type)\s+(\w+)/g;
+  for (const file of sourceFiles(join(root, dir))) {
+    for (const match of readFileSync(file, 'utf8').matchAll(declaration)) {
+      if ((match[1] as string).includes('@internal')) names.add(match[2] as string);
+    }
+  }
+  return names;
+}
+
+describe('package layering', () => {
+  it('the shared gRPC layer imports no module at all: no gRPC library, nothing Node-only', () => {
+    expect([...bareImports('packages/core/src/grpc')]).toEqual([]);
+  });
+
+  it('@breakwater/nice-grpc loads neither grpc-js nor the grpc-js adapter', () => {
+    const allowed = ['@breakwater/core', '@breakwater/core/grpc', 'nice-grpc-common'];
+    expect([...bareImports('packages/nice-grpc/src')].filter((n) => !allowed.includes(n))).toEqual(
+      [],
+    );
+    const manifest = JSON.parse(
+      readFileSync(join(root, 'packages/nice-grpc/package.json'), 'utf8'),
+    );
+    for (const field of ['dependencies', 'peerDependencies', 'devDependencies']) {
+      expect(Object.keys(manifest[field] ?? {})).not.toContain('@breakwater/grpc-js');
+    }
+  });
+
+  it('the import scan sees value, type and dynamic imports but not relative ones', () => {
+    const sample =
+      "import a from 'x';\nimport type { B } from '@s/y/z';\nawait import('node:fs');\nimport c from './c.js';";
+    const found = [...sample.matchAll(/(?:from|import)\s*\(?\s*'([^'.][^']*)'/g)].map((m) => m[1]);
+    expect(found).toEqual(['x', '@s/y/z', 'node:fs']);
+  });
+
+  it.each([
+    ['grpc-js', 'packages/grpc-js/src/index.ts'],
+    ['nice-grpc', 'packages/nice-grpc/src/index.ts'],
+    ['trpc', 'packages/trpc/src/index.ts'],
+    ['core', 'packages/core/src/grpc/index.ts'],
+  ])('no @internal helper in the public index of %s (%s)', async (pkg, index) => {
+    const internal = internalNames(`packages/${pkg}/src`);
+    expect(internal.size).toBeGreaterThan(0);
+    const exported = Object.keys(await import(join(root, index)));
+    expect(exported.filter((name) => internal.has(name))).toEqual([]);
+  });
+});
+
 describe('repository rules', () => {
+  it('lists only per-call files that exist', () => {
+    expect(PER_CALL_FILES.filter((rel) => !existsSync(join(root, rel)))).toEqual([]);
+  });
+
   it('builds no object as { ...options, key } on the per-call path', () => {
     expect(findSpreadThenKeys(PER_CALL_FILES)).toEqual([]);
   });

@@ -42,7 +42,7 @@ export interface CommandChild<Ready> {
 }
 
 /** Node's arguments to run the TypeScript file `path` through tsx, with `nodeArgs` before it. */
-export function tsxArgs(
+function tsxArgs(
   path: string,
   args: readonly string[],
   nodeArgs: readonly string[] = [],

@@ -3,17 +3,10 @@
 // lane's objects and turn polymorphic, which slowed a stub-channel run of both
 // lanes by several µs per call. Built from the JSON `LaneSpec` in argv[2];
 // prints {"ready":true}, then answers {"id":N,"op":"run","concurrency":C,"ms":T}
-// with one closed-loop round's figures (with "profile":true, also where its CPU
-// went: `attribution`), and exits when its stdin closes.
+// with one closed-loop round's figures, and exits when its stdin closes.
 import { adapterLane, type LaneSpec } from '../suites/adapter-lanes.js';
-import {
-  type ClosedLoopRound,
-  closedLoop,
-  type RoundFigures,
-  roundFigures,
-} from './closed-loop.js';
+import { closedLoop, type RoundFigures, roundFigures } from './closed-loop.js';
 import { serveCommands } from './command-loop.js';
-import { type Attribution, attributeProfile, profileWhile } from './profile.js';
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as LaneSpec;
 const lane = adapterLane(spec);
@@ -26,26 +19,14 @@ interface Command {
   op: 'run';
   concurrency: number;
   ms: number;
-  /** Profile the round too (sampling costs the round some throughput). */
-  profile?: boolean;
 }
 
-async function handle(command: Command): Promise<RoundFigures & { attribution?: Attribution }> {
-  const run = () => closedLoop(call, command.concurrency, command.ms);
+async function handle(command: Command): Promise<RoundFigures> {
   const before = process.cpuUsage();
-  let attribution: Attribution | undefined;
-  let loop: ClosedLoopRound;
-  if (command.profile) {
-    const { result, profile } = await profileWhile(run);
-    loop = result;
-    attribution = attributeProfile(profile, result.latencies.length);
-  } else {
-    loop = await run();
-  }
+  const loop = await closedLoop(call, command.concurrency, command.ms);
   const cpu = process.cpuUsage(before);
   const round = roundFigures(loop);
-  const figures = { ...round, clientCpuUs: (cpu.user + cpu.system) / Math.max(1, round.calls) };
-  return attribution === undefined ? figures : Object.assign(figures, { attribution });
+  return { ...round, clientCpuUs: (cpu.user + cpu.system) / Math.max(1, round.calls) };
 }
 
 serveCommands({ ready: true }, handle, () => {

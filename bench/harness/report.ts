@@ -1,6 +1,7 @@
 /**
  * What a suite hands back, and how it becomes Markdown. Suites return plain
- * data (stored in `bench/results/latest.json`); rendering happens here only.
+ * data (tables, targets and notes in `bench/results/summary.json`, raw figures
+ * in the gitignored `bench/results/raw.json`); rendering happens here only.
  */
 
 /** A table as rows of already formatted cells. */
@@ -87,4 +88,16 @@ export function targetsMarkdown(targets: TargetResult[]): string {
     columns: ['Target', 'Measured', 'Status', 'Note'],
     rows: targets.map((t) => [t.target, t.figure, mark(t.met), t.note ?? '']),
   });
+}
+
+/**
+ * The suites without their raw figures (`data`): what `summary.json` keeps and
+ * BENCHMARKS.md is rendered from.
+ */
+export function withoutRawData<S extends { data?: unknown }>(
+  suites: Readonly<Record<string, S>>,
+): Record<string, Omit<S, 'data'>> {
+  const out: Record<string, Omit<S, 'data'>> = {};
+  for (const [name, { data: _raw, ...rest }] of Object.entries(suites)) out[name] = rest;
+  return out;
 }

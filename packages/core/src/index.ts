@@ -7,6 +7,17 @@ export * from './errors/index.js';
 export * from './health/index.js';
 export { type Duration, parseDuration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';
+// Option checking shared with the adapters (not part of the supported API).
+export {
+  checkKeys,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionRangeError,
+  optionTypeError,
+} from './internal/validate.js';
 export * from './limit/index.js';
 export * from './pool/index.js';
 export * from './protect/index.js';

@@ -1,4 +1,11 @@
-import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
+import {
+  checkOptions,
+  createPool,
+  isQueueFullError,
+  type KnownKeys,
+  optionPath,
+  type Pool,
+} from '@breakwater/core';
 import { type Interceptor, status as Status } from '@grpc/grpc-js';
 import { DeferredCall } from './internals/deferred-call.js';
 import { type CallObserver, ObservedCall } from './internals/observed-call.js';
@@ -15,6 +22,13 @@ export interface BulkheadInterceptorOptions {
   /** A core pool to share with other clients instead (`createPool`). Defaults to a new one. */
   pool?: Pool;
 }
+
+/** Keys of {@link BulkheadInterceptorOptions}. @internal */
+export const BULKHEAD_KEYS = {
+  concurrency: true,
+  maxQueue: true,
+  pool: true,
+} as const satisfies KnownKeys<BulkheadInterceptorOptions>;
 
 // A call in a taken slot gives it back at its status (the pool counts it completed,
 // as a queued call's task that resolves at its status is).
@@ -47,12 +61,15 @@ export function bulkheadInterceptor(options: BulkheadInterceptorOptions): Interc
 
 /** The stage of {@link bulkheadInterceptor}. @internal */
 export function bulkheadStage(options: BulkheadInterceptorOptions): Stage {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('bulkheadInterceptor(options) needs an options object');
-  }
+  checkOptions('bulkheadInterceptor', options, BULKHEAD_KEYS, '', false);
   const pool =
     options.pool ??
-    createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });
+    optionPath(
+      '',
+      () =>
+        createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 }),
+      'bulkheadInterceptor',
+    );
   return {
     intercept(callOptions, chain, index, final) {
       // Fast path: a free slot (so an empty queue) is taken at once, no deferral needed.

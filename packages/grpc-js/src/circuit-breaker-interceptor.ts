@@ -1,42 +1,18 @@
+import { type CircuitBreaker, optionPath } from '@breakwater/core';
 import {
-  type CircuitBreaker,
-  type CircuitBreakerOptions,
-  CircuitOpenError,
-  type Clock,
-  createCircuitBreaker,
-  systemClock,
-} from '@breakwater/core';
+  createGrpcCircuits,
+  type GrpcCircuitOptions,
+  type GrpcMethodCircuit,
+} from '@breakwater/core/grpc';
 import { type Interceptor, status as Status, type StatusObject } from '@grpc/grpc-js';
 import { type CallObserver, ObservedCall } from './internals/observed-call.js';
 import { RefusedCall } from './internals/refused-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 import { statusWithCause } from './internals/status.js';
-import {
-  createGrpcStatusClassifier,
-  type GrpcStatusClassifier,
-  trailerGetter,
-} from './status-classifier.js';
+import { trailerGetter } from './trailer-getter.js';
 
-/** Options of {@link circuitBreakerInterceptor}. */
-export interface CircuitBreakerInterceptorOptions {
-  /** One circuit per `'method'`, per `'service'`, or one for the whole `'client'`. Defaults to `'method'`. */
-  scope?: 'method' | 'service' | 'client';
-  /** Settings of each circuit (core breaker options; name and clock are filled in). Defaults to the core defaults. */
-  breaker?: Omit<CircuitBreakerOptions, 'name'>;
-  /** Supplies the circuit for a scope key instead (e.g. shared with other clients). Defaults to one new breaker per key. */
-  breakerFor?: (key: string) => CircuitBreaker;
-  /** Status → verdict; only `countForCircuit` failures count. Defaults to `createGrpcStatusClassifier()`. */
-  classify?: GrpcStatusClassifier;
-  /** Time source for call durations (slow-call rules). Defaults to `systemClock`. */
-  clock?: Clock;
-}
-
-/** The circuit of one method path, shared by its calls. */
-interface MethodCircuit {
-  breaker: CircuitBreaker;
-  path: string;
-  key: string;
-}
+/** Options of {@link circuitBreakerInterceptor} (shared with the nice-grpc circuit middleware). */
+export type CircuitBreakerInterceptorOptions = GrpcCircuitOptions;
 
 /** A circuit-breaker interceptor that can also show its circuits. */
 export interface CircuitBreakerInterceptor extends Interceptor {
@@ -55,7 +31,7 @@ export interface CircuitBreakerInterceptor extends Interceptor {
 export function circuitBreakerInterceptor(
   options: CircuitBreakerInterceptorOptions = {},
 ): CircuitBreakerInterceptor {
-  const stage = circuitBreakerStage(options);
+  const stage = optionPath('', () => circuitBreakerStage(options), 'circuitBreakerInterceptor');
   return Object.assign(stageInterceptor([stage]), { circuitFor: stage.circuitFor });
 }
 
@@ -63,68 +39,32 @@ export function circuitBreakerInterceptor(
 export function circuitBreakerStage(
   options: CircuitBreakerInterceptorOptions,
 ): Stage & Pick<CircuitBreakerInterceptor, 'circuitFor'> {
-  const scope = options.scope ?? 'method';
-  if (scope !== 'method' && scope !== 'service' && scope !== 'client') {
-    throw new TypeError(`scope must be one of 'method', 'service', 'client', got ${String(scope)}`);
-  }
-  const clock = options.clock ?? systemClock;
-  const classify = options.classify ?? createGrpcStatusClassifier();
-  const make =
-    options.breakerFor ??
-    ((key: string) => createCircuitBreaker({ clock, ...options.breaker, name: key }));
-  const byKey = new Map<string, CircuitBreaker>();
-  const byPath = new Map<string, MethodCircuit>();
-
-  const keyOf = (path: string) =>
-    scope === 'method'
-      ? path
-      : scope === 'service'
-        ? path.slice(1, path.lastIndexOf('/'))
-        : 'client';
-  const methodCircuit = (path: string): MethodCircuit => {
-    let method = byPath.get(path);
-    if (method === undefined) {
-      const key = keyOf(path);
-      let breaker = byKey.get(key);
-      if (breaker === undefined) {
-        breaker = make(key);
-        byKey.set(key, breaker);
-      }
-      method = { breaker, path, key };
-      byPath.set(path, method);
-    }
-    return method;
-  };
-  const circuitFor = (path: string): CircuitBreaker => methodCircuit(path).breaker;
-
-  const observer: CallObserver<MethodCircuit> = {
+  const circuits = createGrpcCircuits(options);
+  const { clock } = circuits;
+  const observer: CallObserver<GrpcMethodCircuit> = {
     settle({ breaker, path }, permit, startedAt, status: StatusObject, cancelledByCaller) {
-      const duration = clock() - startedAt;
-      if (status.code === Status.OK) {
-        breaker.release(permit, 'success', duration);
-        return;
-      }
-      const verdict = classify({
-        path,
-        code: status.code,
-        details: status.details,
-        trailer: trailerGetter(status.metadata),
-        cancelledByCaller,
-      });
-      breaker.release(permit, verdict.countForCircuit === false ? 'neutral' : 'failure', duration);
+      // Success first: reading trailers would cost a closure on every call.
+      const outcome =
+        status.code === Status.OK
+          ? 'success'
+          : circuits.outcomeOf(
+              path,
+              status.code,
+              status.details,
+              trailerGetter(status.metadata),
+              cancelledByCaller,
+            );
+      breaker.release(permit, outcome, clock() - startedAt);
     },
   };
 
   return {
-    circuitFor,
+    circuitFor: circuits.circuitFor,
     intercept(callOptions, chain, index, final) {
-      const method = methodCircuit(callOptions.method_definition.path);
+      const method = circuits.methodCircuit(callOptions.method_definition.path);
       const permit = method.breaker.tryAcquire();
       if (permit < 0) {
-        const error = new CircuitOpenError({
-          retryAfterMs: method.breaker.retryAfterMs(),
-          circuit: method.key,
-        });
+        const error = circuits.openError(method);
         return new RefusedCall(statusWithCause(Status.UNAVAILABLE, error.message, error));
       }
       return new ObservedCall(

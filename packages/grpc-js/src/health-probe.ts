@@ -1,4 +1,4 @@
-import type { Probe } from '@breakwater/core';
+import { checkOptions, type KnownKeys, type Probe } from '@breakwater/core';
 import {
   type ChannelCredentials,
   type ChannelOptions,
@@ -19,6 +19,13 @@ export interface GrpcHealthProbeOptions {
   /** Channel options of the probe clients, over `eagerReconnect`. Defaults to none. */
   channelOptions?: ChannelOptions;
 }
+
+/** Keys of {@link GrpcHealthProbeOptions}. @internal */
+export const GRPC_HEALTH_PROBE_KEYS = {
+  service: true,
+  credentials: true,
+  channelOptions: true,
+} as const satisfies KnownKeys<GrpcHealthProbeOptions>;
 
 /** A probe that keeps one health client per target; `close()` closes them. */
 export interface GrpcHealthProbe extends Probe<string> {
@@ -51,6 +58,7 @@ const STATUS_NAMES: Record<number, string> = {
  * createHealthChecker({ registry, targets: { a: 'localhost:50051' }, probe: createGrpcHealthProbe(), intervalMs: 1000 })
  */
 export function createGrpcHealthProbe(options: GrpcHealthProbeOptions = {}): GrpcHealthProbe {
+  checkOptions('createGrpcHealthProbe', options, GRPC_HEALTH_PROBE_KEYS);
   const service = options.service ?? '';
   const creds = options.credentials ?? grpcCredentials.createInsecure();
   const HealthClient = makeClientConstructor(healthService as never, 'grpc.health.v1.Health');

@@ -1,19 +1,27 @@
 import {
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
   systemClock,
   systemSleep,
 } from '@breakwater/core';
+import {
+  checkAttempts,
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+  resolveBackoff,
+} from '@breakwater/core/grpc';
 import type { Interceptor } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-interceptor.js';
-import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { checkAttempts, resolveBackoff } from './retry-interceptor.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link hedgingInterceptor}. */
 export interface HedgingInterceptorOptions {
@@ -35,6 +43,18 @@ export interface HedgingInterceptorOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link HedgingInterceptorOptions}. @internal */
+export const HEDGING_KEYS = {
+  idempotent: true,
+  delay: true,
+  attempts: true,
+  budget: true,
+  classify: true,
+  onHedge: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<HedgingInterceptorOptions>;
+
 /**
  * Hedges unary and server-streaming calls of idempotent methods: when the
  * first attempt has not answered within `delay`, a second one starts; the
@@ -42,14 +62,12 @@ export interface HedgingInterceptorOptions {
  * the next hedge at once. Use it instead of `retryInterceptor` for a method.
  */
 export function hedgingInterceptor(options: HedgingInterceptorOptions): Interceptor {
-  return stageInterceptor([hedgingStage(options)]);
+  return stageInterceptor([optionPath('', () => hedgingStage(options), 'hedgingInterceptor')]);
 }
 
 /** The stage of {@link hedgingInterceptor}. @internal */
 export function hedgingStage(options: HedgingInterceptorOptions): Stage {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('hedgingInterceptor(options) needs an options object with `delay`');
-  }
+  checkOptions(undefined, options, HEDGING_KEYS, '', false);
   const hedgeDelayMs = parseDuration('delay', options.delay);
   const maxAttempts = checkAttempts('attempts', options.attempts, 2);
   const isSafe = compileSelector('idempotent', options.idempotent);

@@ -1,6 +1,24 @@
 // @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
 // The health probe is on the `@breakwater/grpc-js/health` subpath (optional peer grpc-health-check).
 
+// The shared gRPC layer's user-facing names, so grpc-js users need one import.
+export {
+  classifyGrpcStatus,
+  createGrpcStatusClassifier,
+  type GrpcAttemptInfo,
+  type GrpcClassifierInput,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type GrpcStatusClassifierOptions,
+  type GrpcStatusPolicy,
+  idempotentMethods,
+  type MethodSelector,
+  type PackageDefinitionLike,
+  PREVIOUS_ATTEMPTS_HEADER,
+  PUSHBACK_TRAILER,
+  parsePushback,
+  type TrailerGetter,
+} from '@breakwater/core/grpc';
 export {
   type BulkheadInterceptorOptions,
   bulkheadInterceptor,
@@ -13,14 +31,7 @@ export {
 } from './circuit-breaker-interceptor.js';
 export { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
 export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
-export { type GrpcRetryEvent, PREVIOUS_ATTEMPTS_HEADER } from './internals/multi-attempt-call.js';
 export { breakwaterCause } from './internals/status.js';
-export {
-  compileSelector,
-  idempotentMethods,
-  type MethodSelector,
-  type PackageDefinitionLike,
-} from './method-selector.js';
 export {
   type RateLimitInterceptorOptions,
   rateLimitInterceptor,
@@ -30,12 +41,7 @@ export {
   type ResilienceInterceptorOptions,
   resilienceInterceptor,
 } from './resilience-interceptor.js';
-export {
-  checkAttempts,
-  type RetryInterceptorOptions,
-  resolveBackoff,
-  retryInterceptor,
-} from './retry-interceptor.js';
+export { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
 export {
   createRoutingChannel,
   type RoutingChannel,
@@ -45,16 +51,4 @@ export {
   type RoutingProtection,
   type RoutingTarget,
 } from './routing-channel.js';
-export {
-  classifyGrpcStatus,
-  createGrpcStatusClassifier,
-  type GrpcAttemptInfo,
-  type GrpcClassifierInput,
-  type GrpcStatusClassifier,
-  type GrpcStatusClassifierOptions,
-  type GrpcStatusPolicy,
-  PUSHBACK_TRAILER,
-  parsePushback,
-  type TrailerGetter,
-  trailerGetter,
-} from './status-classifier.js';
+export { trailerGetter } from './trailer-getter.js';

@@ -1,4 +1,11 @@
-import { createTokenBucket, type TokenBucket, type TokenBucketOptions } from '@breakwater/core';
+import {
+  checkOptions,
+  createTokenBucket,
+  type KnownKeys,
+  optionPath,
+  type TokenBucket,
+  type TokenBucketOptions,
+} from '@breakwater/core';
 import { type Interceptor, status as Status } from '@grpc/grpc-js';
 import { RefusedCall } from './internals/refused-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
@@ -11,6 +18,20 @@ export type RateLimitInterceptorOptions =
       /** An existing bucket, e.g. shared with other clients; each call takes one token. */
       bucket: TokenBucket;
     };
+
+/** Keys of the `{ bucket }` form of {@link RateLimitInterceptorOptions}. @internal */
+export const SHARED_BUCKET_KEYS = { bucket: true } as const satisfies KnownKeys<{
+  bucket: TokenBucket;
+}>;
+
+/** The bucket of rate-limit options: the one given, or a new one from its options. @internal */
+export function resolveBucket(fn: string, options: RateLimitInterceptorOptions): TokenBucket {
+  if ('bucket' in options) {
+    checkOptions(fn, options, SHARED_BUCKET_KEYS);
+    return options.bucket;
+  }
+  return optionPath('', () => createTokenBucket(options), fn);
+}
 
 /**
  * Lets calls start only while the core token bucket has a token (one per
@@ -26,7 +47,7 @@ export function rateLimitStage(options: RateLimitInterceptorOptions): Stage {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('rateLimitInterceptor(options) needs an options object');
   }
-  const bucket = 'bucket' in options ? options.bucket : createTokenBucket(options);
+  const bucket = resolveBucket('rateLimitInterceptor', options);
   return {
     intercept(callOptions, chain, index, final) {
       const taken = bucket.tryAcquire();

@@ -1,3 +1,9 @@
+import { checkOptions, type KnownKeys, optionPath } from '@breakwater/core';
+import {
+  compileSelector,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+} from '@breakwater/core/grpc';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { type BulkheadInterceptorOptions, bulkheadStage } from './bulkhead-interceptor.js';
 import {
@@ -7,10 +13,8 @@ import {
 import { type DeadlineInterceptorOptions, deadlineStage } from './deadline-interceptor.js';
 import { type HedgingInterceptorOptions, hedgingStage } from './hedging-interceptor.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
 import { type RateLimitInterceptorOptions, rateLimitStage } from './rate-limit-interceptor.js';
 import { type RetryInterceptorOptions, retryStage } from './retry-interceptor.js';
-import type { GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link resilienceInterceptor}: each part is off unless given (`false` also turns it off). */
 export interface ResilienceInterceptorOptions {
@@ -31,6 +35,18 @@ export interface ResilienceInterceptorOptions {
   /** Hedging (instead of retries) for the methods it selects. Defaults to off. */
   hedge?: HedgingInterceptorOptions | false;
 }
+
+/** Keys of {@link ResilienceInterceptorOptions}. @internal */
+export const RESILIENCE_KEYS = {
+  idempotent: true,
+  classify: true,
+  deadline: true,
+  circuitBreaker: true,
+  rateLimit: true,
+  bulkhead: true,
+  retry: true,
+  hedge: true,
+} as const satisfies KnownKeys<ResilienceInterceptorOptions>;
 
 /**
  * Chains interceptors into one, outermost first (the first sees the call first).
@@ -69,21 +85,32 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
  * replace the client's, so pass this interceptor there too when you use them.
  */
 export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}): Interceptor {
+  return optionPath('', () => build(options), 'resilienceInterceptor');
+}
+
+function build(options: ResilienceInterceptorOptions): Interceptor {
+  checkOptions(undefined, options, RESILIENCE_KEYS);
   const shared = {
     ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
     ...(options.classify === undefined ? {} : { classify: options.classify }),
   };
   // Stages, not interceptors: one chain with no closure per layer per call.
   const stack: Stage[] = [];
-  if (options.deadline) stack.push(deadlineStage(options.deadline));
-  if (options.circuitBreaker)
-    stack.push(circuitBreakerStage({ ...shared, ...options.circuitBreaker }));
-  if (options.rateLimit) stack.push(rateLimitStage(options.rateLimit));
-  if (options.bulkhead) stack.push(bulkheadStage(options.bulkhead));
+  const { deadline, circuitBreaker, rateLimit, bulkhead } = options;
+  if (deadline) stack.push(optionPath('deadline', () => deadlineStage(deadline)));
+  if (circuitBreaker) {
+    // The breaker takes no `idempotent`: hand it the shared classifier only.
+    const own = { ...(shared.classify === undefined ? {} : { classify: shared.classify }) };
+    stack.push(
+      optionPath('circuitBreaker', () => circuitBreakerStage({ ...own, ...circuitBreaker })),
+    );
+  }
+  if (rateLimit) stack.push(optionPath('rateLimit', () => rateLimitStage(rateLimit)));
+  if (bulkhead) stack.push(optionPath('bulkhead', () => bulkheadStage(bulkhead)));
   let hedged: ((path: string) => boolean) | undefined;
   if (options.hedge) {
     const hedge = { ...shared, ...options.hedge };
-    stack.push(hedgingStage(hedge));
+    stack.push(optionPath('hedge', () => hedgingStage(hedge)));
     const selector = hedge.idempotent;
     hedged = selector === undefined ? undefined : compileSelector('hedge.idempotent', selector);
   }
@@ -95,10 +122,12 @@ export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}
         : compileSelector('retry.idempotent', retry.idempotent);
     const notHedged = hedged;
     stack.push(
-      retryStage({
-        ...retry,
-        idempotent: (path) => (safe?.(path) ?? false) && !(notHedged?.(path) ?? false),
-      }),
+      optionPath('retry', () =>
+        retryStage({
+          ...retry,
+          idempotent: (path) => (safe?.(path) ?? false) && !(notHedged?.(path) ?? false),
+        }),
+      ),
     );
   }
   if (stack.length === 0) return (o, next) => next(o) as ReturnType<Interceptor>;

@@ -2,20 +2,28 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
-  createBackoff,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
   systemClock,
   systemSleep,
 } from '@breakwater/core';
+import {
+  checkAttempts,
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+  resolveBackoff,
+} from '@breakwater/core/grpc';
 import type { Interceptor } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-interceptor.js';
-import type { GrpcRetryEvent } from './internals/multi-attempt-call.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Options of {@link retryInterceptor}. */
 export interface RetryInterceptorOptions {
@@ -41,37 +49,19 @@ export interface RetryInterceptorOptions {
   sleep?: Sleep;
 }
 
-const DEFAULT_BACKOFF: BackoffOptions = {
-  baseDelayMs: 100,
-  strategy: 'exponential',
-  maxDelayMs: 5_000,
-  jitter: 'full',
-};
-
-/**
- * The adapters' backoff: a ready {@link Backoff} as is, options through `createBackoff`, or
- * 100 ms exponential with full jitter capped at 5 000 ms when `undefined`.
- * @internal
- */
-export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): Backoff {
-  if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
-  return typeof (backoff as Backoff).delayFor === 'function'
-    ? (backoff as Backoff)
-    : createBackoff(backoff as BackoffOptions);
-}
-
-/**
- * Validates an attempts option: `fallback` when `undefined`, else an integer >= 1, or a
- * `RangeError` naming the option.
- * @internal
- */
-export function checkAttempts(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be an integer >= 1, got ${String(value)}`);
-  }
-  return value;
-}
+/** Keys of {@link RetryInterceptorOptions}. @internal */
+export const RETRY_KEYS = {
+  idempotent: true,
+  attempts: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  perAttemptTimeout: true,
+  serverStreaming: true,
+  onRetry: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<RetryInterceptorOptions>;
 
 /**
  * Retries failed unary and server-streaming calls of idempotent methods
@@ -88,11 +78,12 @@ export function checkAttempts(name: string, value: unknown, fallback: number): n
  * });
  */
 export function retryInterceptor(options: RetryInterceptorOptions = {}): Interceptor {
-  return stageInterceptor([retryStage(options)]);
+  return stageInterceptor([optionPath('', () => retryStage(options), 'retryInterceptor')]);
 }
 
 /** The stage of {@link retryInterceptor}. @internal */
 export function retryStage(options: RetryInterceptorOptions): Stage {
+  checkOptions(undefined, options, RETRY_KEYS, '', false);
   const maxAttempts = checkAttempts('attempts', options.attempts, 3);
   const isSafe = compileSelector('idempotent', options.idempotent);
   const backoff = resolveBackoff(options.backoff);

@@ -1,5 +1,6 @@
 import {
   type Clock,
+  checkOptions,
   createHealthChecker,
   createHealthRegistry,
   createRouter,
@@ -8,6 +9,9 @@ import {
   type Event,
   type HealthChecker,
   type HealthRegistry,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
   type ProbeResultEvent,
   type ProbeSetting,
   type ProtectBackoff,
@@ -27,6 +31,12 @@ import {
   systemClock,
 } from '@breakwater/core';
 import {
+  compileSelector,
+  createGrpcStatusClassifier,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+} from '@breakwater/core/grpc';
+import {
   Channel,
   type ChannelCredentials,
   type ChannelInterface,
@@ -42,8 +52,6 @@ import {
   type RoutingTargetRuntime,
   routingErrorPolicy,
 } from './internals/routing-state.js';
-import { compileSelector, type MethodSelector } from './method-selector.js';
-import { createGrpcStatusClassifier, type GrpcStatusClassifier } from './status-classifier.js';
 
 /** Retries of a call on one target before it fails over (router provider protection). */
 export interface RoutingProtection {
@@ -52,6 +60,12 @@ export interface RoutingProtection {
   /** Delay between attempts on the same target. Defaults to none. */
   backoff?: ProtectBackoff;
 }
+
+/** Keys of {@link RoutingProtection}. @internal */
+export const ROUTING_PROTECTION_KEYS = {
+  attempts: true,
+  backoff: true,
+} as const satisfies KnownKeys<RoutingProtection>;
 
 /** One backend of a routing channel. */
 export interface RoutingTarget {
@@ -71,6 +85,16 @@ export interface RoutingTarget {
   protection?: RoutingProtection;
 }
 
+/** Keys of {@link RoutingTarget}. @internal */
+export const ROUTING_TARGET_KEYS = {
+  id: true,
+  address: true,
+  channel: true,
+  credentials: true,
+  options: true,
+  protection: true,
+} as const satisfies KnownKeys<RoutingTarget>;
+
 /** Health of the targets: a circuit per target from call outcomes, and optional probes. */
 export interface RoutingHealthOptions {
   /** Registry to record into and consult (e.g. shared). Defaults to a new one from `failures` and `reset`. */
@@ -86,6 +110,16 @@ export interface RoutingHealthOptions {
   /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
   timeoutMs?: number;
 }
+
+/** Keys of {@link RoutingHealthOptions}. @internal */
+export const ROUTING_HEALTH_KEYS = {
+  registry: true,
+  failures: true,
+  reset: true,
+  probe: true,
+  intervalMs: true,
+  timeoutMs: true,
+} as const satisfies KnownKeys<RoutingHealthOptions>;
 
 /** Options of {@link createRoutingChannel}. */
 export interface RoutingChannelOptions {
@@ -114,6 +148,22 @@ export interface RoutingChannelOptions {
   /** Randomness for jitter and power-of-two. Defaults to `systemRandom`. */
   random?: RandomSource;
 }
+
+/** Keys of {@link RoutingChannelOptions}. @internal */
+export const ROUTING_CHANNEL_KEYS = {
+  targets: true,
+  selection: true,
+  idempotent: true,
+  protection: true,
+  perAttemptTimeout: true,
+  hedge: true,
+  health: true,
+  classify: true,
+  budget: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<RoutingChannelOptions>;
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
 export interface RoutingChannelApi {
@@ -145,24 +195,28 @@ export type RoutingChannel = Channel & RoutingChannelApi;
 
 function buildTargets(list: unknown): RoutingTargetRuntime[] {
   if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError(`targets must be a non-empty array, got ${String(list)}`);
+    throw optionTypeError('targets', `must be a non-empty array, got ${String(list)}`);
   }
+  // Every target is checked before any channel is opened, so a bad one leaks none.
+  list.forEach((t: unknown, i) => {
+    checkOptions(undefined, t, ROUTING_TARGET_KEYS, `targets[${i}]`, false);
+    const own = (t as RoutingTarget).protection;
+    checkOptions(undefined, own, ROUTING_PROTECTION_KEYS, `targets[${i}].protection`);
+  });
   return list.map((t: RoutingTarget, i) => {
-    if (typeof t !== 'object' || t === null) {
-      throw new TypeError(`targets[${i}] must be an object, got ${String(t)}`);
-    }
     if ((t.address === undefined) === (t.channel === undefined)) {
-      throw new TypeError(`targets[${i}] needs exactly one of address or channel`);
+      throw optionTypeError(`targets[${i}]`, `needs exactly one of address or channel`);
     }
     if (t.channel !== undefined) {
       if (typeof t.channel.createCall !== 'function') {
-        throw new TypeError(`targets[${i}].channel must be a grpc-js Channel`);
+        throw optionTypeError(`targets[${i}].channel`, `must be a grpc-js Channel`);
       }
       return { id: t.id, address: t.channel.getTarget(), channel: t.channel, owned: false };
     }
     if (typeof t.address !== 'string' || t.address.length === 0) {
-      throw new TypeError(
-        `targets[${i}].address must be a non-empty string, got ${String(t.address)}`,
+      throw optionTypeError(
+        `targets[${i}].address`,
+        `must be a non-empty string, got ${String(t.address)}`,
       );
     }
     const channel = new Channel(t.address, t.credentials ?? grpcCredentials.createInsecure(), {
@@ -211,9 +265,16 @@ function eachRouter<E>(
  * const client = new EchoClient('routed', credentials.createInsecure(), { channelOverride: channel });
  */
 export function createRoutingChannel(options: RoutingChannelOptions): RoutingChannel {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('createRoutingChannel(options) needs an options object with targets');
-  }
+  return optionPath('', () => build(options), 'createRoutingChannel');
+}
+
+/** The router reports a target's settings as `providers[i]`; the caller wrote `targets[i]`. */
+const asTargets = (path: string): string => path.replace(/^providers\[/, 'targets[');
+
+function build(options: RoutingChannelOptions): RoutingChannel {
+  checkOptions(undefined, options, ROUTING_CHANNEL_KEYS, '', false);
+  checkOptions(undefined, options.protection, ROUTING_PROTECTION_KEYS, 'protection');
+  checkOptions(undefined, options.health, ROUTING_HEALTH_KEYS, 'health');
   const isSafePath = compileSelector('idempotent', options.idempotent);
   const perAttemptTimeoutMs =
     options.perAttemptTimeout === undefined
@@ -224,11 +285,13 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
   const h = options.health ?? {};
   const registry =
     h.registry ??
-    createHealthRegistry({
-      clock,
-      ...(h.failures === undefined ? {} : { failures: h.failures }),
-      ...(h.reset === undefined ? {} : { reset: h.reset }),
-    });
+    optionPath('health', () =>
+      createHealthRegistry({
+        clock,
+        ...(h.failures === undefined ? {} : { failures: h.failures }),
+        ...(h.reset === undefined ? {} : { reset: h.reset }),
+      }),
+    );
   const targets = buildTargets(options.targets);
   const shared = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -253,12 +316,14 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
       ...(options.protection === undefined ? {} : { protection: options.protection }),
       ...shared,
     };
-    safe = createRouter({
-      ...base,
-      ...(options.selection === undefined ? {} : { selection: options.selection }),
-      ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
-      ...(options.budget === undefined ? {} : { budget: options.budget }),
-    });
+    safe = optionPath(asTargets, () =>
+      createRouter({
+        ...base,
+        ...(options.selection === undefined ? {} : { selection: options.selection }),
+        ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
+      }),
+    );
     const selectionType =
       typeof options.selection === 'string' ? options.selection : options.selection?.type;
     const parallel = options.hedge !== undefined || selectionType === 'race';
@@ -272,16 +337,19 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
         })
       : safe;
     if (h.probe !== undefined && h.probe !== 'none') {
-      checker = createHealthChecker<string>({
-        registry,
-        targets: targets.map((t) => ({ name: t.id, target: t.address })),
-        probe: h.probe,
-        intervalMs: h.intervalMs ?? 5_000,
-        timeoutMs: h.timeoutMs ?? 2_000,
-        // A passing probe does not close an open circuit: one real recovery call does.
-        keepStreak: true,
-        clock,
-      });
+      const probe = h.probe;
+      checker = optionPath('health', () =>
+        createHealthChecker<string>({
+          registry,
+          targets: targets.map((t) => ({ name: t.id, target: t.address })),
+          probe,
+          intervalMs: h.intervalMs ?? 5_000,
+          timeoutMs: h.timeoutMs ?? 2_000,
+          // A passing probe does not close an open circuit: one real recovery call does.
+          keepStreak: true,
+          clock,
+        }),
+      );
     }
   } catch (error) {
     for (const t of targets) if (t.owned) t.channel.close();

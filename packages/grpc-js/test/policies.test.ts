@@ -1,5 +1,10 @@
 import { echoBidi, echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
-import { isCircuitOpenError, isQueueFullError, isRateLimitError } from '@breakwater/core';
+import {
+  isCircuitOpenError,
+  isDeadlineExceededError,
+  isQueueFullError,
+  isRateLimitError,
+} from '@breakwater/core';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
@@ -28,6 +33,40 @@ describe('deadlineInterceptor', () => {
     expect(took).toBeGreaterThanOrEqual(140);
     expect(took).toBeLessThan(600);
     expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+  });
+
+  it('a deadline that runs out has the core DeadlineExceededError as cause (as in nice-grpc)', async () => {
+    const { client } = await echoSetup([deadlineInterceptor({ timeout: 150 })], {
+      faults: [{ latency: { kind: 'fixed', ms: 2_000 } }],
+    });
+    const outcome = await echoUnary(client, {});
+    expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    const cause = breakwaterCause(outcome.error);
+    expect(isDeadlineExceededError(cause)).toBe(true);
+    expect((outcome.error as ServiceError & { cause: unknown }).cause).toBe(cause);
+  });
+
+  it('the server’s DEADLINE_EXCEEDED arriving first gets the same shape', async () => {
+    // The server ends the call with DEADLINE_EXCEEDED at once: its timer "fired first".
+    const { client } = await echoSetup([deadlineInterceptor({ timeout: 5_000 })], {
+      faults: [{ status: status.DEADLINE_EXCEEDED }],
+    });
+    const outcome = await echoUnary(client, {});
+    expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(isDeadlineExceededError(breakwaterCause(outcome.error))).toBe(true);
+    // An earlier caller deadline is the call's deadline too.
+    const early = await echoUnary(client, {}, { callOptions: { deadline: Date.now() + 1_000 } });
+    expect(isDeadlineExceededError(breakwaterCause(early.error))).toBe(true);
+  });
+
+  it('other statuses, and calls with no budget, are left alone', async () => {
+    const { client } = await echoSetup(
+      [deadlineInterceptor({ methods: { 'other.Service': 100 } })],
+      { faults: [{ status: status.DEADLINE_EXCEEDED }] },
+    );
+    const outcome = await echoUnary(client, {});
+    expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(breakwaterCause(outcome.error)).toBeUndefined();
   });
 
   it('keeps an earlier caller deadline', async () => {

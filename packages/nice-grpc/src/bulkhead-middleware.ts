@@ -1,4 +1,11 @@
-import { createPool, isQueueFullError, type Pool } from '@breakwater/core';
+import {
+  checkOptions,
+  createPool,
+  isQueueFullError,
+  type KnownKeys,
+  optionPath,
+  type Pool,
+} from '@breakwater/core';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -19,6 +26,13 @@ export interface BulkheadMiddlewareOptions {
   pool?: Pool;
 }
 
+/** Keys of {@link BulkheadMiddlewareOptions}. @internal */
+export const BULKHEAD_KEYS = {
+  concurrency: true,
+  maxQueue: true,
+  pool: true,
+} as const satisfies KnownKeys<BulkheadMiddlewareOptions>;
+
 /**
  * Limits concurrent calls with the core pool. A call holds its slot until it
  * settles — a response stream until it ends — with its retries inside when
@@ -28,7 +42,7 @@ export interface BulkheadMiddlewareOptions {
  * whose signal aborts leaves the queue at once with an `AbortError`.
  */
 export function bulkheadMiddleware(options: BulkheadMiddlewareOptions): ClientMiddleware {
-  return bulkheadMiddlewareOf(bulkheadStage(options));
+  return bulkheadMiddlewareOf(optionPath('', () => bulkheadStage(options), 'bulkheadMiddleware'));
 }
 
 /** {@link bulkheadMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -81,9 +95,7 @@ export interface BulkheadStage extends UnaryStage {
 
 /** The unary stage of {@link bulkheadMiddleware}. @internal */
 export function bulkheadStage(options: BulkheadMiddlewareOptions): BulkheadStage {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('bulkheadMiddleware(options) needs an options object');
-  }
+  checkOptions(undefined, options, BULKHEAD_KEYS, '', false);
   const pool =
     options.pool ??
     createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 });

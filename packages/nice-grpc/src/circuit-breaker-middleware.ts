@@ -1,15 +1,6 @@
-import {
-  type CallOutcome,
-  type CircuitBreaker,
-  CircuitOpenError,
-  type Clock,
-  systemClock,
-} from '@breakwater/core';
-import {
-  type CircuitBreakerInterceptorOptions,
-  circuitBreakerInterceptor,
-  createGrpcStatusClassifier,
-} from '@breakwater/grpc-js';
+import type { CallOutcome, CircuitBreaker, Clock } from '@breakwater/core';
+import { optionPath } from '@breakwater/core';
+import { createGrpcCircuits, type GrpcCircuitOptions } from '@breakwater/core/grpc';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -21,14 +12,15 @@ import type { MiddlewareResult } from './internals/next.js';
 import type { UnaryStage } from './internals/unary-stage.js';
 
 /**
- * Options of {@link circuitBreakerMiddleware}: those of the grpc-js
- * `circuitBreakerInterceptor` — `scope` (`'method'` | `'service'` |
- * `'client'`, defaults to `'method'`), `breaker` (core breaker settings,
- * defaults to the core defaults), `breakerFor` (supply circuits, e.g. shared
- * with a grpc-js client), `classify` (defaults to
- * `createGrpcStatusClassifier()`), `clock` (defaults to `systemClock`).
+ * Options of {@link circuitBreakerMiddleware}, the same as the grpc-js
+ * `circuitBreakerInterceptor`'s (`GrpcCircuitOptions` of
+ * `@breakwater/core/grpc`): `scope` (`'method'` | `'service'` | `'client'`,
+ * defaults to `'method'`), `breaker` (core breaker settings, defaults to the
+ * core defaults), `breakerFor` (supply circuits, e.g. shared with a grpc-js
+ * client), `classify` (defaults to `createGrpcStatusClassifier()`), `clock`
+ * (defaults to `systemClock`).
  */
-export type CircuitBreakerMiddlewareOptions = CircuitBreakerInterceptorOptions;
+export type CircuitBreakerMiddlewareOptions = GrpcCircuitOptions;
 
 /** A circuit-breaker middleware that can also show its circuits. */
 export type CircuitBreakerMiddleware = ClientMiddleware & {
@@ -49,7 +41,9 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
-  return circuitBreakerMiddlewareOf(circuitBreakerStage(options));
+  return circuitBreakerMiddlewareOf(
+    optionPath('', () => circuitBreakerStage(options), 'circuitBreakerMiddleware'),
+  );
 }
 
 /** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -91,25 +85,13 @@ export interface CircuitBreakerStage extends UnaryStage {
 
 /** The unary stage of {@link circuitBreakerMiddleware}. @internal */
 export function circuitBreakerStage(options: CircuitBreakerMiddlewareOptions): CircuitBreakerStage {
-  // The grpc-js interceptor's registry keys and creates circuits; reusing it keeps both adapters alike.
-  const registry = circuitBreakerInterceptor(options);
-  const scope = options.scope ?? 'method';
-  const clock = options.clock ?? systemClock;
-  const classify = options.classify ?? createGrpcStatusClassifier();
-  const keyOf = (path: string) =>
-    scope === 'method'
-      ? path
-      : scope === 'service'
-        ? path.slice(1, path.lastIndexOf('/'))
-        : 'client';
+  // The same registry as the grpc-js interceptor's: both adapters key and count circuits alike.
+  const circuits = createGrpcCircuits(options);
+  const { clock } = circuits;
   const acquire = (breaker: CircuitBreaker, path: string): number => {
     const permit = breaker.tryAcquire();
     if (permit >= 0) return permit;
-    const cause = new CircuitOpenError({
-      retryAfterMs: breaker.retryAfterMs(),
-      circuit: keyOf(path),
-    });
-    throw refusal(path, Status.UNAVAILABLE, cause);
+    throw refusal(path, Status.UNAVAILABLE, circuits.openError(circuits.methodCircuit(path)));
   };
   const outcomeOf = (
     path: string,
@@ -118,22 +100,16 @@ export function circuitBreakerStage(options: CircuitBreakerMiddlewareOptions): C
   ): CallOutcome => {
     const status = failureStatus(error, signal);
     if (status === undefined) return 'neutral';
-    const verdict = classify({
-      path,
-      code: status.code,
-      details: status.details,
-      trailer: undefined,
-    });
-    return verdict.countForCircuit === false ? 'neutral' : 'failure';
+    return circuits.outcomeOf(path, status.code, status.details, undefined, false);
   };
   return {
-    circuitFor: registry.circuitFor,
+    circuitFor: circuits.circuitFor,
     acquire,
     outcomeOf,
     clock,
     async unary(call, callOptions, chain, index) {
       const path = call.method.path;
-      const breaker = registry.circuitFor(path);
+      const breaker = circuits.circuitFor(path);
       const permit = acquire(breaker, path);
       const startedAt = clock();
       let outcome: CallOutcome = 'neutral';

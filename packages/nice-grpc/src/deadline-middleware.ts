@@ -1,8 +1,11 @@
 import {
   type Clock,
+  checkOptions,
   DeadlineExceededError,
   type Duration,
   isDeadlineExceededError,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type Sleep,
   systemClock,
@@ -12,6 +15,7 @@ import {
 } from '@breakwater/core';
 import {
   type CallOptions,
+  ClientError,
   type ClientMiddleware,
   type ClientMiddlewareCall,
   Status,
@@ -39,7 +43,16 @@ export interface DeadlineMiddlewareOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link DeadlineMiddlewareOptions}. @internal */
+export const DEADLINE_KEYS = {
+  timeout: true,
+  methods: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<DeadlineMiddlewareOptions>;
+
 function budgets(options: DeadlineMiddlewareOptions): (path: string) => number | undefined {
+  checkOptions(undefined, options, DEADLINE_KEYS, '', false);
   const fallback =
     options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
   const byKey = new Map<string, number>();
@@ -64,7 +77,10 @@ function budgets(options: DeadlineMiddlewareOptions): (path: string) => number |
  * retry and hedging middleware below re-send the time left on each attempt.
  * On the client the call is cancelled when the deadline passes and rejects
  * with a `ClientError` `DEADLINE_EXCEEDED` whose `cause` is the core
- * `DeadlineExceededError`; an expired deadline never starts the call. Layers
+ * `DeadlineExceededError`; an expired deadline never starts the call. The
+ * server enforces the same deadline, and when its timer fires first the
+ * call rejects with the same shape (the server's error is the core error's
+ * `cause`), so `err.cause` tells a deadline whichever side noticed it. Layers
  * below see the deadline as a `Date` in the `deadline` option, and their
  * signal aborts with the `DeadlineExceededError` as its reason.
  * @example
@@ -74,7 +90,9 @@ function budgets(options: DeadlineMiddlewareOptions): (path: string) => number |
 export function deadlineMiddleware(
   options: DeadlineMiddlewareOptions = {},
 ): ClientMiddleware<DeadlineCallOptions> {
-  return deadlineMiddlewareOf(deadlineStage(options, true));
+  return deadlineMiddlewareOf(
+    optionPath('', () => deadlineStage(options, true), 'deadlineMiddleware'),
+  );
 }
 
 /** {@link deadlineMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -124,11 +142,19 @@ export interface DeadlineStage extends UnaryStage {
   clock: Clock;
   sleep: Sleep;
   /**
-   * {@link UnaryStage.unary} without the last step, {@link translateDeadlineError}:
+   * {@link UnaryStage.unary} without the last step, {@link DeadlineStage.translate}:
    * a caller that already catches (the resilience middleware's generator)
    * translates itself and saves an async step per call.
    */
   untranslated: UnaryStage['unary'];
+  /**
+   * An error out of {@link DeadlineStage.untranslated} in the words nice-grpc
+   * callers expect: a deadline — `withTimeout`'s, or the server's
+   * `DEADLINE_EXCEEDED` on a call this stage gave a deadline — as a
+   * `DEADLINE_EXCEEDED` `ClientError` with the core `DeadlineExceededError`
+   * as `cause`, and, once the caller's `signal` has aborted, an `AbortError`.
+   */
+  translate(error: unknown, path: string, options: CallOptions & DeadlineCallOptions): unknown;
 }
 
 /**
@@ -173,35 +199,60 @@ export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean
       return chain.next(call, down, index);
     }, timeout);
   };
+  const translate: DeadlineStage['translate'] = (error, path, options) => {
+    const signal = options.signal;
+    if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
+    if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
+    if (!isPeerDeadline(error)) return error;
+    // Only a call this stage gave a deadline: otherwise the status is someone else's deadline.
+    const budget = budgetFor(path);
+    const deadline = options.deadline;
+    if (budget === undefined && deadline === undefined) return error;
+    const relative = typeof deadline === 'number' ? deadline : undefined;
+    const timeoutMs =
+      budget === undefined || (relative !== undefined && relative < budget) ? relative : budget;
+    return peerDeadline(error, path, timeoutMs);
+  };
   return {
     budgetFor,
     clock,
     sleep,
     untranslated,
+    translate,
     async unary(call, callOptions, chain, index) {
       try {
         return await untranslated(call, callOptions, chain, index);
       } catch (error) {
-        throw translateDeadlineError(error, call.method.path, callOptions.signal);
+        throw translate(error, call.method.path, callOptions as CallOptions & DeadlineCallOptions);
       }
     },
   };
 }
 
 /**
- * An error out of {@link DeadlineStage.untranslated} in the words nice-grpc
- * callers expect: `withTimeout`'s deadline as a `DEADLINE_EXCEEDED`
- * `ClientError`, and, once the caller's `signal` has aborted, an `AbortError`.
- * @internal
+ * A `DEADLINE_EXCEEDED` from below that no Breakwater stage explained: the
+ * server's (or grpc-js's) timer for the deadline this call sent fired before
+ * ours did. Under load either timer may win the race by a few ms.
  */
-export function translateDeadlineError(
-  error: unknown,
+function isPeerDeadline(error: unknown): error is ClientError {
+  return (
+    error instanceof ClientError &&
+    error.code === Status.DEADLINE_EXCEEDED &&
+    !isDeadlineExceededError((error as { cause?: unknown }).cause)
+  );
+}
+
+/** The error our own timer would have given, with the peer's `DEADLINE_EXCEEDED` as the core error's cause. */
+function peerDeadline(
+  error: ClientError,
   path: string,
-  signal: AbortSignal | undefined,
-): unknown {
-  if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
-  if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
-  return error;
+  timeoutMs: number | undefined,
+): ClientError {
+  return refusal(
+    path,
+    Status.DEADLINE_EXCEEDED,
+    new DeadlineExceededError(timeoutMs, { cause: error }),
+  );
 }
 
 /** A response stream cancelled when the deadline passes. */
@@ -226,9 +277,9 @@ async function* guardStream<Response>(
   try {
     yield* next(request, Object.assign({}, options, { signal: controller.signal }));
   } catch (error) {
-    throw controller.signal.reason === expired
-      ? refusal(path, Status.DEADLINE_EXCEEDED, expired)
-      : error;
+    if (controller.signal.reason === expired)
+      throw refusal(path, Status.DEADLINE_EXCEEDED, expired);
+    throw isPeerDeadline(error) ? peerDeadline(error, path, timeoutMs) : error;
   } finally {
     timer.abort();
     caller?.removeEventListener('abort', forward);

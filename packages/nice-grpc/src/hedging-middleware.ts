@@ -1,6 +1,9 @@
 import {
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -13,7 +16,7 @@ import {
   type GrpcRetryEvent,
   type GrpcStatusClassifier,
   type MethodSelector,
-} from '@breakwater/grpc-js';
+} from '@breakwater/core/grpc';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { idempotencyRule } from './idempotency.js';
 import { HedgedCall, type HedgeSettings } from './internals/hedged-call.js';
@@ -46,6 +49,19 @@ export interface HedgingMiddlewareOptions extends HedgingCallOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link HedgingMiddlewareOptions}. @internal */
+export const HEDGING_KEYS = {
+  delay: true,
+  attempts: true,
+  idempotent: true,
+  budget: true,
+  classify: true,
+  onHedge: true,
+  clock: true,
+  sleep: true,
+  hedge: true,
+} as const satisfies KnownKeys<HedgingMiddlewareOptions>;
+
 /**
  * Hedges unary calls of idempotent methods: when no attempt has answered
  * within `delay`, another starts (up to `attempts` in all, each drawing on
@@ -58,19 +74,23 @@ export interface HedgingMiddlewareOptions extends HedgingCallOptions {
 export function hedgingMiddleware(
   options: HedgingMiddlewareOptions,
 ): ClientMiddleware<HedgingCallOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('hedgingMiddleware(options) needs an options object with `delay`');
-  }
-  const settings: HedgeSettings = {
-    delayMs: parseDuration('delay', options.delay),
-    maxAttempts: checkAttempts('attempts', options.attempts, 2),
-    budget: options.budget,
-    classify: options.classify ?? createGrpcStatusClassifier(),
-    onHedge: options.onHedge,
-    clock: options.clock ?? systemClock,
-    sleep: options.sleep ?? systemSleep,
-  };
-  const isIdempotent = idempotencyRule('idempotent', options.idempotent);
+  const [settings, isIdempotent] = optionPath(
+    '',
+    () => {
+      checkOptions(undefined, options, HEDGING_KEYS, '', false);
+      const s: HedgeSettings = {
+        delayMs: parseDuration('delay', options.delay),
+        maxAttempts: checkAttempts('attempts', options.attempts, 2),
+        budget: options.budget,
+        classify: options.classify ?? createGrpcStatusClassifier(),
+        onHedge: options.onHedge,
+        clock: options.clock ?? systemClock,
+        sleep: options.sleep ?? systemSleep,
+      };
+      return [s, idempotencyRule('idempotent', options.idempotent)] as const;
+    },
+    'hedgingMiddleware',
+  );
   const defaultHedge = options.hedge;
   return async function* hedgingMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,

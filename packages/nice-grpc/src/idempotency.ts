@@ -1,4 +1,4 @@
-import { compileSelector, type MethodSelector } from '@breakwater/grpc-js';
+import { compileSelector, type MethodSelector } from '@breakwater/core/grpc';
 import type { MethodDescriptor } from 'nice-grpc-common';
 
 /**
@@ -7,7 +7,7 @@ import type { MethodDescriptor } from 'nice-grpc-common';
  * ts-proto / nice-grpc definitions carry as `options.idempotencyLevel`.
  * (Definitions nice-grpc converts from grpc-js / proto-loader lose their
  * method options: list those methods with `idempotentMethods(packageDefinition)`
- * from `@breakwater/grpc-js` instead.)
+ * from `@breakwater/core/grpc` instead.)
  */
 export function isIdempotentMethod(method: Pick<MethodDescriptor, 'options'>): boolean {
   const level = method.options?.idempotencyLevel;

@@ -1,4 +1,10 @@
-import { createTokenBucket, type TokenBucket, type TokenBucketOptions } from '@breakwater/core';
+import {
+  checkKeys,
+  createTokenBucket,
+  optionPath,
+  type TokenBucket,
+  type TokenBucketOptions,
+} from '@breakwater/core';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -26,7 +32,9 @@ export type RateLimitMiddlewareOptions =
  * createClientFactory().use(rateLimitMiddleware({ capacity: 100, refillPerSecond: 50 }))
  */
 export function rateLimitMiddleware(options: RateLimitMiddlewareOptions): ClientMiddleware {
-  return rateLimitMiddlewareOf(rateLimitStage(options));
+  return rateLimitMiddlewareOf(
+    optionPath('', () => rateLimitStage(options), 'rateLimitMiddleware'),
+  );
 }
 
 /** {@link rateLimitMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -51,6 +59,8 @@ export function rateLimitStage(options: RateLimitMiddlewareOptions): RateLimitSt
   if (typeof options !== 'object' || options === null) {
     throw new TypeError('rateLimitMiddleware(options) needs an options object');
   }
+  // `{ bucket }` alone, or the bucket's own options (which createTokenBucket checks).
+  if ('bucket' in options) checkKeys(undefined, options, { bucket: true });
   const bucket = 'bucket' in options ? options.bucket : createTokenBucket(options);
   const take = (path: string): void => {
     const taken = bucket.tryAcquire();

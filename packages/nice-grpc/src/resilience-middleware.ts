@@ -1,4 +1,5 @@
-import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/grpc-js';
+import { checkOptions, type KnownKeys, optionPath } from '@breakwater/core';
+import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -18,9 +19,9 @@ import {
 import {
   type DeadlineCallOptions,
   type DeadlineMiddlewareOptions,
+  type DeadlineStage,
   deadlineMiddlewareOf,
   deadlineStage,
-  translateDeadlineError,
 } from './deadline-middleware.js';
 import {
   type HedgingCallOptions,
@@ -64,6 +65,18 @@ export interface ResilienceMiddlewareOptions {
   hedge?: HedgingMiddlewareOptions | false;
 }
 
+/** Keys of {@link ResilienceMiddlewareOptions}. @internal */
+export const RESILIENCE_KEYS = {
+  idempotent: true,
+  classify: true,
+  deadline: true,
+  circuitBreaker: true,
+  rateLimit: true,
+  bulkhead: true,
+  retry: true,
+  hedge: true,
+} as const satisfies KnownKeys<ResilienceMiddlewareOptions>;
+
 const passThrough: ClientMiddleware = async function* passThrough<Request, Response>(
   call: ClientMiddlewareCall<Request, Response>,
   options: CallOptions,
@@ -96,6 +109,11 @@ const passThrough: ClientMiddleware = async function* passThrough<Request, Respo
 export function resilienceMiddleware(
   options: ResilienceMiddlewareOptions = {},
 ): ClientMiddleware<ResilienceCallOptions> {
+  return optionPath('', () => build(options), 'resilienceMiddleware');
+}
+
+function build(options: ResilienceMiddlewareOptions): ClientMiddleware<ResilienceCallOptions> {
+  checkOptions(undefined, options, RESILIENCE_KEYS);
   const shared = {
     ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
     ...(options.classify === undefined ? {} : { classify: options.classify }),
@@ -105,18 +123,24 @@ export function resilienceMiddleware(
   const retry = options.retry ? { ...shared, ...options.retry } : undefined;
   const stages: UnaryStage[] = [];
   const stack: ClientMiddleware<ResilienceCallOptions>[] = [];
+  let deadline: DeadlineStage | undefined;
   if (options.deadline) {
     // With a retry stage below, the header is written there (once per call).
-    const stage = deadlineStage(options.deadline, retry === undefined);
+    const own = options.deadline;
+    const stage = optionPath('deadline', () => deadlineStage(own, retry === undefined));
+    deadline = stage;
     // Outermost, so the generator below catches for it (one async step less a call).
     stages.push({ unary: stage.untranslated });
     stack.push(deadlineMiddlewareOf(options.hedge ? deadlineStage(options.deadline, true) : stage));
   }
-  const circuit = options.circuitBreaker
-    ? circuitBreakerStage({ ...shared, ...options.circuitBreaker })
+  const { circuitBreaker, rateLimit: limit, bulkhead: slots } = options;
+  // The breaker takes no `idempotent`: hand it the shared classifier only.
+  const classify = shared.classify === undefined ? {} : { classify: shared.classify };
+  const circuit = circuitBreaker
+    ? optionPath('circuitBreaker', () => circuitBreakerStage({ ...classify, ...circuitBreaker }))
     : undefined;
-  const rateLimit = options.rateLimit ? rateLimitStage(options.rateLimit) : undefined;
-  const bulkhead = options.bulkhead ? bulkheadStage(options.bulkhead) : undefined;
+  const rateLimit = limit ? optionPath('rateLimit', () => rateLimitStage(limit)) : undefined;
+  const bulkhead = slots ? optionPath('bulkhead', () => bulkheadStage(slots)) : undefined;
   if (circuit) stack.push(circuitBreakerMiddlewareOf(circuit));
   if (rateLimit) stack.push(rateLimitMiddlewareOf(rateLimit));
   if (bulkhead) stack.push(bulkheadMiddlewareOf(bulkhead));
@@ -124,9 +148,11 @@ export function resilienceMiddleware(
   // a rate limit alone stays the plain (not async) stage it is.
   if (circuit || bulkhead) stages.push(guardStage(circuit, rateLimit, bulkhead));
   else if (rateLimit) stages.push(rateLimit);
-  if (options.hedge) stack.push(hedgingMiddleware({ ...shared, ...options.hedge }));
+  const { hedge } = options;
+  if (hedge) stack.push(optionPath('hedge', () => hedgingMiddleware({ ...shared, ...hedge })));
   if (retry !== undefined) {
-    stages.push(retryStage(retry, options.deadline !== undefined && options.deadline !== false));
+    const stamp = options.deadline !== undefined && options.deadline !== false;
+    stages.push(optionPath('retry', () => retryStage(retry, stamp)));
     stack.push(retryMiddlewareOf(retryStage(retry, false)));
   }
   const composed = compose(stack);
@@ -142,9 +168,9 @@ export function resilienceMiddleware(
     try {
       return await chain.next(call as ClientMiddlewareCall<unknown, Response>, callOptions, 0);
     } catch (error) {
-      throw options.deadline
-        ? translateDeadlineError(error, call.method.path, callOptions.signal)
-        : error;
+      throw deadline === undefined
+        ? error
+        : deadline.translate(error, call.method.path, callOptions);
     }
   };
 }

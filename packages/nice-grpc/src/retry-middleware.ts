@@ -2,7 +2,10 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
+  checkOptions,
   type Duration,
+  type KnownKeys,
+  optionPath,
   parseDuration,
   type RetryBudget,
   type Sleep,
@@ -16,7 +19,7 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
   resolveBackoff,
-} from '@breakwater/grpc-js';
+} from '@breakwater/core/grpc';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { idempotencyRule } from './idempotency.js';
 import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './internals/deadline.js';
@@ -42,7 +45,7 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
   backoff?: Backoff | BackoffOptions;
   /** Shared retry budget (`createRetryBudget`); a refused retry ends the call with its last error. Defaults to none. */
   budget?: RetryBudget;
-  /** Status → verdict (shared with `@breakwater/grpc-js`). Defaults to `createGrpcStatusClassifier()`. */
+  /** Status → verdict (the one `@breakwater/grpc-js` uses too). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
   /** Time limit of each unary attempt (never past the call's deadline); makes `DEADLINE_EXCEEDED` retryable. Defaults to none. */
   perAttemptTimeout?: Duration;
@@ -54,10 +57,25 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link RetryMiddlewareOptions}. @internal */
+export const RETRY_KEYS = {
+  idempotent: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  perAttemptTimeout: true,
+  serverStreaming: true,
+  clock: true,
+  sleep: true,
+  retry: true,
+  retryAttempts: true,
+  onRetry: true,
+} as const satisfies KnownKeys<RetryMiddlewareOptions>;
+
 /**
  * Retries failed unary and server-streaming calls of idempotent methods
  * (server streams only until their first message), with the gRPC status
- * classifier of `@breakwater/grpc-js`: `UNAVAILABLE` by default,
+ * classifier of `@breakwater/core/grpc` (the grpc-js adapter uses it too): `UNAVAILABLE` by default,
  * `RESOURCE_EXHAUSTED` only after the server's `grpc-retry-pushback-ms`,
  * never a caller error such as `INVALID_ARGUMENT`. `retryAttempts` counts
  * attempts, the first included. Every retry carries
@@ -73,7 +91,7 @@ export interface RetryMiddlewareOptions extends RetryCallOptions {
 export function retryMiddleware(
   options: RetryMiddlewareOptions = {},
 ): ClientMiddleware<RetryCallOptions> {
-  return retryMiddlewareOf(retryStage(options, false));
+  return retryMiddlewareOf(optionPath('', () => retryStage(options, false), 'retryMiddleware'));
 }
 
 /** {@link retryMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
@@ -122,6 +140,7 @@ export interface RetryStage extends UnaryStage {
  * @internal
  */
 export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: boolean): RetryStage {
+  checkOptions(undefined, options, RETRY_KEYS, '', false);
   const defaultAttempts = checkAttempts('retryAttempts', options.retryAttempts, 3);
   const isIdempotent = idempotencyRule('idempotent', options.idempotent);
   const serverStreaming = options.serverStreaming ?? true;

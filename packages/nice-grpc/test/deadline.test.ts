@@ -85,10 +85,78 @@ describe('deadlineMiddleware against a chaos server', () => {
       expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
       expect(isDeadlineExceededError(error.cause)).toBe(true);
       expect(took).toBeGreaterThanOrEqual(190);
-      expect(took).toBeLessThan(800);
+      // Far below the server's 3 s: the deadline cut the call (a tight bound flakes on a loaded 2-core box).
+      expect(took).toBeLessThan(2_500);
       expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
     },
   );
+
+  // A sleep that never ends by itself: our timer never fires, so the server's deadline (sent as
+  // grpc-timeout) always wins the race that a loaded machine decides either way.
+  const neverFires = (_ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve) =>
+      signal?.addEventListener('abort', () => resolve(), { once: true }),
+    );
+  const serverFirst = {
+    deadlineMiddleware: (timeout: Duration) => deadlineMiddleware({ timeout, sleep: neverFires }),
+    resilienceMiddleware: (timeout: Duration) =>
+      resilienceMiddleware({
+        deadline: { timeout, sleep: neverFires },
+        circuitBreaker: {},
+        bulkhead: { concurrency: 10 },
+        retry: { backoff: fast },
+      }),
+  };
+
+  it.each(Object.keys(serverFirst) as (keyof typeof serverFirst)[])(
+    '%s: when the server’s deadline fires first the error has the same shape (core cause)',
+    async (kind) => {
+      const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 3_000 } }] });
+      const client = echoClient(server.address, serverFirst[kind](150));
+      const error = await rejection(client.Unary({}, callId('server-first')));
+      expect(error).toBeInstanceOf(ClientError);
+      expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+      expect(isDeadlineExceededError(error.cause)).toBe(true);
+      // The server's own status is kept underneath.
+      const serverError = (error.cause as Error).cause as ClientError;
+      expect(serverError).toBeInstanceOf(ClientError);
+      expect(serverError.code).toBe(Status.DEADLINE_EXCEEDED);
+      expect(server.observed[0]?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+    },
+  );
+
+  it('a server stream whose server deadline fires first has the same shape too', async () => {
+    const server = await chaosServer({
+      faults: [{ methods: ['ServerStream'], latency: { kind: 'fixed', ms: 2_000 } }],
+    });
+    const client = echoClient(
+      server.address,
+      deadlineMiddleware({ timeout: 150, sleep: neverFires }),
+    );
+    const error = await rejection(
+      (async () => {
+        for await (const _ of client.ServerStream({ count: 2 }, callId('stream-first'))) {
+          // drain
+        }
+      })(),
+    );
+    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(isDeadlineExceededError(error.cause)).toBe(true);
+  });
+
+  it('a DEADLINE_EXCEEDED on a call without a Breakwater deadline is passed on untouched', async () => {
+    const server = await chaosServer({ faults: [{ status: Status.DEADLINE_EXCEEDED }] });
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({
+        deadline: { methods: { 'other.Service': 100 } },
+        retry: { backoff: fast },
+      }),
+    );
+    const error = await rejection(client.Unary({}, callId('none')));
+    expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
+    expect(error.cause).toBeUndefined();
+  });
 
   it('an expired deadline never reaches the server', async () => {
     const server = await chaosServer();

@@ -1,4 +1,11 @@
-import { createPool, type Pool, type PoolOptions } from '@breakwater/core';
+import {
+  checkOptions,
+  createPool,
+  type KnownKeys,
+  optionPath,
+  type Pool,
+  type PoolOptions,
+} from '@breakwater/core';
 import type { TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import {
@@ -17,6 +24,12 @@ export interface BulkheadLinkOptions {
   subscriptions?: boolean;
 }
 
+/** Keys of {@link BulkheadLinkOptions}. @internal */
+export const BULKHEAD_LINK_KEYS = {
+  pool: true,
+  subscriptions: true,
+} as const satisfies KnownKeys<BulkheadLinkOptions>;
+
 /**
  * Caps concurrent calls with a core pool: at most `concurrency` in flight,
  * up to `maxQueue` waiting in FIFO order; beyond that a call rejects with a
@@ -29,7 +42,8 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
   options: BulkheadLinkOptions,
 ): TRPCLink<TRouter> {
   // initialized config
-  const pool = resolvePool(options.pool);
+  checkOptions('bulkheadLink', options, BULKHEAD_LINK_KEYS, '', false);
+  const pool = optionPath('', () => resolvePool(options.pool), 'bulkheadLink');
   const subscriptions = options.subscriptions ?? false;
 
   return () => {
@@ -90,7 +104,7 @@ export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
 export function resolvePool(given: Pool | PoolOptions): Pool {
   return given && typeof (given as Pool).run === 'function'
     ? (given as Pool)
-    : createPool(given as PoolOptions);
+    : optionPath('pool', () => createPool(given as PoolOptions));
 }
 
 /**

@@ -4,8 +4,12 @@ import {
   type CircuitBreakerOptions,
   CircuitOpenError,
   type CircuitStateChange,
+  checkOptions,
   createCircuitBreaker,
   type ErrorVerdict,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
   systemClock,
 } from '@breakwater/core';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
@@ -37,6 +41,15 @@ export interface CircuitBreakerLinkOptions {
   ) => void;
 }
 
+/** Keys of {@link CircuitBreakerLinkOptions}. @internal */
+export const CIRCUIT_BREAKER_LINK_KEYS = {
+  scope: true,
+  breaker: true,
+  circuit: true,
+  classify: true,
+  onStateChange: true,
+} as const satisfies KnownKeys<CircuitBreakerLinkOptions>;
+
 /**
  * Stops calling an unhealthy endpoint: when the circuit is open the call is
  * refused at once with a `TRPCClientError` whose `cause` is a core
@@ -64,13 +77,17 @@ export interface CircuitSettings {
 
 /** Validates {@link CircuitBreakerLinkOptions} and sets up its breakers. @internal */
 export function resolveCircuits(options: CircuitBreakerLinkOptions): CircuitSettings {
+  const fn = 'circuitBreakerLink';
+  checkOptions(fn, options, CIRCUIT_BREAKER_LINK_KEYS, '', false);
   const scope = options.scope ?? 'link';
   if (scope !== 'link' && scope !== 'path') {
-    throw new TypeError(`circuitBreakerLink: scope must be 'link' or 'path', got ${String(scope)}`);
+    throw optionTypeError('scope', `must be 'link' or 'path', got ${String(scope)}`, fn);
   }
   if (options.breaker && scope === 'path') {
-    throw new TypeError("circuitBreakerLink: breaker can only be given with scope 'link'");
+    throw optionTypeError('breaker', "can only be given with scope 'link'", fn);
   }
+  // Per-path breakers are built on first use: build one now so bad `circuit` options throw here.
+  if (scope === 'path') optionPath('circuit', () => createCircuitBreaker(options.circuit), fn);
   const make = (key: string, name: string | undefined): CircuitBreaker => {
     const breaker = createCircuitBreaker({ ...options.circuit, ...(name ? { name } : {}) });
     const listener = options.onStateChange;
@@ -78,7 +95,9 @@ export function resolveCircuits(options: CircuitBreakerLinkOptions): CircuitSett
     return breaker;
   };
   const shared =
-    scope === 'link' ? (options.breaker ?? make('link', options.circuit?.name)) : undefined;
+    scope === 'link'
+      ? (options.breaker ?? optionPath('circuit', () => make('link', options.circuit?.name), fn))
+      : undefined;
   if (options.breaker && options.onStateChange) {
     const listener = options.onStateChange;
     options.breaker.onStateChange((e) => listener({ ...e, key: 'link' }));

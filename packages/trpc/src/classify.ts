@@ -1,11 +1,13 @@
 import {
   type Clock,
+  checkOptions,
   type ErrorVerdict,
   isCircuitOpenError,
   isDeadlineExceededError,
   isOperationAbortedError,
   isQueueFullError,
   isRateLimitError,
+  type KnownKeys,
   systemClock,
 } from '@breakwater/core';
 import { retryAfterMsFrom } from './internals/retry-after.js';
@@ -46,6 +48,12 @@ export interface TRPCErrorClassifierOptions {
   /** Clock used to turn an HTTP-date `Retry-After` into a delay. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link TRPCErrorClassifierOptions}. @internal */
+export const TRPC_CLASSIFIER_KEYS = {
+  retryableCodes: true,
+  clock: true,
+} as const satisfies KnownKeys<TRPCErrorClassifierOptions>;
 
 /*
  * The default verdicts, first match wins:
@@ -145,6 +153,7 @@ function responseOf(error: unknown): unknown {
 export function createTRPCErrorClassifier(
   options: TRPCErrorClassifierOptions = {},
 ): (error: unknown) => ErrorVerdict {
+  checkOptions('createTRPCErrorClassifier', options, TRPC_CLASSIFIER_KEYS);
   const codes = new Set<string>(options.retryableCodes ?? DEFAULT_CODES);
   const clock = options.clock ?? systemClock;
 

@@ -1,4 +1,11 @@
-import { DeadlineExceededError, type Duration, parseDuration } from '@breakwater/core';
+import {
+  checkOptions,
+  DeadlineExceededError,
+  type Duration,
+  type KnownKeys,
+  optionPath,
+  parseDuration,
+} from '@breakwater/core';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import {
@@ -20,6 +27,13 @@ export interface DeadlineLinkOptions {
   /** Computes the budget of a call (ms, or `undefined` for none); overrides the maps and `context.timeoutMs`. Defaults to none. */
   timeoutFor?: (op: Operation) => number | undefined;
 }
+
+/** Keys of {@link DeadlineLinkOptions}. @internal */
+export const DEADLINE_LINK_KEYS = {
+  timeoutMs: true,
+  procedures: true,
+  timeoutFor: true,
+} as const satisfies KnownKeys<DeadlineLinkOptions>;
 
 /**
  * Gives each query and mutation a deadline and rejects the caller when it
@@ -63,19 +77,23 @@ export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
 export function resolveTimeoutFor(
   options: DeadlineLinkOptions,
 ): (op: Operation) => number | undefined {
-  const fallback =
-    options.timeoutMs === undefined
-      ? undefined
-      : parseDuration('deadlineLink: timeoutMs', options.timeoutMs);
-  const byPath = new Map<string, number>();
-  for (const [path, d] of Object.entries(options.procedures ?? {})) {
-    byPath.set(path, parseDuration(`deadlineLink: procedures["${path}"]`, d));
-  }
+  const { fallback, byPath } = optionPath('', () => parseDeadlines(options), 'deadlineLink');
   return (
     options.timeoutFor ??
     ((op: Operation) =>
       (op.context as BreakwaterOperationContext).timeoutMs ?? byPath.get(op.path) ?? fallback)
   );
+}
+
+function parseDeadlines(options: DeadlineLinkOptions) {
+  checkOptions(undefined, options, DEADLINE_LINK_KEYS, '', false);
+  const fallback =
+    options.timeoutMs === undefined ? undefined : parseDuration('timeoutMs', options.timeoutMs);
+  const byPath = new Map<string, number>();
+  for (const [path, d] of Object.entries(options.procedures ?? {})) {
+    byPath.set(path, parseDuration(`procedures["${path}"]`, d));
+  }
+  return { fallback, byPath };
 }
 
 /** The error of a call to `op` whose deadline of `ms` passed. @internal */

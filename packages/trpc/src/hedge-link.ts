@@ -1,6 +1,10 @@
 import {
+  checkOptions,
   type Duration,
   type ErrorVerdict,
+  type KnownKeys,
+  optionPath,
+  optionRangeError,
   parseDuration,
   type RetryBudget,
 } from '@breakwater/core';
@@ -32,6 +36,16 @@ export interface HedgeLinkOptions {
   }) => void;
 }
 
+/** Keys of {@link HedgeLinkOptions}. @internal */
+export const HEDGE_LINK_KEYS = {
+  delayMs: true,
+  maxHedges: true,
+  budget: true,
+  hedgeMutations: true,
+  classify: true,
+  onHedge: true,
+} as const satisfies KnownKeys<HedgeLinkOptions>;
+
 /**
  * Tail-latency hedging for calls that are safe to repeat (queries by
  * default): when a call is still outstanding after `delayMs`, the same
@@ -44,10 +58,15 @@ export function hedgeLink<TRouter extends AnyRouter = AnyRouter>(
   options: HedgeLinkOptions,
 ): TRPCLink<TRouter> {
   // initialized config
-  const delayMs = parseDuration('hedgeLink: delayMs', options.delayMs);
+  checkOptions('hedgeLink', options, HEDGE_LINK_KEYS, '', false);
+  const delayMs = optionPath('', () => parseDuration('delayMs', options.delayMs), 'hedgeLink');
   const maxHedges = options.maxHedges ?? 1;
   if (!Number.isInteger(maxHedges) || maxHedges < 1) {
-    throw new RangeError(`hedgeLink: maxHedges must be an integer >= 1, got ${String(maxHedges)}`);
+    throw optionRangeError(
+      'maxHedges',
+      `must be an integer >= 1, got ${String(maxHedges)}`,
+      'hedgeLink',
+    );
   }
   const classify = options.classify ?? classifyTRPCError;
   const { budget, onHedge } = options;

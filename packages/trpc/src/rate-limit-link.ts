@@ -1,4 +1,12 @@
-import { createTokenBucket, type TokenBucket, type TokenBucketOptions } from '@breakwater/core';
+import {
+  checkOptions,
+  createTokenBucket,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+  type TokenBucket,
+  type TokenBucketOptions,
+} from '@breakwater/core';
 import type { Operation, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { observable, type Unsubscribable } from '@trpc/server/observable';
@@ -14,6 +22,13 @@ export interface RateLimitLinkOptions {
   cost?: (op: Operation) => number;
 }
 
+/** Keys of {@link RateLimitLinkOptions}. @internal */
+export const RATE_LIMIT_LINK_KEYS = {
+  bucket: true,
+  mode: true,
+  cost: true,
+} as const satisfies KnownKeys<RateLimitLinkOptions>;
+
 /**
  * Client-side rate limiting with a core token bucket. A refused call rejects
  * with a `TRPCClientError` whose `cause` is a core `RateLimitError` (with
@@ -25,10 +40,15 @@ export function rateLimitLink<TRouter extends AnyRouter = AnyRouter>(
   options: RateLimitLinkOptions,
 ): TRPCLink<TRouter> {
   // initialized config
-  const bucket = resolveBucket(options.bucket);
+  checkOptions('rateLimitLink', options, RATE_LIMIT_LINK_KEYS, '', false);
+  const bucket = optionPath('', () => resolveBucket(options.bucket), 'rateLimitLink');
   const mode = options.mode ?? 'reject';
   if (mode !== 'reject' && mode !== 'wait') {
-    throw new TypeError(`rateLimitLink: mode must be 'reject' or 'wait', got ${String(mode)}`);
+    throw optionTypeError(
+      'mode',
+      `must be 'reject' or 'wait', got ${String(mode)}`,
+      'rateLimitLink',
+    );
   }
   const cost = options.cost;
 
@@ -78,5 +98,5 @@ export function rateLimitLink<TRouter extends AnyRouter = AnyRouter>(
 export function resolveBucket(given: TokenBucket | TokenBucketOptions): TokenBucket {
   return given && typeof (given as TokenBucket).tryAcquire === 'function'
     ? (given as TokenBucket)
-    : createTokenBucket(given as TokenBucketOptions);
+    : optionPath('bucket', () => createTokenBucket(given as TokenBucketOptions));
 }

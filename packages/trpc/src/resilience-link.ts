@@ -1,4 +1,4 @@
-import type { ErrorVerdict } from '@breakwater/core';
+import { checkOptions, type ErrorVerdict, type KnownKeys, optionPath } from '@breakwater/core';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { type BulkheadLinkOptions, bulkheadLink, resolvePool } from './bulkhead-link.js';
@@ -34,6 +34,18 @@ export interface ResilienceLinkOptions {
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
 }
 
+/** Keys of {@link ResilienceLinkOptions}. @internal */
+export const RESILIENCE_LINK_KEYS = {
+  bulkhead: true,
+  rateLimit: true,
+  timeout: true,
+  retry: true,
+  hedge: true,
+  circuit: true,
+  attemptTimeout: true,
+  classify: true,
+} as const satisfies KnownKeys<ResilienceLinkOptions>;
+
 /**
  * One link composing the Breakwater links in this order, outermost first:
  *
@@ -59,24 +71,37 @@ export interface ResilienceLinkOptions {
 export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
   options: ResilienceLinkOptions,
 ): TRPCLink<TRouter> {
+  // Every message names this factory and the full path: `resilienceLink: retry.backoff.baseDelayMs ...`.
+  return optionPath('', () => build<TRouter>(options), 'resilienceLink');
+}
+
+function build<TRouter extends AnyRouter>(options: ResilienceLinkOptions): TRPCLink<TRouter> {
+  checkOptions(undefined, options, RESILIENCE_LINK_KEYS);
   const classify = options.classify;
   const withClassify = <T extends { classify?: unknown }>(o: T): T =>
     classify && o.classify === undefined ? { ...o, classify } : o;
   // Stateful pieces are built once and shared by the fused path and the composed links.
-  const pool = options.bulkhead ? resolvePool(options.bulkhead.pool) : undefined;
-  const bucket = options.rateLimit ? resolveBucket(options.rateLimit.bucket) : undefined;
-  const timeoutFor = options.timeout ? resolveTimeoutFor(options.timeout) : undefined;
-  const retry = options.retry ? resolveRetry(withClassify(options.retry)) : undefined;
-  const circuit = options.circuit ? resolveCircuits(withClassify(options.circuit)) : undefined;
+  const { bulkhead, rateLimit, timeout, hedge, attemptTimeout } = options;
+  const at = optionPath;
+  const pool = bulkhead ? at('bulkhead', () => resolvePool(bulkhead.pool)) : undefined;
+  const bucket = rateLimit ? at('rateLimit', () => resolveBucket(rateLimit.bucket)) : undefined;
+  const timeoutFor = timeout ? at('timeout', () => resolveTimeoutFor(timeout)) : undefined;
+  const retry = options.retry;
+  const retrySettings = retry ? at('retry', () => resolveRetry(withClassify(retry))) : undefined;
+  const circuitOptions = options.circuit;
+  const circuit = circuitOptions
+    ? at('circuit', () => resolveCircuits(withClassify(circuitOptions)))
+    : undefined;
 
   const links: TRPCLink<TRouter>[] = [];
-  if (options.bulkhead && pool) links.push(bulkheadLink({ ...options.bulkhead, pool }));
-  if (options.rateLimit && bucket) links.push(rateLimitLink({ ...options.rateLimit, bucket }));
+  if (bulkhead && pool) links.push(at('bulkhead', () => bulkheadLink({ ...bulkhead, pool })));
+  if (rateLimit && bucket)
+    links.push(at('rateLimit', () => rateLimitLink({ ...rateLimit, bucket })));
   if (timeoutFor) links.push(deadlineLink({ timeoutFor }));
-  if (retry) links.push(retryLinkFrom(retry));
-  if (options.hedge) links.push(hedgeLink(withClassify(options.hedge)));
+  if (retrySettings) links.push(retryLinkFrom(retrySettings));
+  if (hedge) links.push(at('hedge', () => hedgeLink(withClassify(hedge))));
   if (circuit) links.push(circuitBreakerLinkFrom(circuit));
-  if (options.attemptTimeout) links.push(deadlineLink(options.attemptTimeout));
+  if (attemptTimeout) links.push(at('attemptTimeout', () => deadlineLink(attemptTimeout)));
   const composed = composeLinks(links);
 
   // Hedges, per-attempt deadlines and waiting for tokens run as composed links only.
@@ -91,7 +116,7 @@ export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
     bucket,
     cost: options.rateLimit?.cost,
     timeoutFor,
-    retry,
+    retry: retrySettings,
     circuit,
   };
   return (runtime) => {

@@ -1,8 +1,13 @@
 import {
   type Backoff,
   type BackoffOptions,
+  checkNumber,
+  checkOptions,
   createBackoff,
   type ErrorVerdict,
+  type KnownKeys,
+  optionPath,
+  optionRangeError,
   type RetryBudget,
   type Sleep,
   systemSleep,
@@ -56,6 +61,19 @@ export interface RetryLinkOptions {
   sleep?: Sleep;
 }
 
+/** Keys of {@link RetryLinkOptions}. @internal */
+export const RETRY_LINK_KEYS = {
+  attempts: true,
+  backoff: true,
+  budget: true,
+  classify: true,
+  retryMutations: true,
+  maxRetryAfterMs: true,
+  resumeSubscriptions: true,
+  onRetry: true,
+  sleep: true,
+} as const satisfies KnownKeys<RetryLinkOptions>;
+
 const DEFAULT_BACKOFF: BackoffOptions = {
   baseDelayMs: 100,
   strategy: 'exponential',
@@ -64,7 +82,7 @@ const DEFAULT_BACKOFF: BackoffOptions = {
 
 function positiveInteger(name: string, value: number): number {
   if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`retryLink: ${name} must be an integer >= 1, got ${String(value)}`);
+    throw optionRangeError(name, `must be an integer >= 1, got ${String(value)}`, 'retryLink');
   }
   return value;
 }
@@ -100,18 +118,34 @@ export interface RetrySettings {
 
 /** Validates and defaults {@link RetryLinkOptions}. @internal */
 export function resolveRetry(options: RetryLinkOptions): RetrySettings {
+  checkOptions('retryLink', options, RETRY_LINK_KEYS, '', false);
   const given = options.backoff;
   const backoff =
     given && typeof (given as Backoff).delayFor === 'function'
       ? (given as Backoff)
-      : createBackoff((given as BackoffOptions | undefined) ?? DEFAULT_BACKOFF);
+      : optionPath(
+          'backoff',
+          () => createBackoff((given as BackoffOptions | undefined) ?? DEFAULT_BACKOFF),
+          'retryLink',
+        );
   return {
     attempts: positiveInteger('attempts', options.attempts ?? backoff.budgetedAttempts ?? 3),
     backoff,
     budget: options.budget,
     classify: options.classify ?? classifyTRPCError,
     retryMutations: options.retryMutations ?? false,
-    maxRetryAfterMs: options.maxRetryAfterMs ?? 30_000,
+    maxRetryAfterMs:
+      options.maxRetryAfterMs === undefined
+        ? 30_000
+        : optionPath(
+            '',
+            () =>
+              checkNumber('maxRetryAfterMs', options.maxRetryAfterMs, {
+                min: 0,
+                allowInfinity: true,
+              }),
+            'retryLink',
+          ),
     resume: options.resumeSubscriptions ?? true,
     onRetry: options.onRetry,
     sleep: options.sleep ?? systemSleep,

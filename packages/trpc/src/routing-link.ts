@@ -1,8 +1,12 @@
 import {
+  checkOptions,
   createRouter,
   type ErrorVerdict,
   isCircuitOpenError,
   isRoutingError,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
   type Router,
   type RouterOptions,
 } from '@breakwater/core';
@@ -21,6 +25,12 @@ export interface TRPCEndpoint<TRouter extends AnyRouter> {
   link: TRPCLink<TRouter>;
 }
 
+/** Keys of {@link TRPCEndpoint}. @internal */
+export const ENDPOINT_KEYS = {
+  id: true,
+  link: true,
+} as const satisfies KnownKeys<TRPCEndpoint<AnyRouter>>;
+
 /** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
 export interface RoutingLinkOptions<TRouter extends AnyRouter>
   extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'errorPolicy'> {
@@ -31,6 +41,26 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
   /** Fail mutations over (only when the request provably never left) and retry them per `protection`. Defaults to false. */
   retryMutations?: boolean;
 }
+
+/** Keys of {@link RoutingLinkOptions}. @internal */
+export const ROUTING_LINK_KEYS = {
+  endpoints: true,
+  classify: true,
+  retryMutations: true,
+  protection: true,
+  selection: true,
+  health: true,
+  hedge: true,
+  concurrency: true,
+  maxQueue: true,
+  budget: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
+
+/** Stands in for the endpoints' links in the router built only to check the options. */
+const noLink: unknown = undefined;
 
 // A request that provably never reached a server may go elsewhere even if it is not idempotent.
 function neverSent(error: unknown): boolean {
@@ -82,9 +112,26 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     retryMutations = false,
     ...routerOptions
   } = options;
+  checkOptions('routingLink', options, ROUTING_LINK_KEYS, '', false);
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
-    throw new TypeError('routingLink: endpoints must be a non-empty array');
+    throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
   }
+  for (let i = 0; i < endpoints.length; i++) {
+    checkOptions('routingLink', endpoints[i], ENDPOINT_KEYS, `endpoints[${i}]`, false);
+  }
+  // The routers are built per client; build a throwaway now so bad settings throw here
+  // (probe 'none': it starts no checker, though intervals are still checked).
+  const { health } = routerOptions;
+  optionPath(
+    (path) => path.replace(/^providers\[/, 'endpoints['),
+    () =>
+      createRouter({
+        ...routerOptions,
+        ...(health === undefined ? {} : { health: { ...health, probe: 'none' } }),
+        providers: endpoints.map((e) => ({ id: e.id, resource: noLink as OperationLink<TRouter> })),
+      }).stop(),
+    'routingLink',
+  );
 
   return (runtime) => {
     // initialized in app

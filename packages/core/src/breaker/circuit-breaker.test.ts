@@ -3,6 +3,7 @@ import { isCircuitOpenError } from '../errors/circuit-open-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
+import { checkCircuit, createCircuitBreakerState, recordFailure } from './circuit-state.js';
 import type { CircuitBreakerOptions, CircuitStateChange } from './types.js';
 
 const boom = () => {
@@ -312,5 +313,75 @@ describe('hot path', () => {
       await breaker.execute(() => i);
     }
     expect(reads).toBe(0);
+  });
+});
+
+describe('open-duration backoff stays finite (issue 16 #12)', () => {
+  /** Re-opens the circuit `rounds` times through failed probes; returns the open durations seen. */
+  function reopen(options: CircuitBreakerOptions, rounds: number) {
+    const clock = createManualClock(1000);
+    const breaker = createCircuitBreaker({
+      clock,
+      failureThreshold: 1,
+      openDurationMs: 1000,
+      ...options,
+    });
+    breaker.onFailure();
+    const durations: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const wait = breaker.retryAfterMs();
+      durations.push(wait);
+      if (!Number.isFinite(wait)) break;
+      clock.advance(wait);
+      const permit = breaker.tryAcquire();
+      if (permit < 0) break;
+      expect(breaker.state).toBe('half-open');
+      breaker.release(permit, 'failure');
+    }
+    return { breaker, clock, durations };
+  }
+
+  it('with backoffMultiplier 2 and no maxOpenDurationMs, 10,000 re-openings still half-open after a 10 × openDurationMs cap', () => {
+    const { breaker, clock, durations } = reopen({ backoffMultiplier: 2 }, 10_000);
+    expect(durations).toHaveLength(10_000);
+    expect(durations.slice(0, 6)).toEqual([1000, 2000, 4000, 8000, 10_000, 10_000]);
+    expect(Math.max(...durations)).toBe(10_000);
+    // Still recovers: a successful probe after the cap closes it.
+    clock.advance(breaker.retryAfterMs());
+    const permit = breaker.tryAcquire();
+    expect(permit).toBeGreaterThanOrEqual(0);
+    breaker.release(permit, 'success');
+    expect(breaker.state).toBe('closed');
+    expect(breaker.retryAfterMs()).toBe(0);
+  });
+
+  it('the default cap is documented: 5 min for the default 30 s', () => {
+    const { durations } = reopen({ backoffMultiplier: 3, openDurationMs: 30_000 }, 20);
+    expect(Math.max(...durations)).toBe(300_000);
+  });
+
+  it('an explicit maxOpenDurationMs of Infinity saturates instead of reaching Infinity', () => {
+    // The pure API takes `now` as given, so the clock may run far past the Date range here.
+    let s = createCircuitBreakerState({
+      failureThreshold: 1,
+      openDurationMs: 1000,
+      backoffMultiplier: 2,
+      maxOpenDurationMs: Number.POSITIVE_INFINITY,
+    });
+    let now = 0;
+    s = recordFailure(s, s.config, now);
+    const durations: number[] = [];
+    for (let i = 0; i < 1100; i++) {
+      now = s.openedAt + s.openDurationMs;
+      const { result, updatedState } = checkCircuit(s, now);
+      expect(result.probe).toBe(true);
+      s = recordFailure(updatedState, s.config, now, { generation: result.generation });
+      durations.push(s.openDurationMs);
+    }
+    expect(durations.every(Number.isFinite)).toBe(true);
+    expect(durations.at(-1)).toBe(Number.MAX_SAFE_INTEGER);
+    // `openedAt + openDurationMs - now` rounds at this size; it only has to stay finite.
+    const wait = checkCircuit(s, now).result.retryAfterMs;
+    expect(Number.isFinite(wait) && wait > 9e15).toBe(true);
   });
 });

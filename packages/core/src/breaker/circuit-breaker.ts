@@ -1,8 +1,15 @@
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
-import { checkFunction, checkObject, describeValue } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkOptions,
+  describeValue,
+  optionPath,
+  optionTypeError,
+} from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
   admit,
@@ -17,14 +24,15 @@ import {
   settle,
 } from './machine.js';
 import { fromSnapshot, toSnapshot } from './snapshot.js';
-import type {
-  CallOutcome,
-  CircuitBreaker,
-  CircuitBreakerOptions,
-  CircuitBreakerSnapshot,
-  CircuitRejection,
-  CircuitState,
-  CircuitStateChange,
+import {
+  type CallOutcome,
+  CIRCUIT_BREAKER_KEYS,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitBreakerSnapshot,
+  type CircuitRejection,
+  type CircuitState,
+  type CircuitStateChange,
 } from './types.js';
 
 const countEveryError = (): boolean => true;
@@ -239,14 +247,19 @@ class StatefulCircuitBreaker implements CircuitBreaker {
  * }
  */
 export function createCircuitBreaker(options: CircuitBreakerOptions = {}): CircuitBreaker {
-  checkObject('options', options, false);
-  const config = validateCircuitBreakerConfig(options);
+  checkOptions('createCircuitBreaker', options, CIRCUIT_BREAKER_KEYS, '', false);
+  const config = optionPath(
+    '',
+    () => validateCircuitBreakerConfig(options),
+    'createCircuitBreaker',
+  );
   checkFunction('clock', options.clock);
   checkFunction('isFailure', options.isFailure);
   if (options.name !== undefined && typeof options.name !== 'string') {
-    throw new TypeError(`name must be a string, got ${describeValue(options.name)}`);
+    throw optionTypeError('name', `must be a string, got ${describeValue(options.name)}`);
   }
-  const clock = options.clock ?? systemClock;
+  // One hostile reading must not leave `openedAt` NaN (never half-opening again).
+  const clock = saneClock(options.clock);
   const now = clock();
   const m =
     options.initialState === undefined

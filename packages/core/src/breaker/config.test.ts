@@ -11,7 +11,7 @@ describe('getDefaultCircuitBreakerConfig', () => {
       failureThreshold: 5,
       openDurationMs: 30_000,
       backoffMultiplier: 1,
-      maxOpenDurationMs: Number.POSITIVE_INFINITY,
+      maxOpenDurationMs: 300_000,
       halfOpenMaxCalls: 1,
       successThreshold: 1,
     });
@@ -35,7 +35,9 @@ describe('validateCircuitBreakerConfig', () => {
     expect(c.halfOpenMaxCalls).toBe(Number.POSITIVE_INFINITY);
     expect(c.window).toEqual({ ...count, minimumCalls: 10 });
     expect(
-      validateCircuitBreakerConfig({ window: { ...count, type: 'time', sizeMs: 5 } }).window,
+      validateCircuitBreakerConfig({
+        window: { type: 'time', sizeMs: 5, failureRateThreshold: count.failureRateThreshold },
+      }).window,
     ).toMatchObject({ type: 'time', sizeMs: 5, minimumCalls: 1 });
   });
 
@@ -76,6 +78,19 @@ describe('validateCircuitBreakerConfig', () => {
       /maxOpenDurationMs.*>= 1000.*999/,
     );
     expect(bad({ maxOpenDurationMs: 'x' })).toThrow(TypeError);
+  });
+
+  it('maxOpenDurationMs defaults to 10 × openDurationMs, finite even for a huge openDurationMs', () => {
+    expect(validateCircuitBreakerConfig({ openDurationMs: 2000 }).maxOpenDurationMs).toBe(20_000);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 0 }).maxOpenDurationMs).toBe(0);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 1e300 }).maxOpenDurationMs).toBe(1e300);
+    expect(validateCircuitBreakerConfig({ openDurationMs: 1e15 }).maxOpenDurationMs).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
+    expect(
+      validateCircuitBreakerConfig({ maxOpenDurationMs: Number.POSITIVE_INFINITY })
+        .maxOpenDurationMs,
+    ).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('halfOpenMaxCalls: integer >= 1 or Infinity', () => {

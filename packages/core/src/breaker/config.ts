@@ -1,9 +1,25 @@
-import { checkNumber, checkObject, checkOneOf, optionalNumber } from '../internal/validate.js';
-import type { CircuitBreakerConfig, FailureRateWindow, SlowCallRule } from './types.js';
+import {
+  checkKeys,
+  checkNumber,
+  checkObject,
+  checkOneOf,
+  checkOptions,
+  optionalNumber,
+  optionTypeError,
+} from '../internal/validate.js';
+import {
+  type CircuitBreakerConfig,
+  COUNT_WINDOW_KEYS,
+  type FailureRateWindow,
+  SLOW_CALL_KEYS,
+  type SlowCallRule,
+  TIME_WINDOW_KEYS,
+} from './types.js';
 
 /**
  * The settings a breaker runs with when an option is left out: opens after 5
- * consecutive failures, stays open 30 s, admits one probe, closes on one success.
+ * consecutive failures, stays open 30 s (never more than 5 min, ten times that,
+ * when a `backoffMultiplier` grows it), admits one probe, closes on one success.
  * @example
  * const config = { ...getDefaultCircuitBreakerConfig(), failureThreshold: 3 };
  */
@@ -12,10 +28,25 @@ export function getDefaultCircuitBreakerConfig(): CircuitBreakerConfig {
     failureThreshold: 5,
     openDurationMs: 30_000,
     backoffMultiplier: 1,
-    maxOpenDurationMs: Number.POSITIVE_INFINITY,
+    maxOpenDurationMs: defaultMaxOpenDurationMs(30_000),
     halfOpenMaxCalls: 1,
     successThreshold: 1,
   };
+}
+
+/** How many times `openDurationMs` the open duration may grow to when `maxOpenDurationMs` is left out. */
+const DEFAULT_MAX_OPEN_FACTOR = 10;
+
+/**
+ * The cap a breaker uses when `maxOpenDurationMs` is left out: ten times
+ * `openDurationMs` (kept finite), so a `backoffMultiplier` can never push the
+ * open duration to `Infinity`, where the circuit would never half-open again.
+ */
+function defaultMaxOpenDurationMs(openDurationMs: number): number {
+  return Math.max(
+    openDurationMs,
+    Math.min(openDurationMs * DEFAULT_MAX_OPEN_FACTOR, Number.MAX_SAFE_INTEGER),
+  );
 }
 
 const RATE = { above: 0, max: 1 } as const;
@@ -24,6 +55,7 @@ function validateWindow(value: unknown): FailureRateWindow {
   checkObject('window', value, false);
   const w = value as Record<string, unknown>;
   const type = checkOneOf('window.type', w.type, ['count', 'time'] as const);
+  checkKeys(undefined, w, type === 'count' ? COUNT_WINDOW_KEYS : TIME_WINDOW_KEYS, 'window');
   const failureRateThreshold = checkNumber(
     'window.failureRateThreshold',
     w.failureRateThreshold,
@@ -48,7 +80,7 @@ function validateWindow(value: unknown): FailureRateWindow {
 }
 
 function validateSlowCall(value: unknown): SlowCallRule {
-  checkObject('slowCall', value, false);
+  checkOptions(undefined, value, SLOW_CALL_KEYS, 'slowCall', false);
   const s = value as Record<string, unknown>;
   return {
     durationMs: checkNumber('slowCall.durationMs', s.durationMs, { min: 0 }),
@@ -64,7 +96,7 @@ function validateSlowCall(value: unknown): SlowCallRule {
 export function validateCircuitBreakerConfig(
   options: Partial<CircuitBreakerConfig> = {},
 ): CircuitBreakerConfig {
-  checkObject('options', options, false);
+  checkObject('', options, false);
   const d = getDefaultCircuitBreakerConfig();
   const config: CircuitBreakerConfig = {
     // Infinity turns the consecutive rule off, leaving only the failure-rate window.
@@ -105,7 +137,7 @@ export function validateCircuitBreakerConfig(
   config.maxOpenDurationMs = optionalNumber(
     'maxOpenDurationMs',
     options.maxOpenDurationMs,
-    d.maxOpenDurationMs,
+    defaultMaxOpenDurationMs(config.openDurationMs),
     { min: config.openDurationMs, allowInfinity: true },
   );
   config.successThreshold = optionalNumber(
@@ -123,8 +155,9 @@ export function validateCircuitBreakerConfig(
   if (options.slowCall !== undefined) {
     config.slowCall = validateSlowCall(options.slowCall);
     if (config.window === undefined) {
-      throw new TypeError(
-        'slowCall needs a window: slow calls only count toward a failure-rate window',
+      throw optionTypeError(
+        'slowCall',
+        'needs a window: slow calls only count toward a failure-rate window',
       );
     }
   }

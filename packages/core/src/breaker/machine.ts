@@ -94,6 +94,17 @@ function open(m: MutableCircuit, now: number, durationMs: number): void {
   if (m.window !== undefined) clearWindow(m.window);
 }
 
+/**
+ * The open duration after a failed probe: multiplied, capped at `max`, and
+ * saturating at `Number.MAX_SAFE_INTEGER` (never below `current`) so an
+ * uncapped multiplier cannot reach `Infinity`, where the circuit would stay
+ * open for good and `openedAt + openDurationMs` would stop meaning anything.
+ * @internal
+ */
+export function nextOpenDuration(current: number, multiplier: number, max: number): number {
+  return Math.min(current * multiplier, max, Math.max(current, Number.MAX_SAFE_INTEGER));
+}
+
 /** Open → half-open once the cool-down has run out (lazily; there is no timer). @internal */
 export function refresh(m: MutableCircuit, clock: Clock): void {
   if (m.state !== 'open' || m.isolated) return;
@@ -158,7 +169,11 @@ export function settle(
     if (outcome === 'failure') {
       // The streak is kept, so the health registry's "next failure re-opens at once" holds.
       m.consecutiveFailures += 1;
-      open(m, clock(), Math.min(m.openDurationMs * c.backoffMultiplier, c.maxOpenDurationMs));
+      open(
+        m,
+        clock(),
+        nextOpenDuration(m.openDurationMs, c.backoffMultiplier, c.maxOpenDurationMs),
+      );
       return;
     }
     m.probeSuccesses += 1;

@@ -1,4 +1,5 @@
 import type { Event } from '../internal/events.js';
+import type { KnownKeys } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 
 /** The three states of the one circuit-breaker state machine. */
@@ -27,6 +28,22 @@ export type FailureRateWindow =
       failureRateThreshold: number;
     };
 
+/** Keys of a `'count'` {@link FailureRateWindow}. @internal */
+export const COUNT_WINDOW_KEYS = {
+  type: true,
+  size: true,
+  minimumCalls: true,
+  failureRateThreshold: true,
+} as const satisfies KnownKeys<Extract<FailureRateWindow, { type: 'count' }>>;
+
+/** Keys of a `'time'` {@link FailureRateWindow}. @internal */
+export const TIME_WINDOW_KEYS = {
+  type: true,
+  sizeMs: true,
+  minimumCalls: true,
+  failureRateThreshold: true,
+} as const satisfies KnownKeys<Extract<FailureRateWindow, { type: 'time' }>>;
+
 /** Slow successes count toward the failure rate. */
 export interface SlowCallRule {
   /** A success that took at least this many ms is slow. */
@@ -34,6 +51,12 @@ export interface SlowCallRule {
   /** Slow-call rate in `(0, 1]` that opens the circuit (needs a window). */
   rateThreshold: number;
 }
+
+/** Keys of {@link SlowCallRule}. @internal */
+export const SLOW_CALL_KEYS = {
+  durationMs: true,
+  rateThreshold: true,
+} as const satisfies KnownKeys<SlowCallRule>;
 
 /** Settings of the circuit-breaker state machine (SPEC §2). */
 export interface CircuitBreakerConfig {
@@ -43,7 +66,11 @@ export interface CircuitBreakerConfig {
   openDurationMs: number;
   /** Each failed probe multiplies the open duration by this (>= 1). Defaults to 1. */
   backoffMultiplier: number;
-  /** Cap on the open duration, in ms. Defaults to `Infinity` (no cap beyond the multiplier). */
+  /**
+   * Cap on the open duration, in ms (>= `openDurationMs`). Defaults to 10 × `openDurationMs`
+   * (5 min with the default 30 s). `Infinity` removes the cap; the duration then
+   * saturates at `Number.MAX_SAFE_INTEGER` ms instead of overflowing to `Infinity`.
+   */
   maxOpenDurationMs: number;
   /** Probes admitted while half-open; `Infinity` lets all traffic through. Defaults to 1. */
   halfOpenMaxCalls: number;
@@ -160,3 +187,19 @@ export interface CircuitBreakerOptions extends Partial<CircuitBreakerConfig> {
    */
   isFailure?: (error: unknown) => boolean;
 }
+
+/** Keys of {@link CircuitBreakerOptions}. @internal */
+export const CIRCUIT_BREAKER_KEYS = {
+  failureThreshold: true,
+  openDurationMs: true,
+  backoffMultiplier: true,
+  maxOpenDurationMs: true,
+  halfOpenMaxCalls: true,
+  successThreshold: true,
+  window: true,
+  slowCall: true,
+  clock: true,
+  name: true,
+  initialState: true,
+  isFailure: true,
+} as const satisfies KnownKeys<CircuitBreakerOptions>;

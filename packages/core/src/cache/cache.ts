@@ -1,5 +1,12 @@
-import { checkFunction, checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+} from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
 import { LruMap } from './lru-map.js';
 
 /** Options of {@link createCache}. */
@@ -16,6 +23,14 @@ export interface CacheOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link CacheOptions}. @internal */
+export const CACHE_KEYS = {
+  maxSize: true,
+  ttlMs: true,
+  staleWhileRevalidateMs: true,
+  clock: true,
+} as const satisfies KnownKeys<CacheOptions>;
 
 /** What `get` found. A plain miss reports `'expired'` too: there is nothing usable either way. */
 export type CacheLookup<V> =
@@ -112,7 +127,7 @@ const MISS: CacheLookup<never> = Object.freeze({ hit: false, status: 'expired' }
  * const user = await users.getOrLoad(id, (id) => api.getUser(id));
  */
 export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
-  checkObject('createCache(options)', options, false);
+  checkOptions('createCache', options, CACHE_KEYS, '', false);
   const maxSize = checkNumber('maxSize', options.maxSize, { min: 1, integer: true });
   const inf = Number.POSITIVE_INFINITY;
   const ttlMs = optionalNumber('ttlMs', options.ttlMs, inf, { above: 0, allowInfinity: true });
@@ -121,7 +136,7 @@ export function createCache<K, V>(options: CacheOptions): Cache<K, V> {
     allowInfinity: true,
   });
   checkFunction('clock', options.clock);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const entries = new LruMap<K, Entry<V>>(maxSize);
   const loads = new Map<K, Load<V>>();
   const s = { hits: 0, staleHits: 0, misses: 0, evictions: 0, expirations: 0 };

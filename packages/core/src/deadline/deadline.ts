@@ -1,4 +1,4 @@
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 
 /**
@@ -29,6 +29,13 @@ export interface DeadlineOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link DeadlineOptions}. @internal */
+export const DEADLINE_KEYS = {
+  timeoutMs: true,
+  at: true,
+  clock: true,
+} as const satisfies KnownKeys<DeadlineOptions>;
 
 class AbsoluteDeadline implements Deadline {
   constructor(
@@ -64,7 +71,7 @@ class AbsoluteDeadline implements Deadline {
  */
 export function createDeadline(options: number | DeadlineOptions): Deadline {
   const opts: DeadlineOptions = typeof options === 'number' ? { timeoutMs: options } : options;
-  checkObject('createDeadline(options)', opts, false);
+  checkOptions('createDeadline', opts, DEADLINE_KEYS, '', false);
   checkFunction('clock', opts.clock);
   const clock = opts.clock ?? systemClock;
   if ((opts.timeoutMs === undefined) === (opts.at === undefined)) {

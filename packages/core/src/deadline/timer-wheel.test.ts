@@ -45,7 +45,7 @@ describe('TimerWheel', () => {
     expect(wheel.size).toBe(0);
   });
 
-  it('shares one signal per slot and aborts it only when a member times out', async () => {
+  it('groups entries due at the same tick in one slot; a cancelled member never fires', async () => {
     // Time is pinned to one millisecond so both entries land in the same slot; the
     // host timer still fires, and `fire` then sees the later reading.
     let now = 1000;
@@ -54,53 +54,82 @@ describe('TimerWheel', () => {
     const b = new Probe('b');
     wheel.schedule(a, 5);
     wheel.schedule(b, 5);
-    const sa = wheel.sharedSignal(a);
-    expect(wheel.sharedSignal(b)).toBe(sa);
+    expect(a.wheelSlot).toBeDefined();
+    expect(b.wheelSlot).toBe(a.wheelSlot);
     wheel.cancel(a);
     now = 1006;
     await wait(30);
     expect(a.expiredAt).toBeUndefined();
-    expect(sa.aborted).toBe(true);
-    expect((sa.reason as Error).message).toBe('b');
-
-    const c = new Probe('c');
-    wheel.schedule(c, 5);
-    const sc = wheel.sharedSignal(c);
-    expect(sc).not.toBe(sa);
-    wheel.cancel(c);
-    now = 1020;
-    await wait(30);
-    expect(sc.aborted).toBe(false);
+    expect(b.expiredAt).toBeDefined();
+    expect(wheel.size).toBe(0);
   });
 
-  it("keeps an emptied slot's signal for a later member of that slot, unaborted until one times out", async () => {
+  it('keeps an emptied slot for a later member of that slot until its tick', () => {
     let now = 1000;
     const wheel = new TimerWheel({ now: () => now });
     const a = new Probe('a');
-    const b = new Probe('b');
     wheel.schedule(a, 10_000);
-    wheel.schedule(b, 10_000);
-    const shared = wheel.sharedSignal(a);
+    const slot = a.wheelSlot;
     wheel.cancel(a);
-    // A member is still pending: same signal.
-    expect(wheel.sharedSignal(b)).toBe(shared);
-    wheel.cancel(b);
-    // The slot is empty; a call joining it later (both round up to 11 008) gets the same, quiet signal.
+    expect(wheel.size).toBe(0);
+    // The slot is empty; a call joining it later (both round up to 11 008) reuses it.
     now = 1005;
     const c = new Probe('c');
     wheel.schedule(c, 10_000);
-    expect(wheel.sharedSignal(c)).toBe(shared);
-    expect(shared.aborted).toBe(false);
+    expect(c.wheelSlot).toBe(slot);
     wheel.cancel(c);
-    expect(wheel.size).toBe(0);
-    // Past its grain, a new slot and a new signal.
+    // Past its grain, a new slot.
     now = 1100;
     const d = new Probe('d');
     wheel.schedule(d, 10_000);
-    const fresh = wheel.sharedSignal(d);
-    expect(fresh).not.toBe(shared);
+    expect(d.wheelSlot).not.toBe(slot);
     wheel.cancel(d);
-    expect(shared.aborted).toBe(false);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('holds the process open while an entry is pending, and lets go at the end of the turn it empties', async () => {
+    const wheel = new TimerWheel();
+    const timer = () => (wheel as unknown as { handle: { hasRef(): boolean } | undefined }).handle;
+    const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const a = new Probe('a');
+    const b = new Probe('b');
+    wheel.schedule(a, 10_000);
+    expect(timer()?.hasRef()).toBe(true);
+    wheel.schedule(b, 20_000);
+    wheel.cancel(a);
+    await endOfTurn();
+    expect(timer()?.hasRef()).toBe(true);
+    wheel.cancel(b);
+    // Back-to-back calls within one turn never toggle the hold.
+    wheel.schedule(a, 10_000);
+    wheel.cancel(a);
+    expect(timer()?.hasRef()).toBe(true);
+    await endOfTurn();
+    // Left armed (cheaper than clearing it per call), but no longer foreground work.
+    expect(timer()?.hasRef()).toBe(false);
+    // A later entry joining without re-arming takes the hold back.
+    wheel.schedule(b, 20_000);
+    expect(timer()?.hasRef()).toBe(true);
+    wheel.cancel(b);
+    await endOfTurn();
+    expect(timer()?.hasRef()).toBe(false);
+  });
+
+  it('refuses a non-finite or negative deadline, and keeps firing the others afterwards', async () => {
+    const wheel = new TimerWheel();
+    const bad = new Probe('bad');
+    for (const ms of [Number.NaN, Number.POSITIVE_INFINITY, -1]) {
+      expect(() => wheel.schedule(bad, ms)).toThrow(RangeError);
+      expect(bad.wheelSlot).toBeUndefined();
+    }
+    const broken = new TimerWheel({ now: () => Number.NaN });
+    expect(() => broken.schedule(bad, 5)).toThrow(/finite/);
+    expect(wheel.size).toBe(0);
+    const good = new Probe('good');
+    wheel.schedule(good, 5);
+    await wait(40);
+    expect(good.expiredAt).toBeDefined();
+    expect(wheel.size).toBe(0);
   });
 
   it('rounds a long deadline up to its grain: never early, at most 1/128 of the timeout late', () => {
@@ -118,15 +147,14 @@ describe('TimerWheel', () => {
           const probe = new Probe('p', () => now);
           wheel.schedule(probe, timeoutMs);
           // The slot's tick is the rounded deadline; read it through a second, later entry:
-          // one scheduled for the same tick joins the slot (same shared signal).
-          const signal = wheel.sharedSignal(probe);
+          // one scheduled for the same tick joins the slot.
           const tick = Math.ceil((start + timeoutMs) / grain) * grain;
           expect(tick).toBeGreaterThanOrEqual(start + timeoutMs);
           expect(tick - (start + timeoutMs)).toBeLessThan(Math.max(1, timeoutMs / 128));
           now = tick - timeoutMs;
           const joiner = new Probe('j');
           wheel.schedule(joiner, timeoutMs);
-          expect(wheel.sharedSignal(joiner)).toBe(signal);
+          expect(joiner.wheelSlot).toBe(probe.wheelSlot);
           wheel.cancel(probe);
           wheel.cancel(joiner);
         },
@@ -143,11 +171,11 @@ describe('TimerWheel', () => {
     const second = new Probe('second');
     wheel.schedule(second, 10_000);
     // Both round up to 15 040 (grain 64).
-    expect(wheel.sharedSignal(second)).toBe(wheel.sharedSignal(first));
+    expect(second.wheelSlot).toBe(first.wheelSlot);
     now = 5050;
     const third = new Probe('third');
     wheel.schedule(third, 10_000);
-    expect(wheel.sharedSignal(third)).not.toBe(wheel.sharedSignal(first));
+    expect(third.wheelSlot).not.toBe(first.wheelSlot);
     for (const p of [first, second, third]) wheel.cancel(p);
 
     const host = new TimerWheel();
@@ -185,7 +213,6 @@ describe('TimerWheel on an injected sleep', () => {
     wheel.schedule(a, 20.5);
     wheel.schedule(c, 50);
     expect(wheel.size).toBe(3);
-    expect(wheel.sharesSignals).toBe(false);
     expect(clock.pending).toBe(1);
     await clock.advanceAsync(20);
     expect(a.expiredAt).toBeUndefined();

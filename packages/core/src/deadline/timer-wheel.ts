@@ -1,7 +1,6 @@
-import { setMaxListeners } from 'node:events';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
-import { startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
+import { afterTurn, keepAlive, startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
 
 /**
  * A call waiting on a {@link TimerWheel}. The entry is its own list node, so
@@ -15,24 +14,19 @@ export abstract class WheelEntry {
   /**
    * The deadline passed while the call was pending (`timerError` undefined), or
    * the wheel's injected sleep failed (`timerError` is a `DeadlineTimerError`):
-   * settle the call; return the error it failed with.
+   * settle the call.
    */
-  abstract expire(timerError: Error | undefined): Error;
+  abstract expire(timerError: Error | undefined): unknown;
 }
 
 /** Every entry due at the same tick. @internal */
 class Slot {
   head: WheelEntry | undefined = undefined;
   tail: WheelEntry | undefined = undefined;
-  /** Shared by the slot's ops that need a signal but have no caller signal; created on first use. */
-  controller: AbortController | undefined = undefined;
   /** Off the heap: new entries for this tick need a new slot. */
   retired = false;
   constructor(readonly tick: number) {}
 }
-
-/** The host timer's limit; a longer wait is armed in steps. */
-const MAX_ARM_MS = 2_147_483_647;
 
 /** Options of a {@link TimerWheel}. @internal */
 export interface TimerWheelOptions {
@@ -51,10 +45,12 @@ export interface TimerWheelOptions {
  * On the host timer (the process-wide {@link sharedTimerWheel}) time is
  * `performance.now()`, a deadline is rounded up to its grain ({@link grainOf}:
  * the millisecond below 256 ms, at most 1/128 of the timeout above), one
- * unref'd timer covers every deadline, and slots emptied by winning calls stay
- * until the timer reaches them, so back-to-back calls never arm or clear a
- * host timer of their own; slot members share one lazily created signal, kept
- * until the slot falls due.
+ * timer covers every deadline, and slots emptied by winning calls stay until
+ * the timer reaches them, so back-to-back calls never arm or clear a host
+ * timer of their own. The timer holds the process open while any entry is
+ * pending (a pending deadline is foreground work) and is `unref`'d once none
+ * is at the end of an event-loop turn: back-to-back calls (the count going
+ * 1→0→1 within a turn) never touch it, and at most one check runs per turn.
  *
  * With an injected `sleep` (and its clock as `now`) ticks are exact, one sleep
  * covers every deadline, and it is cancelled as soon as the wheel empties, so
@@ -65,13 +61,21 @@ export interface TimerWheelOptions {
  * @internal
  */
 export class TimerWheel {
-  /** Members of one slot may share a signal (only on the host timer; see {@link sharedSignal}). */
-  readonly sharesSignals: boolean;
   private readonly heap: Slot[] = [];
   private readonly byTick = new Map<number, Slot>();
   private last: Slot | undefined = undefined;
   private pending = 0;
   private handle: TimerHandle | undefined = undefined;
+  /** Whether `handle` holds the process open (true while an entry is pending, and until the turn it empties ends). */
+  private held = false;
+  /** A check that lets go of the process is queued for the end of this turn. */
+  private releasing = false;
+  private readonly release = (): void => {
+    this.releasing = false;
+    if (this.pending > 0 || !this.held) return;
+    this.held = false;
+    if (this.handle !== undefined) keepAlive(this.handle, false);
+  };
   private sleepCancel: AbortController | undefined = undefined;
   private armedAt = Number.POSITIVE_INFINITY;
   /** The last host-timer timeout scheduled, and its grain (see {@link grainOf}). */
@@ -84,13 +88,22 @@ export class TimerWheel {
   constructor(options: TimerWheelOptions = {}) {
     this.sleep = options.sleep;
     this.now = options.now ?? (() => performance.now());
-    this.sharesSignals = this.sleep === undefined;
   }
 
-  /** Schedules `entry` (not scheduled) to expire `timeoutMs` (finite, > 0) from now. */
+  /**
+   * Schedules `entry` (not scheduled) to expire `timeoutMs` (finite, >= 0)
+   * from now. Throws `RangeError` for any other timeout (or a non-finite
+   * clock reading): one NaN or Infinity at the head of the heap would stop
+   * every deadline of the process.
+   */
   schedule(entry: WheelEntry, timeoutMs: number): void {
     const now = this.now();
     let tick = now + timeoutMs;
+    if (!(timeoutMs >= 0 && tick - now < Number.POSITIVE_INFINITY)) {
+      throw new RangeError(
+        `a deadline must be a finite number of ms >= 0 from a finite time, got ${timeoutMs} ms from ${now}`,
+      );
+    }
     if (this.sleep === undefined) {
       if (timeoutMs !== this.grainFor) {
         this.grainFor = timeoutMs;
@@ -109,24 +122,15 @@ export class TimerWheel {
       }
       this.last = slot;
     }
-    this.pending++;
+    if (this.pending++ === 0 && !this.held && this.handle !== undefined) {
+      keepAlive(this.handle, true);
+      this.held = true;
+    }
     entry.wheelSlot = slot;
     entry.wheelPrev = slot.tail;
     if (slot.tail === undefined) slot.head = entry;
     else slot.tail.wheelNext = entry;
     slot.tail = entry;
-  }
-
-  /** A signal shared by the slot of `entry` (scheduled); it aborts only if a member is still pending when the slot falls due. */
-  sharedSignal(entry: WheelEntry): AbortSignal {
-    const slot = entry.wheelSlot as Slot;
-    if (slot.controller === undefined) {
-      slot.controller = new AbortController();
-      // Every op in the slot may listen on this one signal; Node's default cap of
-      // 10 listeners would print a false leak warning under ordinary load.
-      setMaxListeners(0, slot.controller.signal);
-    }
-    return slot.controller.signal;
   }
 
   /** Removes `entry` if it is scheduled. */
@@ -139,11 +143,7 @@ export class TimerWheel {
     if (next === undefined) slot.tail = prev;
     else next.wheelPrev = prev;
     entry.wheelSlot = entry.wheelPrev = entry.wheelNext = undefined;
-    // An emptied slot keeps its signal for whoever joins it before it falls due: the
-    // signal aborts, if ever, at the tick every member's deadline falls on. At
-    // concurrency 1 that saves a controller per call.
-    // A virtual sleep must not outlive the last call; the host timer is cheaper left armed.
-    if (--this.pending === 0 && this.sleep !== undefined) this.clear();
+    if (--this.pending === 0) this.idle();
   }
 
   /** Pending entries. */
@@ -154,6 +154,9 @@ export class TimerWheel {
   /** Expires every slot due at `due` or earlier (or at the current time, if later), then re-arms. */
   private fire(due: number): void {
     this.handle = undefined;
+    this.held = false;
+    // A check queued on a host whose immediates were dropped (fake timers) must not block the next one.
+    this.releasing = false;
     this.armedAt = Number.POSITIVE_INFINITY;
     const now = Math.max(this.now(), due);
     for (let top = this.heap[0]; top !== undefined && top.tick <= now; top = this.heap[0]) {
@@ -164,18 +167,26 @@ export class TimerWheel {
   }
 
   private expire(slot: Slot, timerError: Error | undefined): void {
-    let reason: Error | undefined;
     for (let e = slot.head; e !== undefined; ) {
       const next = e.wheelNext;
       e.wheelSlot = e.wheelPrev = e.wheelNext = undefined;
       this.pending--;
-      const error = e.expire(timerError);
-      reason ??= error;
+      e.expire(timerError);
       e = next;
     }
     slot.head = slot.tail = undefined;
-    // Abort the shared signal only when a member actually timed out; winners keep a quiet signal.
-    if (reason !== undefined) slot.controller?.abort(reason);
+  }
+
+  /** The last pending entry left. */
+  private idle(): void {
+    // A virtual sleep must not outlive the last call; the host timer is cheaper left armed,
+    // but no longer holds the process open once this turn is over. Toggling the hold per
+    // call would cost two native calls each at concurrency 1.
+    if (this.sleep !== undefined) this.clear();
+    else if (this.held && !this.releasing) {
+      this.releasing = true;
+      afterTurn(this.release);
+    }
   }
 
   /** Drops emptied slots from the top, then arms the timer for the earliest live one. */
@@ -191,9 +202,10 @@ export class TimerWheel {
     this.armedAt = tick;
     const sleep = this.sleep;
     if (sleep === undefined) {
-      if (this.handle !== undefined) stopTimer(this.handle);
-      const ms = Math.min(Math.max(1, Math.ceil(tick - now)), MAX_ARM_MS);
-      this.handle = startTimer(ms, this.onTimer, true);
+      stopTimer(this.handle);
+      // Armed only for a slot with a pending entry (or one being scheduled): it holds the process.
+      this.handle = startTimer(Math.max(1, Math.ceil(tick - now)), this.onTimer);
+      this.held = true;
       return;
     }
     this.sleepCancel?.abort();

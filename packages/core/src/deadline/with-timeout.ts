@@ -1,10 +1,11 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkSignal } from '../internal/call-options.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import type { Deadline } from './deadline.js';
@@ -24,6 +25,15 @@ export interface TimeoutOptions {
   clock?: Clock;
 }
 
+/** Keys of {@link TimeoutOptions}. @internal */
+export const TIMEOUT_KEYS = {
+  timeoutMs: true,
+  deadline: true,
+  signal: true,
+  sleep: true,
+  clock: true,
+} as const satisfies KnownKeys<TimeoutOptions>;
+
 /** The operation bounded by a timeout; it should stop when `signal` aborts. */
 export type TimeoutOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
 
@@ -32,7 +42,7 @@ class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
   resolve!: (value: T) => void;
   reject!: (error: unknown) => void;
   settled = false;
-  /** This call's own signal for `op` (caller signal or injected sleep present), aborted with the decisive error. */
+  /** This call's own signal for `op` (only when `op` takes one), aborted with the decisive error. */
   controller: AbortController | undefined = undefined;
   /** Cancels the injected sleep once the call settles, so no virtual timer is left pending. */
   sleepController: AbortController | undefined = undefined;
@@ -120,25 +130,23 @@ function resolveTimeout(options: TimeoutOptions): number {
  * rejection is absorbed. A `sleep` that throws or rejects rejects the call
  * with `DeadlineTimerError` (cause: the sleep's error).
  *
- * Cost: with the default timer the deadline joins one shared, unref'd host
- * timer (a pending deadline does not keep the process alive by itself), which
- * rounds it up to the millisecond — or, from 256 ms on, to at most 1/128 of
- * the timeout (a 10 s timeout fires up to 64 ms late), so calls started close
- * together share one wheel slot. An
- * `op` that declares no parameter gets `neverAbortedSignal`, so no signal is
- * built for it — declare `(signal) =>` (not rest parameters) to receive one.
- * Without a caller `signal`, ops whose deadlines round to the same tick share
- * one signal, which aborts only if one of them times out (at that tick, so
- * about when this op's own deadline passes); after `op` settles, do not start
- * new work on its signal.
+ * Cost: with the default timer the deadline joins one shared host timer,
+ * which holds the process open while any deadline is pending and rounds a
+ * deadline up to the millisecond — or, from 256 ms on, to at most 1/128 of
+ * the timeout (a 10 s timeout fires up to 64 ms late, never early). An `op`
+ * that declares no parameter gets `neverAbortedSignal`, so no signal is built
+ * for it — declare `(signal) =>` (not rest parameters) to receive one. That
+ * signal is this call's own: it aborts only for this call's deadline or its
+ * caller's `signal`, never because another call timed out.
  * @example
  * const res = await withTimeout((signal) => fetch(url, { signal }), { timeoutMs: 5000 });
  */
 export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions): Promise<T> {
   checkFunction('withTimeout(op)', op, false);
-  checkObject('withTimeout(options)', options, false);
+  checkOptions('withTimeout', options, TIMEOUT_KEYS, '', false);
   const timeoutMs = resolveTimeout(options);
   const callerSignal = options.signal;
+  checkSignal('signal', callerSignal);
   const sleep = options.sleep === systemSleep ? undefined : options.sleep;
   checkFunction('sleep', sleep);
   if (callerSignal?.aborted) return Promise.reject(abortError(callerSignal));
@@ -152,7 +160,7 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   const finite = timeoutMs !== Number.POSITIVE_INFINITY;
   const wantsSignal = op.length > 0;
   let signal = neverAbortedSignal;
-  if (wantsSignal && (callerSignal !== undefined || sleep !== undefined)) {
+  if (wantsSignal) {
     call.controller = new AbortController();
     signal = call.controller.signal;
   }
@@ -161,7 +169,6 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
     if (call.settled) return promise;
   } else if (finite) {
     sharedTimerWheel.schedule(call, timeoutMs);
-    if (wantsSignal && callerSignal === undefined) signal = sharedTimerWheel.sharedSignal(call);
   }
   callerSignal?.addEventListener('abort', call);
 

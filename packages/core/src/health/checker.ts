@@ -1,8 +1,16 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+} from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
 import { backgroundSleep, type Sleep } from '../time/sleep.js';
 import { type HealthVerdict, type ProbeSetting, runProbe } from './probe.js';
 import type { HealthRecorder } from './registry.js';
@@ -30,6 +38,18 @@ export interface HealthCheckerOptions<T = string> {
   /** Waits between rounds and for probe timeouts. Defaults to an `unref`'d host timer. */
   sleep?: Sleep;
 }
+
+/** Keys of {@link HealthCheckerOptions}. @internal */
+export const HEALTH_CHECKER_KEYS = {
+  registry: true,
+  targets: true,
+  probe: true,
+  intervalMs: true,
+  timeoutMs: true,
+  keepStreak: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<HealthCheckerOptions>;
 
 /** One recorded probe outcome. Carries the provider name, a reason and timing only. */
 export interface ProbeResultEvent {
@@ -69,18 +89,18 @@ const TIMED_OUT: unique symbol = Symbol('timed out');
  * checker.stop();
  */
 export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>): HealthChecker {
-  checkObject('createHealthChecker(options)', options, false);
+  checkOptions('createHealthChecker', options, HEALTH_CHECKER_KEYS, '', false);
   const { registry, probe } = options;
   checkObject('registry', registry, false);
   checkFunction('registry.success', registry.success, false);
   checkFunction('registry.failure', registry.failure, false);
   if (probe !== 'none') checkFunction('probe', probe, false);
-  const targets = normalizeTargets(options.targets);
+  const targets = optionPath('', () => normalizeTargets(options.targets), 'createHealthChecker');
   const intervalMs = checkNumber('intervalMs', options.intervalMs, { above: 0 });
   const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
   checkFunction('clock', options.clock);
   checkFunction('sleep', options.sleep);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const sleep = options.sleep ?? backgroundSleep;
   const keepStreak = options.keepStreak === true;
 

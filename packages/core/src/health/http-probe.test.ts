@@ -143,14 +143,15 @@ describe('httpProbe', () => {
     });
     await expect(httpProbe('not a url', ctx())).resolves.toEqual({
       healthy: false,
-      reason: 'invalid URL not a url',
+      // The target is not echoed: an unparseable one may still hold a password or token.
+      reason: 'invalid URL',
     });
     await expect(httpProbe('ftp://x/', ctx())).resolves.toMatchObject({ healthy: false });
   });
 
   it('validates its options, naming them', () => {
-    expect(() => createHttpProbe({ timeout: 'later' as never })).toThrow(/httpProbe timeout/);
-    expect(() => createHttpProbe({ method: 'POST' as never })).toThrow(/httpProbe method/);
-    expect(() => createHttpProbe({ maxRedirects: -1 })).toThrow(/httpProbe maxRedirects/);
+    expect(() => createHttpProbe({ timeout: 'later' as never })).toThrow(/^timeout must be/);
+    expect(() => createHttpProbe({ method: 'POST' as never })).toThrow(/^method must be/);
+    expect(() => createHttpProbe({ maxRedirects: -1 })).toThrow(/^maxRedirects must be/);
   });
 });

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { type Duration, parseDuration } from '../internal/duration.js';
-import { checkObject, checkOneOf, optionalNumber } from '../internal/validate.js';
+import { redactUrl } from '../internal/redact-url.js';
+import { checkOneOf, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { describeFailure, type HealthVerdict, type Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
@@ -14,6 +15,13 @@ export interface HttpProbeOptions {
   /** Redirects followed per request before the probe fails. Defaults to 5. */
   maxRedirects?: number;
 }
+
+/** Keys of {@link HttpProbeOptions}. @internal */
+export const HTTP_PROBE_KEYS = {
+  timeout: true,
+  method: true,
+  maxRedirects: true,
+} as const satisfies KnownKeys<HttpProbeOptions>;
 
 /** A URL an HTTP probe checks. */
 export type HttpTarget = string | URL;
@@ -55,13 +63,13 @@ async function follow(
     const { status, location } = await request(url, current, signal);
     if (!REDIRECT.has(status) || location === undefined) {
       const healthy = status >= 200 && status < 300;
-      return { healthy, status, reason: `${current} ${url.href} answered ${status}` };
+      return { healthy, status, reason: `${current} ${redactUrl(url)} answered ${status}` };
     }
     if (hops >= maxRedirects) {
       return {
         healthy: false,
         status,
-        reason: `more than ${maxRedirects} redirects from ${start.href}`,
+        reason: `more than ${maxRedirects} redirects from ${redactUrl(start)}`,
       };
     }
     url = new URL(location, url);
@@ -78,14 +86,12 @@ async function follow(
  *   probe: createHttpProbe({ timeout: '2s' }), intervalMs: 5000, timeoutMs: 3000 });
  */
 export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarget> {
-  checkObject('createHttpProbe(options)', options);
+  checkOptions('createHttpProbe', options, HTTP_PROBE_KEYS);
   const timeoutMs =
-    options.timeout === undefined ? 5000 : parseDuration('httpProbe timeout', options.timeout);
+    options.timeout === undefined ? 5000 : parseDuration('timeout', options.timeout);
   const method =
-    options.method === undefined
-      ? 'HEAD'
-      : checkOneOf('httpProbe method', options.method, ['HEAD', 'GET']);
-  const maxRedirects = optionalNumber('httpProbe maxRedirects', options.maxRedirects, 5, {
+    options.method === undefined ? 'HEAD' : checkOneOf('method', options.method, ['HEAD', 'GET']);
+  const maxRedirects = optionalNumber('maxRedirects', options.maxRedirects, 5, {
     min: 0,
     integer: true,
   });
@@ -94,25 +100,31 @@ export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarge
     try {
       url = new URL(target);
     } catch {
-      return { healthy: false, reason: `invalid URL ${String(target)}` };
+      // Not echoed: an unparseable target may still hold a password or token.
+      return { healthy: false, reason: 'invalid URL' };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return { healthy: false, reason: `unsupported protocol ${url.protocol}` };
     }
-    return withProbeTimeout(ctx.signal, timeoutMs, `${method} ${url.href}`, async (signal) => {
-      try {
-        const first = await follow(url, method, maxRedirects, signal);
-        if (method === 'HEAD' && (first.status === 405 || first.status === 501)) {
-          // Some servers refuse HEAD; a GET then decides.
-          const second = await follow(url, 'GET', maxRedirects, signal);
-          return { healthy: second.healthy, reason: second.reason };
+    return withProbeTimeout(
+      ctx.signal,
+      timeoutMs,
+      `${method} ${redactUrl(url)}`,
+      async (signal) => {
+        try {
+          const first = await follow(url, method, maxRedirects, signal);
+          if (method === 'HEAD' && (first.status === 405 || first.status === 501)) {
+            // Some servers refuse HEAD; a GET then decides.
+            const second = await follow(url, 'GET', maxRedirects, signal);
+            return { healthy: second.healthy, reason: second.reason };
+          }
+          return { healthy: first.healthy, reason: first.reason };
+        } catch (error) {
+          if (signal.aborted) throw error;
+          return { healthy: false, reason: describeFailure(error) };
         }
-        return { healthy: first.healthy, reason: first.reason };
-      } catch (error) {
-        if (signal.aborted) throw error;
-        return { healthy: false, reason: describeFailure(error) };
-      }
-    });
+      },
+    );
   };
 }
 

@@ -1,4 +1,5 @@
 import { abortError } from '../internal/abort.js';
+import { redactUrls } from '../internal/redact-url.js';
 
 /** What a probe may resolve with; resolving with nothing means healthy. */
 export interface ProbeResult {
@@ -40,15 +41,16 @@ export type Probe<T = string> = (target: T, ctx: ProbeContext) => Promise<ProbeR
 /** A probe, or `'none'`: nothing is checked and nothing is recorded. */
 export type ProbeSetting<T = string> = Probe<T> | 'none';
 
-/** Text of a thrown value, for a probe's reason. @internal */
+/** Text of a thrown value, for a probe's reason, with any URL in it redacted. @internal */
 export function describeFailure(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  return redactUrls(error instanceof Error ? error.message || error.name : String(error));
 }
 
 /**
  * Runs `probe` and normalises its outcome into a {@link HealthVerdict}: a
- * rejection becomes `{ healthy: false, reason: <message> }`. When `ctx.signal`
+ * rejection becomes `{ healthy: false, reason: <message> }`. URLs in the reason
+ * are cut to `scheme://host:port/path` (no userinfo, query or fragment), so
+ * health events never carry a password or token. When `ctx.signal`
  * has aborted by the time the probe settles, rejects with the abort reason
  * instead, so callers can tell a cut probe from an unhealthy target.
  */
@@ -63,7 +65,11 @@ export async function runProbe<T>(
     if (result === undefined || result === null) verdict = { healthy: true, reason: 'ok' };
     else {
       const healthy = result.healthy !== false;
-      verdict = { healthy, reason: result.reason ?? (healthy ? 'ok' : 'unhealthy') };
+      const reason = result.reason;
+      verdict = {
+        healthy,
+        reason: reason === undefined ? (healthy ? 'ok' : 'unhealthy') : redactUrls(String(reason)),
+      };
     }
   } catch (error) {
     if (ctx.signal.aborted) throw abortError(ctx.signal);

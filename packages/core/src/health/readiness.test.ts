@@ -205,14 +205,16 @@ describe('all / any', () => {
 
 describe('rule options are validated, naming the option', () => {
   it('throws for missing samples and bad limits or intervals', () => {
-    expect(() => counterProgress({} as never)).toThrow(/counterProgress sample must be a function/);
+    expect(() => counterProgress({} as never)).toThrow(
+      /counterProgress: sample must be a function/,
+    );
     expect(() => unchanged({ sample: () => 1, interval: 'soon' as never })).toThrow(
-      /unchanged interval/,
+      /unchanged: interval/,
     );
-    expect(() => belowLimit({ sample: () => 1, limit: Number.NaN })).toThrow(/belowLimit limit/);
+    expect(() => belowLimit({ sample: () => 1, limit: Number.NaN })).toThrow(/belowLimit: limit/);
     expect(() => ratioBelow({ numerator: () => 1, denominator: 2 as never, limit: 1 })).toThrow(
-      /ratioBelow denominator/,
+      /ratioBelow: denominator/,
     );
-    expect(() => startupGrace({ grace: -1 })).toThrow(/startupGrace grace/);
+    expect(() => startupGrace({ grace: -1 })).toThrow(/startupGrace: grace/);
   });
 });

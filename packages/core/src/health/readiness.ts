@@ -1,6 +1,12 @@
 import { abortError } from '../internal/abort.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+} from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { describeFailure, type HealthVerdict, type ProbeContext } from './probe.js';
@@ -30,6 +36,16 @@ export interface TwoSampleOptions<T = unknown> {
   sleep?: Sleep;
 }
 
+/** Keys of {@link TwoSampleOptions}. @internal */
+export const TWO_SAMPLE_KEYS = {
+  sample: true,
+  interval: true,
+  name: true,
+  sleep: true,
+} as const satisfies KnownKeys<TwoSampleOptions>;
+
+const COUNTER_PROGRESS_KEYS = { ...TWO_SAMPLE_KEYS, initial: true } as const;
+
 /** Options of {@link belowLimit}. */
 export interface BelowLimitOptions<T = unknown> {
   /** Reads the value. */
@@ -39,6 +55,13 @@ export interface BelowLimitOptions<T = unknown> {
   /** Name used in the reason text. Defaults to `'value'`. */
   name?: string;
 }
+
+/** Keys of {@link BelowLimitOptions}. @internal */
+export const BELOW_LIMIT_KEYS = {
+  sample: true,
+  limit: true,
+  name: true,
+} as const satisfies KnownKeys<BelowLimitOptions>;
 
 /** Options of {@link ratioBelow}. */
 export interface RatioBelowOptions<T = unknown> {
@@ -52,6 +75,14 @@ export interface RatioBelowOptions<T = unknown> {
   name?: string;
 }
 
+/** Keys of {@link RatioBelowOptions}. @internal */
+export const RATIO_BELOW_KEYS = {
+  numerator: true,
+  denominator: true,
+  limit: true,
+  name: true,
+} as const satisfies KnownKeys<RatioBelowOptions>;
+
 /** Options of {@link startupGrace}. */
 export interface StartupGraceOptions<T = unknown> {
   /** How long after `startedAt` the target counts as healthy whatever else says. */
@@ -63,6 +94,14 @@ export interface StartupGraceOptions<T = unknown> {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link StartupGraceOptions}. @internal */
+export const STARTUP_GRACE_KEYS = {
+  grace: true,
+  startedAt: true,
+  rule: true,
+  clock: true,
+} as const satisfies KnownKeys<StartupGraceOptions>;
 
 /** Reads a sample, or explains why it could not. */
 async function read<T>(sample: Sample<T>, target: T | undefined, name: string) {
@@ -84,11 +123,17 @@ function twoSamples<T>(
   defaultName: string,
   judge: (first: number, second: number, name: string, ms: number) => HealthVerdict,
 ): ReadinessRule<T> {
-  checkObject(`${rule}(options)`, options, false);
-  checkSample(`${rule} sample`, options.sample);
-  checkFunction(`${rule} sleep`, options.sleep);
-  const ms =
-    options.interval === undefined ? 1000 : parseDuration(`${rule} interval`, options.interval);
+  const keys = rule === 'counterProgress' ? COUNTER_PROGRESS_KEYS : TWO_SAMPLE_KEYS;
+  const ms = optionPath(
+    '',
+    () => {
+      checkOptions(rule, options, keys, '', false);
+      checkSample('sample', options.sample);
+      checkFunction('sleep', options.sleep);
+      return options.interval === undefined ? 1000 : parseDuration('interval', options.interval);
+    },
+    rule,
+  );
   const { sample, name = defaultName, sleep = systemSleep } = options;
   return async (target, ctx) => {
     const signal = ctx?.signal;
@@ -141,9 +186,15 @@ export function unchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessR
  * @example belowLimit({ sample: () => metrics.get('retry.scheduled'), limit: 5, name: 'retries' })
  */
 export function belowLimit<T = unknown>(options: BelowLimitOptions<T>): ReadinessRule<T> {
-  checkObject('belowLimit(options)', options, false);
-  checkSample('belowLimit sample', options.sample);
-  const limit = checkNumber('belowLimit limit', options.limit, { allowInfinity: true });
+  const limit = optionPath(
+    '',
+    () => {
+      checkOptions('belowLimit', options, BELOW_LIMIT_KEYS, '', false);
+      checkSample('sample', options.sample);
+      return checkNumber('limit', options.limit, { allowInfinity: true });
+    },
+    'belowLimit',
+  );
   const { sample, name = 'value' } = options;
   return async (target) => {
     const r = await read(sample, target, name);
@@ -160,10 +211,16 @@ export function belowLimit<T = unknown>(options: BelowLimitOptions<T>): Readines
  * @example ratioBelow({ numerator: dropped, denominator: ingested, limit: 0.05, name: 'drop rate' })
  */
 export function ratioBelow<T = unknown>(options: RatioBelowOptions<T>): ReadinessRule<T> {
-  checkObject('ratioBelow(options)', options, false);
-  checkSample('ratioBelow numerator', options.numerator);
-  checkSample('ratioBelow denominator', options.denominator);
-  const limit = checkNumber('ratioBelow limit', options.limit, { allowInfinity: true });
+  const limit = optionPath(
+    '',
+    () => {
+      checkOptions('ratioBelow', options, RATIO_BELOW_KEYS, '', false);
+      checkSample('numerator', options.numerator);
+      checkSample('denominator', options.denominator);
+      return checkNumber('limit', options.limit, { allowInfinity: true });
+    },
+    'ratioBelow',
+  );
   const { numerator, denominator, name = 'ratio' } = options;
   return async (target) => {
     const [n, d] = await Promise.all([
@@ -186,15 +243,19 @@ export function ratioBelow<T = unknown>(options: RatioBelowOptions<T>): Readines
  * @example startupGrace({ grace: '60s', rule: belowLimit({ sample: lag, limit: 100 }) })
  */
 export function startupGrace<T = unknown>(options: StartupGraceOptions<T>): ReadinessRule<T> {
-  checkObject('startupGrace(options)', options, false);
-  const graceMs = parseDuration('startupGrace grace', options.grace);
-  checkFunction('startupGrace rule', options.rule);
-  checkFunction('startupGrace clock', options.clock);
+  const graceMs = optionPath(
+    '',
+    () => {
+      checkOptions('startupGrace', options, STARTUP_GRACE_KEYS, '', false);
+      checkFunction('rule', options.rule);
+      checkFunction('clock', options.clock);
+      if (options.startedAt !== undefined) checkNumber('startedAt', options.startedAt);
+      return parseDuration('grace', options.grace);
+    },
+    'startupGrace',
+  );
   const clock = options.clock ?? systemClock;
-  const startedAt =
-    options.startedAt === undefined
-      ? clock()
-      : checkNumber('startupGrace startedAt', options.startedAt);
+  const startedAt = options.startedAt === undefined ? clock() : options.startedAt;
   const { rule } = options;
   return async (target, ctx) => {
     const left = startedAt + graceMs - clock();

@@ -1,6 +1,13 @@
 import type { CircuitBreakerState, CircuitState } from '../breaker/index.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
-import { checkFunction, checkNumber, checkObject, describeValue } from '../internal/validate.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+} from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
   applyOutcome,
@@ -20,6 +27,13 @@ export interface HealthRegistryOptions {
   /** Time source. Defaults to `systemClock` (for `scoped`, the parent's clock). */
   clock?: Clock;
 }
+
+/** Keys of {@link HealthRegistryOptions}. @internal */
+export const HEALTH_REGISTRY_KEYS = {
+  failures: true,
+  reset: true,
+  clock: true,
+} as const satisfies KnownKeys<HealthRegistryOptions>;
 
 /** Options of {@link HealthRegistry.success}. */
 export interface HealthSuccessOptions {
@@ -123,7 +137,7 @@ function createView(
   options: HealthRegistryOptions,
   parent?: HealthRegistry,
 ): HealthRegistry {
-  checkObject('options', options);
+  checkOptions(parent ? 'scoped' : 'createHealthRegistry', options, HEALTH_REGISTRY_KEYS);
   const failures =
     options.failures === undefined
       ? (parent?.failures ?? 3)
@@ -131,7 +145,9 @@ function createView(
   const reset =
     options.reset === undefined ? (parent?.reset ?? 30_000) : parseDuration('reset', options.reset);
   checkFunction('clock', options.clock);
-  const clock = options.clock ?? parent?.clock ?? systemClock;
+  const userClock = options.clock ?? parent?.clock ?? systemClock;
+  // Judged through a filter: one hostile reading must not open a circuit for good.
+  const clock = saneClock(userClock);
   const key = `${failures}:${reset}`;
 
   const entry = (name: string): Entry => {
@@ -169,7 +185,7 @@ function createView(
   const view: HealthRegistry = {
     failures,
     reset,
-    clock,
+    clock: userClock,
     success(name, ms, opts) {
       // Only a bad value pays for the validator (it names the option in its error).
       if (ms !== undefined && !(ms >= 0 && ms < Number.POSITIVE_INFINITY))

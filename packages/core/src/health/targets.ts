@@ -1,4 +1,4 @@
-import { checkObject, describeValue } from '../internal/validate.js';
+import { checkObject, checkOptions, describeValue, type KnownKeys } from '../internal/validate.js';
 
 /** One named probe target. */
 export interface NamedTarget<T = string> {
@@ -7,6 +7,12 @@ export interface NamedTarget<T = string> {
   /** What the probe is given (URL, `host:port`, channel, ...). */
   target: T;
 }
+
+/** Keys of {@link NamedTarget}. @internal */
+export const NAMED_TARGET_KEYS = {
+  name: true,
+  target: true,
+} as const satisfies KnownKeys<NamedTarget>;
 
 /** Probe targets: `{ name: target }`, or `[{ name, target }]` for targets that are not plain values. */
 export type HealthTargets<T = string> = Readonly<Record<string, T>> | readonly NamedTarget<T>[];
@@ -20,7 +26,7 @@ export function normalizeTargets<T>(targets: HealthTargets<T>): NamedTarget<T>[]
   let list: NamedTarget<T>[];
   if (Array.isArray(targets)) {
     list = (targets as readonly NamedTarget<T>[]).map((t, i) => {
-      checkObject(`targets[${i}]`, t, false);
+      checkOptions(undefined, t, NAMED_TARGET_KEYS, `targets[${i}]`, false);
       return { name: t.name, target: t.target };
     });
   } else {

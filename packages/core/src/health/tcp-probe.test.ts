@@ -140,7 +140,7 @@ describe('tcpProbe', () => {
   });
 
   it('validates its options, naming them', () => {
-    expect(() => createTcpProbe({ timeout: -5 })).toThrow(/tcpProbe timeout/);
+    expect(() => createTcpProbe({ timeout: -5 })).toThrow(/^timeout must be/);
     expect(() => createTcpProbe({ timeout: 'fast' as never })).toThrow(TypeError);
   });
 });

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { type Duration, parseDuration } from '../internal/duration.js';
-import { checkObject } from '../internal/validate.js';
+import { redactUrls } from '../internal/redact-url.js';
+import { checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { HealthVerdict, Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
@@ -9,6 +10,9 @@ export interface TcpProbeOptions {
   /** How long the connect may take. Defaults to 500 ms. */
   timeout?: Duration;
 }
+
+/** Keys of {@link TcpProbeOptions}. @internal */
+export const TCP_PROBE_KEYS = { timeout: true } as const satisfies KnownKeys<TcpProbeOptions>;
 
 /** Where a TCP probe connects: `"host:port"` (`"[::1]:80"` for IPv6) or `{ host, port }`. */
 export type TcpTarget =
@@ -24,7 +28,7 @@ export type TcpTarget =
 function parseTarget(target: TcpTarget): { host: string; port: number } | string {
   if (typeof target === 'object' && target !== null) return target;
   const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(String(target));
-  if (!m) return `invalid TCP target ${String(target)} (expected "host:port")`;
+  if (!m) return `invalid TCP target ${redactUrls(String(target))} (expected "host:port")`;
   return { host: m[1] as string, port: Number(m[2]) };
 }
 
@@ -58,9 +62,8 @@ function connect(host: string, port: number, signal: AbortSignal): Promise<Healt
  * @example createTcpProbe({ timeout: '250ms' })('db.internal:5432', ctx)
  */
 export function createTcpProbe(options: TcpProbeOptions = {}): Probe<TcpTarget> {
-  checkObject('createTcpProbe(options)', options);
-  const timeoutMs =
-    options.timeout === undefined ? 500 : parseDuration('tcpProbe timeout', options.timeout);
+  checkOptions('createTcpProbe', options, TCP_PROBE_KEYS);
+  const timeoutMs = options.timeout === undefined ? 500 : parseDuration('timeout', options.timeout);
   return async (target, ctx) => {
     const parsed = parseTarget(target);
     if (typeof parsed === 'string') return { healthy: false, reason: parsed };

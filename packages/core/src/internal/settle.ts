@@ -29,7 +29,7 @@ export interface OutcomeSink {
   onOutcome(ok: boolean, value: unknown): void;
 }
 
-/** Awaits `pending` and reports its outcome to `sink`. Never rejects, so an abandoned operation's failure is absorbed. @internal */
+/** Awaits `pending` and reports its outcome to `sink`. Never rejects, so an abandoned operation's failure is absorbed; a `then` that throws (getter or call) is reported as a failure, as `await` sees it. @internal */
 export async function forwardOutcome(
   sink: OutcomeSink,
   pending: PromiseLike<unknown>,

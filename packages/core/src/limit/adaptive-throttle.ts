@@ -1,8 +1,14 @@
 import { ThrottledError } from '../errors/throttled-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { checkFunction, checkObject, optionalNumber } from '../internal/validate.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+} from '../internal/validate.js';
 import { err, ok, type Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 
 /** Modulo that stays non-negative for clocks before the epoch. */
@@ -32,6 +38,16 @@ export interface AdaptiveThrottleOptions {
   /** Random source for the rejection draw. Defaults to `systemRandom`. */
   random?: RandomSource;
 }
+
+/** Keys of {@link AdaptiveThrottleOptions}. @internal */
+export const ADAPTIVE_THROTTLE_KEYS = {
+  k: true,
+  windowMs: true,
+  buckets: true,
+  isRejection: true,
+  clock: true,
+  random: true,
+} as const satisfies KnownKeys<AdaptiveThrottleOptions>;
 
 /** Counts of an {@link AdaptiveThrottle} over its current window. */
 export interface AdaptiveThrottleStats {
@@ -92,7 +108,7 @@ export interface AdaptiveThrottle {
  * const user = await throttle.execute(() => client.getUser({ id }));
  */
 export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
-  checkObject('createAdaptiveThrottle(options)', options);
+  checkOptions('createAdaptiveThrottle', options, ADAPTIVE_THROTTLE_KEYS);
   const k = optionalNumber('k', options.k, 2, { min: 1 });
   const windowMs = optionalNumber('windowMs', options.windowMs, 120_000, { above: 0 });
   const buckets = optionalNumber('buckets', options.buckets, 12, { min: 1, integer: true });
@@ -100,7 +116,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
   checkFunction('clock', options.clock);
   checkFunction('random', options.random);
   const isRejection = options.isRejection ?? (() => true);
-  const clock = options.clock ?? systemClock;
+  const clock = saneClock(options.clock);
   const random = options.random ?? systemRandom;
   const sliceMs = windowMs / buckets;
 

@@ -1,4 +1,5 @@
 import { RateLimitError } from '../errors/rate-limit-error.js';
+import { saneClock } from '../internal/sane-clock.js';
 import { checkNumber } from '../internal/validate.js';
 import { err, ok, type Result } from '../result/result.js';
 import type { Clock } from '../time/clock.js';
@@ -57,6 +58,9 @@ export function waitMs(state: BucketState, shape: BucketShape, needUnits: number
  * A clock that never runs backwards. When the source regresses, the offset
  * grows so time resumes from the last reading: a backwards jump earns no
  * tokens (no refund) and does not freeze refill until wall time catches up.
+ * Hostile readings (`NaN`, `±Infinity`, beyond the `Date` range) are ignored
+ * (see {@link saneClock}): time stands still for them, so one cannot push the
+ * offset to infinity and stop refill for good.
  * @internal
  */
 export interface MonotonicClock {
@@ -66,13 +70,14 @@ export interface MonotonicClock {
 }
 
 /** Wraps `clock` in a {@link MonotonicClock}. @internal */
-export function monotonic(clock: Clock): MonotonicClock {
+export function monotonic(clock: Clock | undefined): MonotonicClock {
+  const read = saneClock(clock);
   let offset = 0;
   let lastReading = Number.NEGATIVE_INFINITY;
   let regressions = 0;
   return {
     now() {
-      let t = clock() + offset;
+      let t = read() + offset;
       if (t < lastReading) {
         offset += lastReading - t;
         t = lastReading;

@@ -1,8 +1,8 @@
 import { LruMap } from '../cache/lru-map.js';
 import type { RateLimitError } from '../errors/rate-limit-error.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import {
   type BucketState,
   bucketShape,
@@ -27,6 +27,14 @@ export interface KeyedLimiterOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link KeyedLimiterOptions}. @internal */
+export const KEYED_LIMITER_KEYS = {
+  capacity: true,
+  refillPerSecond: true,
+  maxKeys: true,
+  clock: true,
+} as const satisfies KnownKeys<KeyedLimiterOptions>;
 
 /** Counters of a {@link KeyedLimiter}. */
 export interface KeyedLimiterStats {
@@ -68,14 +76,14 @@ export interface KeyedLimiter {
  * if (!r.ok) throw r.error;
  */
 export function createKeyedLimiter(options: KeyedLimiterOptions): KeyedLimiter {
-  checkObject('createKeyedLimiter(options)', options, false);
+  checkOptions('createKeyedLimiter', options, KEYED_LIMITER_KEYS, '', false);
   const shape = bucketShape(options.capacity, options.refillPerSecond);
   const maxKeys =
     options.maxKeys === undefined
       ? 10_000
       : checkNumber('maxKeys', options.maxKeys, { min: 1, integer: true });
   checkFunction('clock', options.clock);
-  const time = monotonic(options.clock ?? systemClock);
+  const time = monotonic(options.clock);
   const buckets = new LruMap<string, BucketState>(maxKeys);
   let evictions = 0;
 

@@ -1,8 +1,8 @@
 import type { RateLimitError } from '../errors/rate-limit-error.js';
 import { abortError } from '../internal/abort.js';
-import { checkFunction, checkObject } from '../internal/validate.js';
+import { checkFunction, checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import {
   type BucketState,
@@ -26,6 +26,14 @@ export interface TokenBucketOptions {
   /** How `acquire` waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
 }
+
+/** Keys of {@link TokenBucketOptions}. @internal */
+export const TOKEN_BUCKET_KEYS = {
+  capacity: true,
+  refillPerSecond: true,
+  clock: true,
+  sleep: true,
+} as const satisfies KnownKeys<TokenBucketOptions>;
 
 /** A token bucket: bursts up to `capacity`, sustained `refillPerSecond`. */
 export interface TokenBucket {
@@ -60,11 +68,11 @@ export interface TokenBucket {
  * if (!r.ok) res.setHeader('Retry-After', Math.ceil(r.error.retryAfterMs / 1000));
  */
 export function createTokenBucket(options: TokenBucketOptions): TokenBucket {
-  checkObject('createTokenBucket(options)', options, false);
+  checkOptions('createTokenBucket', options, TOKEN_BUCKET_KEYS, '', false);
   const shape = bucketShape(options.capacity, options.refillPerSecond);
   checkFunction('clock', options.clock);
   checkFunction('sleep', options.sleep);
-  const time = monotonic(options.clock ?? systemClock);
+  const time = monotonic(options.clock);
   const sleep = options.sleep ?? systemSleep;
   const state: BucketState = { units: shape.maxUnits, last: time.now() };
   const capacity = options.capacity;

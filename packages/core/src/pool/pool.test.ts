@@ -297,3 +297,76 @@ describe('createPool', () => {
     );
   });
 });
+
+describe('createPool: draining', () => {
+  it('20,000 queued tasks that throw synchronously: every call settles, no stack overflow, the pool is idle', async () => {
+    const pool = createPool({ concurrency: 1 });
+    const gate = deferred();
+    const first = pool.run(() => gate.promise);
+    const n = 20_000;
+    const runs: Promise<unknown>[] = [];
+    for (let i = 0; i < n; i++) {
+      runs.push(
+        pool.run(() => {
+          throw new Error(`sync ${i}`);
+        }),
+      );
+    }
+    expect(pool.queued).toBe(n);
+    gate.resolve();
+    await first;
+    const outcomes = await Promise.allSettled(runs);
+    const reasons = outcomes.map((o) =>
+      o.status === 'rejected' ? (o.reason as Error).message : '',
+    );
+    expect(reasons.filter((m, i) => m === `sync ${i}`)).toHaveLength(n);
+    expect(pool.stats()).toMatchObject({ active: 0, queued: 0, started: n + 1, failed: n });
+    await pool.onIdle();
+    await expect(pool.run(() => 'next')).resolves.toBe('next');
+  });
+
+  it('property: sync throws, async failures and aborts in any mix all settle once and leave the pool idle', async () => {
+    const taskArb = fc.record({
+      kind: fc.constantFrom('ok', 'sync-throw', 'async-reject', 'abort-queued', 'pre-aborted'),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(taskArb, { minLength: 1, maxLength: 300 }),
+        async (concurrency, tasks) => {
+          const pool = createPool({ concurrency });
+          const gate = deferred();
+          const blockers = Array.from({ length: concurrency }, () => pool.run(() => gate.promise));
+          const settled = tasks.map(() => 0);
+          const controllers: AbortController[] = [];
+          const runs = tasks.map((t, i) => {
+            const ac = new AbortController();
+            if (t.kind === 'pre-aborted') ac.abort();
+            if (t.kind === 'abort-queued') controllers.push(ac);
+            const p = pool.run(
+              () => {
+                if (t.kind === 'sync-throw') throw new Error('sync');
+                if (t.kind === 'async-reject') return Promise.reject(new Error('async'));
+                return i;
+              },
+              { signal: ac.signal },
+            );
+            return p.then(
+              () => settled[i]!++,
+              () => settled[i]!++,
+            );
+          });
+          for (const ac of controllers) ac.abort();
+          gate.resolve();
+          await Promise.all(blockers);
+          await Promise.all(runs);
+          expect(settled.every((c) => c === 1)).toBe(true);
+          expect(pool.active).toBe(0);
+          expect(pool.queued).toBe(0);
+          await pool.onIdle();
+        },
+      ),
+      { seed: 42, numRuns: 60 },
+    );
+  });
+});

@@ -1,7 +1,8 @@
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
-import { checkNumber, checkObject, optionalNumber } from '../internal/validate.js';
+import { checkNumber, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
 
 /** Work run by a {@link Pool}; receives the caller's signal, or a never-aborted one. */
@@ -20,6 +21,12 @@ export interface PoolOptions {
   /** Most tasks waiting for a slot (0 = no queue). Defaults to `Infinity`. */
   maxQueue?: number;
 }
+
+/** Keys of {@link PoolOptions}. @internal */
+export const POOL_KEYS = {
+  concurrency: true,
+  maxQueue: true,
+} as const satisfies KnownKeys<PoolOptions>;
 
 /** Counters of a {@link Pool}, since it was created. */
 export interface PoolStats {
@@ -57,6 +64,7 @@ export interface Pool {
    * Runs `task` when a slot is free, FIFO. Rejects with `QueueFullError`
    * (task not run) when the queue is full, and with the abort error when
    * `signal` aborts before the task starts. A started task keeps its slot until it settles.
+   * A `task` that is not a function or an invalid `signal` throws `TypeError` synchronously, before queueing.
    */
   run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T>;
   /** Resolves when no task is running or queued (at once if already so). */
@@ -117,6 +125,8 @@ class PoolImpl implements SlotPool {
   private queueFull = 0;
   private aborted = 0;
   private idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Inside {@link drain}: a slot freed meanwhile (a task that threw synchronously) is refilled by its loop. */
+  private draining = false;
   private readonly queueFullEvents = new EventEmitter<PoolQueueFullEvent>();
   readonly onQueueFull = this.queueFullEvents.on;
 
@@ -126,6 +136,7 @@ class PoolImpl implements SlotPool {
   ) {}
 
   run<T>(task: PoolTask<T>, options?: PoolRunOptions): Promise<T> {
+    checkCall('pool.run', 'task', task, options);
     const signal = options?.signal;
     if (signal?.aborted) {
       this.aborted++;
@@ -221,7 +232,8 @@ class PoolImpl implements SlotPool {
   /** Frees a slot and hands it to the oldest waiter, if any. */
   private release(): void {
     this.active--;
-    this.drain();
+    // Not recursively: thousands of queued tasks that throw synchronously would overflow the stack.
+    if (!this.draining) this.drain();
   }
 
   private unlink(w: Waiter): void {
@@ -232,11 +244,16 @@ class PoolImpl implements SlotPool {
 
   /** Starts queued tasks while slots are free, oldest first. */
   private drain(): void {
-    while (this.waiters.head !== undefined && this.active < this.concurrency) {
-      const w = this.waiters.head;
-      this.unlink(w);
-      this.active++;
-      this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
+    this.draining = true;
+    try {
+      while (this.waiters.head !== undefined && this.active < this.concurrency) {
+        const w = this.waiters.head;
+        this.unlink(w);
+        this.active++;
+        this.execute(w.task, w.signal ?? neverAbortedSignal).then(w.resolve, w.reject);
+      }
+    } finally {
+      this.draining = false;
     }
     this.checkIdle();
   }
@@ -289,7 +306,7 @@ export function createPool(options: PoolOptions): Pool {
 
 /** {@link createPool} with the internal slot hand-off of {@link SlotPool}. @internal */
 export function createSlotPool(options: PoolOptions): SlotPool {
-  checkObject('createPool(options)', options, false);
+  checkOptions('createPool', options, POOL_KEYS, '', false);
   const concurrency = checkNumber('concurrency', options.concurrency, {
     min: 1,
     integer: true,

@@ -41,11 +41,11 @@ export interface RunnerShared {
 /**
  * The context handed to one attempt. Its `signal` is created lazily: an attempt
  * whose callback never reads it costs no `AbortController`, and a runner without
- * a timeout passes the caller's own signal through.
+ * a timeout passes the caller's own signal through. Otherwise the signal is the
+ * attempt's own: no other call's deadline can abort it.
  */
 class AttemptContext implements ProtectContext, OutcomeSink {
   private controller: AbortController | undefined;
-  private sharedSignal: AbortSignal | undefined;
   /** Why this attempt's signal is (or must be, once created) aborted. */
   reason: Error | undefined;
   /** The attempt's outcome has been taken; a late settlement is absorbed. */
@@ -60,13 +60,6 @@ class AttemptContext implements ProtectContext, OutcomeSink {
     const call = this.call;
     if (call.shared.config.timeoutMs < 0) return call.callerSignal ?? neverAbortedSignal;
     if (this.controller !== undefined) return this.controller.signal;
-    if (this.sharedSignal !== undefined) return this.sharedSignal;
-    if (this.reason === undefined && call.callerSignal === undefined && call.onWheel(this)) {
-      // Attempts that fall due in the same millisecond share one signal; it aborts only if one of them times out.
-      this.sharedSignal = call.shared.wheel.sharedSignal(call);
-      return this.sharedSignal;
-    }
-    // A caller signal to link, a manual clock, or an attempt already over: a signal of its own.
     const c = new AbortController();
     this.controller = c;
     if (this.reason !== undefined) c.abort(this.reason);
@@ -103,8 +96,16 @@ export class Call<T> extends WheelEntry {
   private allowFallback = true;
   private resolve: (value: T | PromiseLike<T>) => void = settlers.resolve;
   private reject: (error: unknown) => void = settlers.reject;
-  /** The pool slot this call took synchronously; given back when the call's promise settles. */
+  /** The pool slot this call took synchronously; given back by {@link Call.giveBack}. */
   slot: SlotPool | undefined = undefined;
+  /** For a call that queued: ends the pool task that holds its slot. */
+  private hold: (() => void) | undefined = undefined;
+  /** The attempt whose callback has not settled yet, even if it timed out and was abandoned. */
+  private live: AttemptContext | undefined = undefined;
+  /** The call settled while `live` still ran: whether its slot goes back as a success, once `live` settles. */
+  private owed: boolean | undefined = undefined;
+  /** A retry is due but waits for the abandoned attempt, which still holds the slot. */
+  private retryWaiting = false;
   private next: (() => void) | undefined = undefined;
   private lastError: unknown = undefined;
   /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
@@ -118,16 +119,6 @@ export class Call<T> extends WheelEntry {
     private readonly policy: ErrorPolicy | undefined,
   ) {
     super();
-  }
-
-  /** True while `ctx` is the current attempt and waits on a wheel whose slots share signals (the host's). */
-  onWheel(ctx: AttemptContext): boolean {
-    return (
-      this.ctx === ctx &&
-      !ctx.done &&
-      this.wheelSlot !== undefined &&
-      this.shared.wheel.sharesSignals
-    );
   }
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
@@ -144,57 +135,118 @@ export class Call<T> extends WheelEntry {
     return p;
   }
 
-  /** Resolves the call's promise; a slot taken synchronously is given back once it has settled. */
+  /** Resolves the call's promise; its slot is given back once it has settled. */
   private fulfil(value: T | PromiseLike<T>): void {
-    const slot = this.slot;
-    if (slot === undefined) {
+    if (this.slot === undefined && this.hold === undefined) {
       this.resolve(value);
       return;
     }
-    this.slot = undefined;
     if (isThenable(value)) {
       // A fallback's promise keeps the slot until it settles, as the pool's own wrapper would.
       const settled = Promise.resolve(value);
       this.resolve(settled);
-      settled.then(slot.giveOk, slot.giveFailed);
+      settled.then(
+        () => this.giveBack(true),
+        () => this.giveBack(false),
+      );
       return;
     }
     this.resolve(value);
-    slot.give(true);
+    this.giveBack(true);
   }
 
-  /** Rejects the call's promise and gives back a slot taken synchronously. */
+  /** Rejects the call's promise and gives its slot back. */
   private fail(error: unknown): void {
     this.reject(error);
-    const slot = this.slot;
-    if (slot === undefined) return;
-    this.slot = undefined;
-    slot.give(false);
+    if (this.slot !== undefined || this.hold !== undefined) this.giveBack(false);
   }
 
-  /** Runs the call in its slot. */
+  /**
+   * Gives the call's slot back once nothing of the call runs any more: an
+   * attempt abandoned at its deadline keeps the slot until its callback
+   * settles, so operations running at the backend never exceed `concurrency`.
+   */
+  private giveBack(ok: boolean): void {
+    if (this.live !== undefined) {
+      this.owed = ok;
+      return;
+    }
+    const slot = this.slot;
+    if (slot !== undefined) {
+      this.slot = undefined;
+      slot.give(ok);
+      return;
+    }
+    const hold = this.hold;
+    this.hold = undefined;
+    hold?.();
+  }
+
+  /** The callback of the attempt in `live` settled: release what waited for it. */
+  private liveSettled(): void {
+    this.live = undefined;
+    const owed = this.owed;
+    if (owed !== undefined) {
+      this.owed = undefined;
+      this.retryWaiting = false;
+      this.giveBack(owed);
+    } else if (this.retryWaiting) {
+      this.retryWaiting = false;
+      if (!this.settled) this.runAttempt();
+    }
+  }
+
+  /** Runs the call in the slot it took synchronously (`slot`), or without a pool. */
   start(): Promise<T> {
     const p = this.promise();
+    this.begin();
+    return p;
+  }
+
+  /**
+   * Queues the call for a slot of `pool`. The pool's task is the call's hold
+   * on the slot: it ends when the call and its last attempt have settled,
+   * which may be after the caller's promise settled.
+   */
+  queue(pool: SlotPool, signal: AbortSignal | undefined): Promise<T> {
+    const p = this.promise();
+    pool
+      .run(
+        () =>
+          new Promise<void>((resolve) => {
+            this.hold = resolve;
+            this.begin();
+          }),
+        { signal },
+      )
+      .then(undefined, (error: unknown) => {
+        // Refused while queued (the caller aborted): the call never ran.
+        this.settled = true;
+        this.reject(error);
+      });
+    return p;
+  }
+
+  private begin(): void {
     const shared = this.shared;
     const signal = this.callerSignal;
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
       this.fail(abortError(signal));
-      return p;
+      return;
     }
     if (shared.breaker !== undefined) {
       this.permit = shared.breaker.tryAcquire();
       if (this.permit < 0) {
         this.refuseNow('circuit-open');
-        return p;
+        return;
       }
     }
     shared.running++;
     signal?.addEventListener('abort', this);
     shared.config.budget?.recordRequest();
     this.runAttempt();
-    return p;
   }
 
   /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
@@ -253,8 +305,10 @@ export class Call<T> extends WheelEntry {
       this.attemptSettled(ctx, false, error);
       return;
     }
-    if (isThenable(result)) void forwardOutcome(ctx, result);
-    else this.attemptSettled(ctx, true, result);
+    if (isThenable(result)) {
+      this.live = ctx;
+      void forwardOutcome(ctx, result);
+    } else this.attemptSettled(ctx, true, result);
   }
 
   /** Deadline of the current attempt passed (`error`: `DeadlineExceededError`), or its timer failed. */
@@ -274,6 +328,7 @@ export class Call<T> extends WheelEntry {
 
   /** The callback of attempt `ctx` settled. */
   attemptSettled(ctx: AttemptContext, ok: boolean, value: unknown): void {
+    if (ctx === this.live) this.liveSettled();
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
@@ -337,7 +392,11 @@ export class Call<T> extends WheelEntry {
     let next = this.next;
     if (next === undefined) {
       next = () => {
-        if (!this.settled) this.runAttempt();
+        if (this.settled) return;
+        // The abandoned attempt still runs in the call's slot: the retry starts when it settles.
+        if (this.live !== undefined && (this.slot !== undefined || this.hold !== undefined)) {
+          this.retryWaiting = true;
+        } else this.runAttempt();
       };
       this.next = next;
     }
@@ -359,6 +418,9 @@ export class Call<T> extends WheelEntry {
   handleEvent(): void {
     if (this.settled) return;
     const error = abortError(this.callerSignal as AbortSignal);
+    // The caller stopped waiting: its running attempt gives the slot back at once, unless it already
+    // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
+    if (this.live !== undefined && this.live.reason === undefined) this.live = undefined;
     this.ctx?.abort(error);
     this.finish('neutral');
     this.fail(error);

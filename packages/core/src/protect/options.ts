@@ -2,17 +2,25 @@ import { parseDuration } from '../internal/duration.js';
 import {
   checkFunction,
   checkNumber,
-  checkObject,
   checkOneOf,
+  checkOptions,
   describeValue,
   optionalNumber,
+  optionRangeError,
+  optionTypeError,
 } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 import type { Sleep } from '../time/sleep.js';
-import type { ProtectOptions, ProtectRetryBudget } from './types.js';
+import {
+  PROTECT_BACKOFF_KEYS,
+  PROTECT_CIRCUIT_KEYS,
+  PROTECT_KEYS,
+  type ProtectOptions,
+  type ProtectRetryBudget,
+} from './types.js';
 
 /** Validated backoff settings. @internal */
 export interface BackoffConfig {
@@ -44,9 +52,10 @@ export interface ProtectConfig {
 
 function backoffConfig(value: ProtectOptions['backoff']): BackoffConfig | undefined {
   if (value === undefined) return undefined;
-  checkObject('backoff', value, false);
+  checkOptions('protect', value, PROTECT_BACKOFF_KEYS, 'backoff', false);
   const type = checkOneOf('backoff.type', value.type, ['exponential', 'fixed'] as const);
-  if (value.delay === undefined) throw new TypeError('backoff.delay is required, got undefined');
+  if (value.delay === undefined)
+    throw optionTypeError('backoff.delay', 'is required, got undefined');
   return {
     exponential: type === 'exponential',
     delayMs: parseDuration('backoff.delay', value.delay),
@@ -61,15 +70,17 @@ function backoffConfig(value: ProtectOptions['backoff']): BackoffConfig | undefi
 function circuitConfig(value: ProtectOptions['circuit']): ProtectConfig['circuit'] {
   if (value === undefined || value === false) return undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(
-      `circuit must be { threshold, cooldown } or false, got ${describeValue(value)}`,
+    throw optionTypeError(
+      'circuit',
+      `must be { threshold, cooldown } or false, got ${describeValue(value)}`,
     );
   }
+  checkOptions('protect', value, PROTECT_CIRCUIT_KEYS, 'circuit', false);
   if (value.threshold === undefined) {
-    throw new TypeError('circuit.threshold is required, got undefined');
+    throw optionTypeError('circuit.threshold', 'is required, got undefined');
   }
   if (value.cooldown === undefined) {
-    throw new TypeError('circuit.cooldown is required, got undefined');
+    throw optionTypeError('circuit.cooldown', 'is required, got undefined');
   }
   return {
     threshold: checkNumber('circuit.threshold', value.threshold, { above: 0, integer: true }),
@@ -86,8 +97,9 @@ function budgetConfig(value: unknown): ProtectRetryBudget | undefined {
     typeof b.recordRequest !== 'function' ||
     typeof b.tryRetry !== 'function'
   ) {
-    throw new TypeError(
-      `budget must have recordRequest() and tryRetry() (see createRetryBudget), got ${describeValue(value)}`,
+    throw optionTypeError(
+      'budget',
+      `must have recordRequest() and tryRetry() (see createRetryBudget), got ${describeValue(value)}`,
     );
   }
   return b as ProtectRetryBudget;
@@ -102,8 +114,9 @@ function throttleConfig(value: unknown): AdaptiveThrottle | undefined {
     typeof t.tryAcquire !== 'function' ||
     typeof t.recordAccept !== 'function'
   ) {
-    throw new TypeError(
-      `throttle must be an adaptive throttle (see createAdaptiveThrottle), got ${describeValue(value)}`,
+    throw optionTypeError(
+      'throttle',
+      `must be an adaptive throttle (see createAdaptiveThrottle), got ${describeValue(value)}`,
     );
   }
   return t as AdaptiveThrottle;
@@ -111,13 +124,13 @@ function throttleConfig(value: unknown): AdaptiveThrottle | undefined {
 
 /** Validates `options`; invalid values throw `TypeError`/`RangeError` naming the option. @internal */
 export function resolveProtectOptions(options: ProtectOptions | undefined): ProtectConfig {
-  checkObject('protect(options)', options);
+  checkOptions('protect', options, PROTECT_KEYS);
   const o = options ?? {};
   let timeoutMs = -1;
   if (o.timeout !== undefined) {
     timeoutMs = parseDuration('timeout', o.timeout);
     if (timeoutMs <= 0)
-      throw new RangeError(`timeout must be > 0 ms, got ${describeValue(o.timeout)}`);
+      throw optionRangeError('timeout', `must be > 0 ms, got ${describeValue(o.timeout)}`);
   }
   const timeoutMode = o.timeoutMode ?? 'immediate';
   checkOneOf('timeoutMode', timeoutMode, ['immediate', 'wait'] as const);
@@ -126,7 +139,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
   checkFunction('sleep', o.sleep);
   checkFunction('random', o.random);
   if (o.name !== undefined && typeof o.name !== 'string') {
-    throw new TypeError(`name must be a string, got ${describeValue(o.name)}`);
+    throw optionTypeError('name', `must be a string, got ${describeValue(o.name)}`);
   }
   return {
     attempts: optionalNumber('attempts', o.attempts, 1, { min: 1, integer: true }),

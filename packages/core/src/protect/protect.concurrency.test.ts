@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
 import { tick } from '../test-helpers/async.js';
@@ -221,5 +222,53 @@ describe('protect: cancellation', () => {
       { signal: ac.signal },
     );
     expect(seen).toBe(ac.signal);
+  });
+});
+
+describe("protect: timeoutMode 'immediate' keeps the concurrency bound at the backend", () => {
+  it('operations that ignore their signal never run more than `concurrency` at once', async () => {
+    const clock = createManualClock();
+    const run = protect({
+      attempts: 3,
+      timeout: 10,
+      timeoutMode: 'immediate',
+      concurrency: 2,
+      maxQueue: Number.POSITIVE_INFINITY,
+      clock,
+      sleep: clock.sleep,
+    });
+    let running = 0;
+    let maxRunning = 0;
+    // The backend: answers after 35 ms and ignores the signal, as opossum's capacity bug needs.
+    const backend = async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await clock.sleep(35);
+      running--;
+      return 'late';
+    };
+    const calls = Array.from({ length: 6 }, () => run(backend));
+    const outcomes = await clock.run(Promise.allSettled(calls));
+    expect(
+      outcomes.every((o) => o.status === 'rejected' && isDeadlineExceededError(o.reason)),
+    ).toBe(true);
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    // The last abandoned attempts still hold their slots until the backend answers.
+    expect(run.active).toBe(2);
+    await clock.advanceAsync(35);
+    expect(run.active).toBe(0);
+    // A caller still hears of its deadline at once; the slot is only freed when the backend answers.
+    const single = protect({ timeout: 10, concurrency: 1, clock, sleep: clock.sleep });
+    const started = clock.now;
+    const late = single(backend).catch((e: unknown) => e);
+    await clock.advanceAsync(10);
+    expect(isDeadlineExceededError(await late)).toBe(true);
+    expect(clock.now - started).toBe(10);
+    expect(single.active).toBe(1);
+    await expect(single(() => 'refused')).rejects.toSatisfy(isQueueFullError);
+    await clock.advanceAsync(25);
+    expect(single.active).toBe(0);
+    expect(running).toBe(0);
+    await expect(single(() => 'next')).resolves.toBe('next');
   });
 });

@@ -41,7 +41,7 @@ describe('protect: options', () => {
     ).not.toThrow();
   });
 
-  it('a non-function fn rejects with TypeError', async () => {
-    await expect(protect()(42 as never)).rejects.toThrow(TypeError);
+  it('a non-function fn throws TypeError synchronously, naming fn', () => {
+    expect(() => protect()(42 as never)).toThrow(/protect run\(fn\) must be a function, got 42/);
   });
 });

@@ -2,6 +2,7 @@ import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
+import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
@@ -51,9 +52,8 @@ class Runner implements RunnerShared {
   }
 
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T> {
-    if (typeof fn !== 'function') {
-      return Promise.reject(new TypeError(`protect: fn must be a function, got ${typeof fn}`));
-    }
+    // Before anything is taken (slot, permit, timer): a bad call must not harm the next one.
+    checkCall('protect run', 'fn', fn, options);
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
     let policy: ErrorPolicy | undefined = this.config.errorPolicy;
@@ -77,7 +77,7 @@ class Runner implements RunnerShared {
       return call.refuse('circuit-open');
     }
     if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-    return pool.run(() => call.start(), { signal });
+    return call.queue(pool, signal);
   }
 }
 
@@ -88,8 +88,9 @@ class Runner implements RunnerShared {
  * the final error, or a refusal (queue full, circuit open).
  *
  * The success path allocates no `AbortController`, timer or closure: timeouts
- * share one process-wide timer, and the attempt's `signal` is only created when
- * the callback reads it.
+ * share one process-wide timer (it holds the process open while a deadline is
+ * pending), and the attempt's `signal` — its own, never aborted by another
+ * call's deadline — is only created when the callback reads it.
  * @example
  * const run = protect({
  *   attempts: 3,

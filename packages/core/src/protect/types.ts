@@ -1,6 +1,7 @@
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
+import type { KnownKeys } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
@@ -19,6 +20,14 @@ export interface ProtectBackoff {
   maxDelay?: Duration;
 }
 
+/** Keys of {@link ProtectBackoff}. @internal */
+export const PROTECT_BACKOFF_KEYS = {
+  type: true,
+  delay: true,
+  jitter: true,
+  maxDelay: true,
+} as const satisfies KnownKeys<ProtectBackoff>;
+
 /** The circuit of a {@link protect} runner, counted once per call after its retries. */
 export interface ProtectCircuit {
   /** Consecutive counted call failures that open the circuit; an integer > 0. Required. */
@@ -26,6 +35,12 @@ export interface ProtectCircuit {
   /** How long the circuit stays open before one probe call may run, in ms or as a duration string. Required. */
   cooldown: Duration;
 }
+
+/** Keys of {@link ProtectCircuit}. @internal */
+export const PROTECT_CIRCUIT_KEYS = {
+  threshold: true,
+  cooldown: true,
+} as const satisfies KnownKeys<ProtectCircuit>;
 
 /** Retry budget shared between callers (see `createRetryBudget`). */
 export interface ProtectRetryBudget {
@@ -43,7 +58,12 @@ export interface ProtectOptions {
   backoff?: ProtectBackoff;
   /** Per-attempt timeout (queue wait and backoff excluded), in ms or as a duration string. Defaults to none. */
   timeout?: Duration;
-  /** `'immediate'` ends a timed-out attempt at once; `'wait'` waits for the callback to settle first. Defaults to `'immediate'`. */
+  /**
+   * `'immediate'` ends a timed-out attempt at once (the caller gets `DeadlineExceededError` at the deadline);
+   * `'wait'` waits for the callback to settle first. Either way an attempt keeps the call's concurrency slot
+   * until its callback settles — a retry starts after it, and the slot is freed after it — so operations
+   * still running at the backend never exceed `concurrency`. Defaults to `'immediate'`.
+   */
   timeoutMode?: 'immediate' | 'wait';
   /** Calls running at once (one slot covers a call's retries and backoff); an integer >= 1 or `Infinity`. Defaults to `Infinity`. */
   concurrency?: number;
@@ -70,6 +90,24 @@ export interface ProtectOptions {
   /** Randomness for backoff jitter. Defaults to `systemRandom`. */
   random?: RandomSource;
 }
+
+/** Keys of {@link ProtectOptions}. @internal */
+export const PROTECT_KEYS = {
+  attempts: true,
+  backoff: true,
+  timeout: true,
+  timeoutMode: true,
+  concurrency: true,
+  maxQueue: true,
+  circuit: true,
+  errorPolicy: true,
+  budget: true,
+  throttle: true,
+  name: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<ProtectOptions>;
 
 /** What the protected callback receives. */
 export interface ProtectContext {
@@ -136,13 +174,13 @@ export interface ProtectTimeoutEvent {
 
 /** A runner created by {@link protect}: call it (or its `run`) with the operation. */
 export interface ProtectRunner {
-  /** Runs `fn` under the runner's policies. */
+  /** Runs `fn` under the runner's policies. A non-function `fn` or an invalid per-call option throws `TypeError` synchronously, before the call takes anything. */
   <T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
   /** Same as calling the runner. */
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
   /** The runner's circuit (the shared breaker), or `undefined` without one. */
   readonly circuit: CircuitBreaker | undefined;
-  /** Calls holding a slot now. */
+  /** Calls holding a slot now, counting timed-out attempts whose callback has not settled yet. */
   readonly active: number;
   /** Calls waiting for a slot now. */
   readonly queued: number;

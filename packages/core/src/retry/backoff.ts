@@ -1,9 +1,12 @@
 import {
   checkFunction,
   checkNumber,
-  checkObject,
   checkOneOf,
+  checkOptions,
+  type KnownKeys,
   optionalNumber,
+  optionRangeError,
+  optionTypeError,
 } from '../internal/validate.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 
@@ -39,6 +42,19 @@ export interface BackoffOptions {
   /** Upper bound on `totalMaxFor(attempts)`, checked at construction; needs `attempts`. Defaults to no bound. */
   maxTotalDelayMs?: number;
 }
+
+/** Keys of {@link BackoffOptions}. @internal */
+export const BACKOFF_KEYS = {
+  baseDelayMs: true,
+  strategy: true,
+  factor: true,
+  maxDelayMs: true,
+  jitter: true,
+  jitterRatio: true,
+  random: true,
+  attempts: true,
+  maxTotalDelayMs: true,
+} as const satisfies KnownKeys<BackoffOptions>;
 
 /** An immutable backoff schedule; attempt numbers `n` count retries from 1. */
 export interface Backoff {
@@ -100,7 +116,7 @@ class BackoffSchedule implements Backoff {
   private readonly random: RandomSource;
 
   constructor(options: BackoffOptions) {
-    checkObject('createBackoff(options)', options, false);
+    checkOptions('createBackoff', options, BACKOFF_KEYS, '', false);
     this.baseDelayMs = checkNumber('baseDelayMs', options.baseDelayMs, { min: 0 });
     this.strategy = checkOneOf('strategy', options.strategy ?? 'linear', STRATEGIES);
     this.jitter = checkOneOf('jitter', options.jitter ?? 'additive', JITTERS);
@@ -112,8 +128,9 @@ class BackoffSchedule implements Backoff {
     });
     this.maxDelayMs = Math.min(cap, MAX_BACKOFF_DELAY_MS);
     if (options.jitterRatio !== undefined && this.jitter !== 'additive') {
-      throw new TypeError(
-        `jitterRatio applies only to additive jitter, got jitterRatio ${String(options.jitterRatio)} with jitter '${this.jitter}'`,
+      throw optionTypeError(
+        'jitterRatio',
+        `applies only to additive jitter, got jitterRatio ${String(options.jitterRatio)} with jitter '${this.jitter}'`,
       );
     }
     this.jitterRatio = optionalNumber('jitterRatio', options.jitterRatio, 0.5, { min: 0 });
@@ -126,14 +143,16 @@ class BackoffSchedule implements Backoff {
     if (options.maxTotalDelayMs !== undefined) {
       const budget = checkNumber('maxTotalDelayMs', options.maxTotalDelayMs, { min: 0 });
       if (this.budgetedAttempts === undefined) {
-        throw new TypeError(
-          'maxTotalDelayMs needs attempts: the budget covers a chain of that length',
+        throw optionTypeError(
+          'maxTotalDelayMs',
+          'needs attempts: the budget covers a chain of that length',
         );
       }
       const total = this.totalMaxFor(this.budgetedAttempts);
       if (total > budget) {
-        throw new RangeError(
-          `maxTotalDelayMs ${budget} is exceeded: ${this.budgetedAttempts} attempts may sleep up to ${total} ms`,
+        throw optionRangeError(
+          'maxTotalDelayMs',
+          `${budget} is exceeded: ${this.budgetedAttempts} attempts may sleep up to ${total} ms`,
         );
       }
     }

@@ -1,5 +1,11 @@
-import { checkFunction, checkObject, optionalNumber } from '../internal/validate.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { saneClock } from '../internal/sane-clock.js';
+import {
+  checkFunction,
+  checkOptions,
+  type KnownKeys,
+  optionalNumber,
+} from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
 
 /** Options of {@link createRetryBudget}. */
 export interface RetryBudgetOptions {
@@ -12,6 +18,14 @@ export interface RetryBudgetOptions {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link RetryBudgetOptions}. @internal */
+export const RETRY_BUDGET_KEYS = {
+  ratio: true,
+  minRetriesPerSecond: true,
+  ttlMs: true,
+  clock: true,
+} as const satisfies KnownKeys<RetryBudgetOptions>;
 
 /** A snapshot of a {@link RetryBudget} over its current window. */
 export interface RetryBudgetStats {
@@ -54,14 +68,14 @@ class SlidingRetryBudget implements RetryBudget {
   private current = Number.NEGATIVE_INFINITY;
 
   constructor(options: RetryBudgetOptions) {
-    checkObject('createRetryBudget(options)', options);
+    checkOptions('createRetryBudget', options, RETRY_BUDGET_KEYS);
     this.ratio = optionalNumber('ratio', options.ratio, 0.2, { min: 0 });
     const floor = optionalNumber('minRetriesPerSecond', options.minRetriesPerSecond, 10, {
       min: 0,
     });
     const ttlMs = optionalNumber('ttlMs', options.ttlMs, 10_000, { above: 0 });
     checkFunction('clock', options.clock);
-    this.clock = options.clock ?? systemClock;
+    this.clock = saneClock(options.clock);
     this.reserve = (floor * ttlMs) / 1000;
     this.sliceMs = ttlMs / SLICES;
   }

@@ -1,6 +1,11 @@
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
-import { checkFunction, checkObject, describeValue } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+} from '../internal/validate.js';
 
 /** Decides whether a failed attempt is worth another try. */
 export type TransientErrorPredicate = (error: unknown) => boolean;
@@ -14,6 +19,13 @@ export interface TransientErrorPredicateOptions {
   /** Retry errors that no rule recognises (only when every operation is idempotent). Defaults to false. */
   retryUnknown?: boolean;
 }
+
+/** Keys of {@link TransientErrorPredicateOptions}. @internal */
+export const TRANSIENT_KEYS = {
+  isConflict: true,
+  retryableCodes: true,
+  retryUnknown: true,
+} as const satisfies KnownKeys<TransientErrorPredicateOptions>;
 
 type Verdict = 'transient' | 'permanent' | 'unknown';
 
@@ -103,7 +115,7 @@ export function isTransientError(error: unknown): boolean {
 export function createTransientErrorPredicate(
   options: TransientErrorPredicateOptions = {},
 ): TransientErrorPredicate {
-  checkObject('createTransientErrorPredicate(options)', options);
+  checkOptions('createTransientErrorPredicate', options, TRANSIENT_KEYS);
   const { isConflict, retryableCodes, retryUnknown = false } = options;
   checkFunction('isConflict', isConflict);
   if (retryableCodes !== undefined) {

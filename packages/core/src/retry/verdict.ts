@@ -10,8 +10,18 @@ export interface ErrorVerdict {
   failover?: boolean;
   /** Count the failure toward circuits and health. Defaults to true. */
   countForCircuit?: boolean;
-  /** Server pushback: wait at least this long (ms) before the retry. Defaults to none. */
+  /**
+   * Server pushback in ms: the retry waits exactly this long instead of its
+   * backoff (gRFC A6); negative or not a number means "do not retry".
+   * Defaults to none (the backoff applies).
+   */
   retryAfterMs?: number;
+  /**
+   * The request provably never reached the server (connection refused, no
+   * stream opened, refused locally before sending): repeating it is safe for
+   * any call, idempotent or not. Defaults to false.
+   */
+  neverSent?: boolean;
 }
 
 /** Judges an error after a failed attempt (timeouts included). */

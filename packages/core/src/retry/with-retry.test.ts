@@ -4,6 +4,7 @@ import {
   DeadlineExceededError,
   isDeadlineExceededError,
 } from '../errors/deadline-exceeded-error.js';
+import { isErrorPolicyError } from '../errors/error-policy-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
 import { trackUnhandledRejections } from '../test-helpers/unhandled.js';
@@ -282,5 +283,55 @@ describe('withRetry properties', () => {
       ),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('withRetry: classifier and sleep failures', () => {
+  it('a throwing shouldRetry rejects with ErrorPolicyError whose cause is the operation error (as protect)', async () => {
+    const opError = transient('op');
+    const policyError = new Error('classifier bug');
+    const p = withRetry(failing(opError), {
+      shouldRetry: () => {
+        throw policyError;
+      },
+      sleep: createManualClock().sleep,
+    });
+    const error = await p.catch((e: unknown) => e);
+    expect(isErrorPolicyError(error)).toBe(true);
+    expect((error as Error).cause).toBe(opError);
+    expect((error as AggregateError).errors).toEqual([opError, policyError]);
+  });
+
+  it('a verdict that is not a boolean or an ErrorVerdict (an async shouldRetry) rejects with TypeError, never retries', async () => {
+    const opError = transient('op');
+    for (const shouldRetry of [async () => false, () => undefined, () => 'yes']) {
+      const op = failing(opError);
+      const error = await withRetry(op, {
+        shouldRetry: shouldRetry as never,
+        sleep: createManualClock().sleep,
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(
+        /shouldRetry must return a boolean or an ErrorVerdict/,
+      );
+      expect((error as Error).cause).toBe(opError);
+      expect(op).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('a sleep that rejects or throws ends the chain with the operation error, unchanged', async () => {
+    const opError = transient('op');
+    const sleeps = [
+      () => Promise.reject(new Error('sleep broke')),
+      () => {
+        throw new Error('sleep threw');
+      },
+    ];
+    for (const sleep of sleeps) {
+      const op = failing(opError, opError);
+      await expect(withRetry(op, { backoff, sleep })).rejects.toBe(opError);
+      expect(op).toHaveBeenCalledTimes(1);
+    }
+    expect(unhandled.reasons).toEqual([]);
   });
 });

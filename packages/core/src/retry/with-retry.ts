@@ -1,7 +1,17 @@
 import { type TimeoutOptions, withTimeout } from '../deadline/with-timeout.js';
+import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkSignal } from '../internal/call-options.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkObject } from '../internal/validate.js';
+import {
+  checkFunction,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+  optionRangeError,
+} from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { type Backoff, createBackoff } from './backoff.js';
@@ -21,7 +31,10 @@ export interface RetryAttemptInfo {
 
 /**
  * Decides whether a failure is retried: a boolean, or an {@link ErrorVerdict}
- * (`retry` defaults to true; `retryAfterMs` raises the next delay).
+ * (`retry` defaults to true; `retryAfterMs` raises the next delay). It must be
+ * synchronous: any other verdict (a Promise, `undefined`) rejects the call
+ * with `TypeError`, and a throw rejects it with `ErrorPolicyError`; both carry
+ * the operation's error as `cause`.
  */
 export type ShouldRetry = (error: unknown, attempt: number) => boolean | ErrorVerdict;
 
@@ -41,11 +54,24 @@ export interface RetryOptions {
   timeoutMs?: number;
   /** A retry budget; a retry it refuses ends the chain with the last error. Defaults to none. */
   budget?: RetryBudget;
-  /** Waits between attempts. Defaults to `systemSleep`. */
+  /** Waits between attempts; if it throws or rejects (not on abort), the call rejects with the last operation error, unchanged. Defaults to `systemSleep`. */
   sleep?: Sleep;
   /** Accepted so one options object serves `withRetry` and `withTimeout`; time flows through `sleep`. Defaults to `systemClock`. */
   clock?: Clock;
 }
+
+/** Keys of {@link RetryOptions}. @internal */
+export const RETRY_KEYS = {
+  backoff: true,
+  attempts: true,
+  shouldRetry: true,
+  onRetry: true,
+  signal: true,
+  timeoutMs: true,
+  budget: true,
+  sleep: true,
+  clock: true,
+} as const satisfies KnownKeys<RetryOptions>;
 
 /** The operation retried; it should stop when `signal` aborts. */
 export type RetryOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
@@ -70,7 +96,7 @@ interface Chain<T> {
 }
 
 function validate(options: RetryOptions): number {
-  checkObject('withRetry(options)', options, false);
+  checkOptions('withRetry', options, RETRY_KEYS, '', false);
   const { backoff } = options;
   if (backoff !== undefined) {
     checkObject('backoff', backoff, false);
@@ -81,8 +107,9 @@ function validate(options: RetryOptions): number {
   if (options.attempts !== undefined) {
     attempts = checkNumber('attempts', options.attempts, { min: 1, integer: true });
     if (budgeted !== undefined && attempts > budgeted) {
-      throw new RangeError(
-        `attempts ${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
+      throw optionRangeError(
+        'attempts',
+        `${attempts} exceeds the backoff's budgetedAttempts ${budgeted} (its maxTotalDelayMs was checked for that many)`,
       );
     }
   }
@@ -95,9 +122,7 @@ function validate(options: RetryOptions): number {
     checkFunction('budget.recordRequest', options.budget.recordRequest, false);
   }
   if (options.timeoutMs !== undefined) checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-    throw new TypeError('signal must be an AbortSignal');
-  }
+  checkSignal('signal', options.signal);
   return attempts;
 }
 
@@ -107,7 +132,9 @@ function validate(options: RetryOptions): number {
  * retried and rejects with the signal's reason when that is an `Error`, else
  * `OperationAbortedError`. A `retryAfterMs` on the error or the verdict
  * (server pushback) raises the next delay to at least that value. Invalid
- * options throw synchronously.
+ * options (a `signal` that is not an AbortSignal included) throw `TypeError`
+ * synchronously, before `op` runs. A throwing `shouldRetry` rejects with
+ * `ErrorPolicyError`, as in `protect` (cause: the operation's error).
  * @example
  * const user = await withRetry((signal) => api.getUser(id, { signal }), { backoff, timeoutMs: 20_000 });
  */
@@ -171,8 +198,8 @@ async function retryAfterFailure<T>(
     // Cancellation wins over the failure it caused and is never offered to shouldRetry.
     if (signal.aborted) throw abortError(signal);
     if (attempt >= chain.attempts) throw error;
-    const verdict = chain.shouldRetry(error, attempt);
-    if (verdict === false || (typeof verdict === 'object' && verdict.retry === false)) throw error;
+    const verdict = judge(chain.shouldRetry, error, attempt);
+    if (verdict === false || (verdict !== true && verdict.retry === false)) throw error;
     if (chain.budget !== undefined && !chain.budget.tryRetry()) throw error;
     let delayMs = chain.backoff.delayFor(attempt, previousDelay);
     previousDelay = delayMs;
@@ -188,7 +215,13 @@ async function retryAfterFailure<T>(
         // An observer must never break the chain it observes.
       }
     }
-    await chain.sleep(delayMs, signal);
+    try {
+      await chain.sleep(delayMs, signal);
+    } catch {
+      // A sleep that failed did not wait out the backoff: end with the operation's error, as a refused retry does.
+      if (signal.aborted) throw abortError(signal);
+      throw error;
+    }
     if (signal.aborted) throw abortError(signal);
     try {
       return await chain.op(signal);
@@ -196,6 +229,31 @@ async function retryAfterFailure<T>(
       error = next;
     }
   }
+}
+
+/**
+ * Runs the classifier: a throw becomes `ErrorPolicyError` (cause: the
+ * operation's error), a verdict that is neither a boolean nor an
+ * `ErrorVerdict` object (a Promise from an `async` classifier, `undefined`)
+ * a `TypeError` (cause: the operation's error) — never a silent retry.
+ */
+function judge(shouldRetry: ShouldRetry, error: unknown, attempt: number): boolean | ErrorVerdict {
+  let verdict: unknown;
+  try {
+    verdict = shouldRetry(error, attempt);
+  } catch (policyError) {
+    throw new ErrorPolicyError(error, policyError);
+  }
+  if (typeof verdict === 'boolean') return verdict;
+  if (typeof verdict === 'object' && verdict !== null && !isThenable(verdict)) {
+    return verdict as ErrorVerdict;
+  }
+  const got = isThenable(verdict)
+    ? 'a Promise (shouldRetry must be synchronous)'
+    : describeValue(verdict);
+  throw new TypeError(`shouldRetry must return a boolean or an ErrorVerdict object, got ${got}`, {
+    cause: error,
+  });
 }
 
 /** A finite, non-negative `retryAfterMs` on an error or verdict, else 0. */

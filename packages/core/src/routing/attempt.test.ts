@@ -123,7 +123,7 @@ describe('attemptWithTimeout', () => {
     expect(signal?.reason).toBe(error);
   });
 
-  it('on the host timer, attempts without a caller signal share the slot signal, which stays quiet for winners', async () => {
+  it('on the host timer, attempts of one slot each get a signal of their own, quiet for winners', async () => {
     // A host-timer wheel with time pinned, so both attempts fall due in the same slot.
     const wheel = new TimerWheel({ now: () => 1000 });
     const signals: AbortSignal[] = [];
@@ -142,7 +142,8 @@ describe('attemptWithTimeout', () => {
     const both = Promise.all([run(neverAbortedSignal), run(neverAbortedSignal)]);
     release();
     await both;
-    expect(signals[0]).toBe(signals[1]);
+    expect(signals[0]).not.toBe(signals[1]);
+    expect(signals[1]?.aborted).toBe(false);
     expect(signals[0]?.aborted).toBe(false);
     // A caller signal gets a linked signal of its own.
     await run(new AbortController().signal);

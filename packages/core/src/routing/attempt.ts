@@ -10,15 +10,14 @@ import type { RouteContext, RouteOperation } from './types.js';
  * One attempt under a per-attempt timeout: its own timer-wheel node and the
  * context handed to the operation. The context's `signal` is created lazily,
  * like `protect()`'s: an operation that never reads it costs no
- * `AbortController`, and without a caller signal attempts due in the same
- * millisecond on the host timer share one.
+ * `AbortController`. It is the attempt's own: no other attempt's deadline
+ * aborts it.
  */
 class TimedAttempt<T> extends WheelEntry implements RouteContext, OutcomeSink {
   resolve: (value: T) => void = settlers.resolve;
   reject: (error: unknown) => void = settlers.reject;
   private own: AbortController | undefined = undefined;
   private linked: LinkedController | undefined = undefined;
-  private shared: AbortSignal | undefined = undefined;
   /** The deadline error, once the deadline passed (or the wheel's sleep failed). */
   private reason: Error | undefined = undefined;
   /** The attempt's outcome has been handed on; later settlements are absorbed. */
@@ -38,7 +37,6 @@ class TimedAttempt<T> extends WheelEntry implements RouteContext, OutcomeSink {
   get signal(): AbortSignal {
     if (this.linked !== undefined) return this.linked.signal;
     if (this.own !== undefined) return this.own.signal;
-    if (this.shared !== undefined) return this.shared;
     if (this.reason !== undefined) {
       const c = new AbortController();
       c.abort(this.reason);
@@ -47,15 +45,6 @@ class TimedAttempt<T> extends WheelEntry implements RouteContext, OutcomeSink {
     }
     // Over without a deadline: nothing will abort it any more (a link would never be removed).
     if (this.settled) return this.parent.aborted ? this.parent : neverAbortedSignal;
-    if (
-      this.parent === neverAbortedSignal &&
-      this.wheelSlot !== undefined &&
-      this.wheel.sharesSignals
-    ) {
-      // Aborts only if an attempt of the same slot times out.
-      this.shared = this.wheel.sharedSignal(this);
-      return this.shared;
-    }
     this.linked = new LinkedController(this.parent);
     return this.linked.signal;
   }

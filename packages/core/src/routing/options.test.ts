@@ -54,11 +54,15 @@ describe('createRouter: validation', () => {
     [{ concurrency: 0 }, RangeError, /concurrency must be >= 1/],
     [{ maxQueue: -1 }, RangeError, /maxQueue must be >= 0/],
     [{ budget: {} }, TypeError, /budget must have recordRequest/],
-    [{ protection: { attempts: 0 } }, RangeError, /providers\[0\] \("a"\)\.protection: attempts/],
+    [
+      { protection: { attempts: 0 } },
+      RangeError,
+      /createRouter: protection\.attempts must be >= 1/,
+    ],
     [
       { providers: [{ id: 'a', resource: 1, protection: { circuit: { threshold: 1 } } }] },
       TypeError,
-      /providers\[0\] \("a"\)\.protection: circuit\.cooldown is required/,
+      /createRouter: providers\[0\]\.protection\.circuit\.cooldown is required/,
     ],
     [{ health: { registry: {} } }, TypeError, /health\.registry\.success/],
   ])('%j throws naming the problem', (options, type, message) => {

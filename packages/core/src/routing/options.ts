@@ -5,8 +5,11 @@ import {
   checkFunction,
   checkNumber,
   checkObject,
+  checkOptions,
   describeValue,
   optionalNumber,
+  optionPath,
+  optionTypeError,
 } from '../internal/validate.js';
 import { resolveProtectOptions } from '../protect/options.js';
 import type { ProtectOptions, ProtectRetryBudget } from '../protect/types.js';
@@ -15,9 +18,16 @@ import type { Clock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { LatencySample } from './latency-sample.js';
-import { resolveProtection } from './protection.js';
+import { ROUTE_PROTECTION_KEYS, resolveProtection } from './protection.js';
 import { createSelection, type SelectionStrategy } from './selection.js';
-import type { RouteHedge, RouterOptions } from './types.js';
+import {
+  ROUTE_HEALTH_KEYS,
+  ROUTE_HEDGE_KEYS,
+  ROUTE_PROVIDER_KEYS,
+  ROUTER_OPTION_KEYS,
+  type RouteHedge,
+  type RouterOptions,
+} from './types.js';
 import type { ProviderRuntime } from './visit.js';
 
 /** Hedging after validation. @internal */
@@ -59,19 +69,23 @@ const ROUTER_KEYS = [
 function checkProviders<R>(options: RouterOptions<R>): void {
   const list: unknown = options.providers;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError(`providers must be a non-empty array, got ${describeValue(list)}`);
+    throw optionTypeError('providers', `must be a non-empty array, got ${describeValue(list)}`);
   }
   const seen = new Set<string>();
   list.forEach((p: unknown, i) => {
-    checkObject(`providers[${i}]`, p, false);
+    checkOptions('createRouter', p, ROUTE_PROVIDER_KEYS, `providers[${i}]`, false);
     const id = (p as { id?: unknown }).id;
     if (typeof id !== 'string' || id.length === 0) {
-      throw new TypeError(
-        `providers[${i}].id must be a non-empty string, got ${describeValue(id)}`,
+      throw optionTypeError(
+        `providers[${i}].id`,
+        `must be a non-empty string, got ${describeValue(id)}`,
       );
     }
     if (seen.has(id)) {
-      throw new TypeError(`providers[${i}].id ${JSON.stringify(id)} is a duplicate provider id`);
+      throw optionTypeError(
+        `providers[${i}].id`,
+        `${JSON.stringify(id)} is a duplicate provider id`,
+      );
     }
     seen.add(id);
   });
@@ -79,7 +93,7 @@ function checkProviders<R>(options: RouterOptions<R>): void {
 
 function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig | undefined {
   if (value === undefined) return undefined;
-  checkObject('hedge', value, false);
+  checkOptions('createRouter', value, ROUTE_HEDGE_KEYS, 'hedge', false);
   if (race)
     throw new TypeError("hedge cannot be combined with selection 'race' (it runs all at once)");
   const maxHedges = optionalNumber('hedge.maxHedges', value.maxHedges, 1, {
@@ -88,16 +102,18 @@ function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig |
   });
   const hasDelay = value.delayMs !== undefined;
   if (hasDelay === (value.percentile !== undefined)) {
-    throw new TypeError(
-      `hedge needs exactly one of delayMs or percentile, got ${describeValue(value)}`,
+    throw optionTypeError(
+      'hedge',
+      `needs exactly one of delayMs or percentile, got ${describeValue(value)}`,
     );
   }
   if (maxHedges === 0) return undefined;
   if (hasDelay) {
     const delayMs = checkNumber('hedge.delayMs', value.delayMs, { min: 0 });
     if (value.windowMs !== undefined) {
-      throw new TypeError(
-        `hedge.windowMs applies to percentile hedging only, got ${describeValue(value)}`,
+      throw optionTypeError(
+        'hedge.windowMs',
+        `applies to percentile hedging only, got ${describeValue(value)}`,
       );
     }
     return { delayMs, maxHedges, sample: undefined };
@@ -112,9 +128,18 @@ function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig |
 
 /** Validates `options` (throwing `TypeError`/`RangeError` naming the problem) and builds the pieces. @internal */
 export function resolveRouterOptions<R>(options: RouterOptions<R>): RouterConfig<R> {
-  checkObject('createRouter(options)', options, false);
+  // Every message names the factory: `createRouter: hedge.delayMs must be >= 0, got -1`.
+  return optionPath('', () => resolve(options), 'createRouter');
+}
+
+function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
+  checkOptions('createRouter', options, ROUTER_OPTION_KEYS, '', false);
   checkProviders(options);
-  checkObject('protection', options.protection);
+  checkOptions('createRouter', options.protection, ROUTE_PROTECTION_KEYS, 'protection');
+  if (options.protection !== undefined) {
+    // Alone first, so an error in a shared setting is reported at `protection.*`.
+    optionPath('protection', () => resolveProtectOptions(options.protection as ProtectOptions));
+  }
   // The router-level settings have protect()'s shapes and rules: validate them the same way.
   const router: Record<string, unknown> = {};
   for (const key of ROUTER_KEYS) if (options[key] !== undefined) router[key] = options[key];
@@ -123,7 +148,7 @@ export function resolveRouterOptions<R>(options: RouterOptions<R>): RouterConfig
 
   const providers: ProviderRuntime<R>[] = options.providers.map((p, index) => {
     const config = resolveProtection(
-      `providers[${index}] (${JSON.stringify(p.id)}).protection`,
+      `providers[${index}].protection`,
       options.protection,
       p.protection,
     );
@@ -151,7 +176,7 @@ export function resolveRouterOptions<R>(options: RouterOptions<R>): RouterConfig
   const ids = providers.map((p) => p.id);
 
   const h = options.health;
-  checkObject('health', h);
+  checkOptions('createRouter', h, ROUTE_HEALTH_KEYS, 'health');
   if (h?.registry !== undefined) {
     checkObject('health.registry', h.registry, false);
     for (const m of ['success', 'failure', 'latency', 'isOpen', 'circuitState'] as const) {
@@ -160,11 +185,13 @@ export function resolveRouterOptions<R>(options: RouterOptions<R>): RouterConfig
   }
   const health: HealthRegistry =
     h?.registry ??
-    createHealthRegistry({
-      clock,
-      ...(h?.failures === undefined ? {} : { failures: h.failures }),
-      ...(h?.reset === undefined ? {} : { reset: h.reset }),
-    });
+    optionPath('health', () =>
+      createHealthRegistry({
+        clock,
+        ...(h?.failures === undefined ? {} : { failures: h.failures }),
+        ...(h?.reset === undefined ? {} : { reset: h.reset }),
+      }),
+    );
   const view = {
     count: providers.length,
     latency: (i: number) => health.latency(ids[i] as string),
@@ -191,19 +218,22 @@ export function resolveRouterOptions<R>(options: RouterOptions<R>): RouterConfig
     random,
   };
   // Last, so that invalid options never leave a background checker running.
+  const probe = h?.probe;
   const checker =
-    h?.probe === undefined
+    probe === undefined
       ? undefined
-      : createHealthChecker<R>({
-          registry: health,
-          targets: providers.map((p) => ({ name: p.id, target: p.resource })),
-          probe: h.probe,
-          intervalMs: h.intervalMs ?? 10_000,
-          timeoutMs: h.timeoutMs ?? 2_000,
-          clock,
-          // Without an injected sleep the checker keeps its own unref'd timer.
-          ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
-        });
+      : optionPath('health', () =>
+          createHealthChecker<R>({
+            registry: health,
+            targets: providers.map((p) => ({ name: p.id, target: p.resource })),
+            probe,
+            intervalMs: h?.intervalMs ?? 10_000,
+            timeoutMs: h?.timeoutMs ?? 2_000,
+            clock,
+            // Without an injected sleep the checker keeps its own unref'd timer.
+            ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+          }),
+        );
 
   return { ...config, checker };
 }

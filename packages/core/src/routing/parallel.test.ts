@@ -179,3 +179,66 @@ describe('hedging', () => {
     expect(error.errors).toHaveLength(2);
   });
 });
+
+describe('abort reasons reach every running visit (SPEC §0)', () => {
+  const reasonOf = (r: FakeResource | undefined) => r?.signals[0]?.reason;
+
+  it.each([
+    ['race', { selection: 'race' as const }],
+    ['hedge', { hedge: { delayMs: 5, maxHedges: 2 } }],
+    [
+      'race with per-visit protection',
+      { selection: 'race' as const, protection: { attempts: 2, timeout: 1000 } },
+    ],
+  ])(
+    '%s: the caller aborting gives every running operation the caller’s reason',
+    async (_n, opts) => {
+      const { router, res, clock } = setup(['a', 'b', 'c'], opts);
+      for (const id of ['a', 'b', 'c']) res[id] = Object.assign(res[id]!, fake(id, clock, 100));
+      const ac = new AbortController();
+      const p = run(router, ac.signal);
+      await clock.flush();
+      for (let i = 0; i < 4; i++) {
+        clock.advance(6);
+        await clock.flush();
+      }
+      expect([res.a!.calls, res.b!.calls, res.c!.calls]).toEqual([1, 1, 1]);
+      const reason = new Error('caller gave up');
+      ac.abort(reason);
+      await expect(p).rejects.toBe(reason);
+      for (const id of ['a', 'b', 'c']) {
+        expect(res[id]!.signals[0]?.aborted).toBe(true);
+        expect(reasonOf(res[id])).toBe(reason);
+      }
+      await clock.run(Promise.resolve());
+      expect(clock.pending).toBe(0);
+    },
+  );
+
+  it('a non-Error caller reason reaches the operations unchanged', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { selection: 'race' });
+    for (const id of ['a', 'b']) res[id] = Object.assign(res[id]!, fake(id, clock, 100));
+    const ac = new AbortController();
+    const p = run(router, ac.signal);
+    await clock.flush();
+    ac.abort('shutdown');
+    await expect(p).rejects.toMatchObject({ name: 'OperationAbortedError', cause: 'shutdown' });
+    expect([reasonOf(res.a), reasonOf(res.b)]).toEqual(['shutdown', 'shutdown']);
+  });
+
+  it.each([
+    ['race', { selection: 'race' as const }],
+    ['hedge', { hedge: { delayMs: 5 } }],
+  ])('%s: when another provider wins, losers get the "answered first" reason', async (_n, opts) => {
+    const { router, res, clock } = setup(['a', 'b'], opts);
+    res.a = Object.assign(res.a!, fake('a', clock, 100));
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    const ac = new AbortController();
+    await expect(clock.run(run(router, ac.signal))).resolves.toBe('ok:b');
+    expect(reasonOf(res.a)).toMatchObject({
+      name: 'OperationAbortedError',
+      message: 'Another provider answered first',
+    });
+    expect(res.b.signals[0]?.aborted).toBe(false);
+  });
+});

@@ -48,22 +48,27 @@ export function routeParallel<R, T>(
     let done = false;
     let timer: AbortController | undefined;
 
-    const finish = () => {
+    /**
+     * Ends the traversal and aborts the visits still running: with the caller's
+     * own reason when the caller cancelled (SPEC §0: the decisive reason reaches
+     * the operation), else with the neutral "answered first" reason.
+     */
+    const finish = (callerAborted: boolean) => {
       done = true;
       timer?.abort();
       signal.removeEventListener('abort', onAbort);
       for (const r of running) {
-        r.controller.abort(lostReason());
+        r.controller.abort(callerAborted ? signal.reason : lostReason());
         r.controller.unlink();
       }
       running.clear();
     };
-    const fail = (error: unknown) => {
+    const fail = (error: unknown, callerAborted = false) => {
       if (done) return;
-      finish();
+      finish(callerAborted);
       reject(error);
     };
-    const onAbort = () => fail(abortError(signal));
+    const onAbort = () => fail(abortError(signal), true);
     // The shared never-aborting signal needs no listener (and would collect one per call).
     if (signal !== neverAbortedSignal) signal.addEventListener('abort', onAbort, { once: true });
 
@@ -90,7 +95,7 @@ export function routeParallel<R, T>(
             if (done) return;
             running.delete(entry);
             entry.controller.unlink();
-            finish();
+            finish(false);
             // The request's latency as the caller saw it (a hedge winner's own attempt time
             // would hide how slow the abandoned visit was and drag the percentile down).
             if (sample !== undefined) {

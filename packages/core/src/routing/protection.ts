@@ -1,4 +1,4 @@
-import { checkObject } from '../internal/validate.js';
+import { checkOptions, type KnownKeys, optionPath } from '../internal/validate.js';
 import { type ProtectConfig, resolveProtectOptions } from '../protect/options.js';
 import type { ProtectOptions } from '../protect/types.js';
 
@@ -11,7 +11,16 @@ export type RouteProtection = Pick<
   'attempts' | 'backoff' | 'timeout' | 'timeoutMode' | 'circuit'
 >;
 
-const KEYS = ['attempts', 'backoff', 'timeout', 'timeoutMode', 'circuit'] as const;
+/** Keys of {@link RouteProtection}. @internal */
+export const ROUTE_PROTECTION_KEYS = {
+  attempts: true,
+  backoff: true,
+  timeout: true,
+  timeoutMode: true,
+  circuit: true,
+} as const satisfies KnownKeys<RouteProtection>;
+
+const KEYS = Object.keys(ROUTE_PROTECTION_KEYS) as (keyof RouteProtection)[];
 
 /**
  * Merges a provider's protection over the router's and validates it with
@@ -26,18 +35,12 @@ export function resolveProtection(
   shared: RouteProtection | undefined,
   own: RouteProtection | undefined,
 ): ProtectConfig {
-  checkObject(where, own);
+  checkOptions('createRouter', own, ROUTE_PROTECTION_KEYS, where);
   const merged: Record<string, unknown> = {};
   for (const key of KEYS) {
     const value = own?.[key] !== undefined ? own[key] : shared?.[key];
     if (value !== undefined) merged[key] = value;
   }
-  try {
-    return resolveProtectOptions(merged as ProtectOptions);
-  } catch (error) {
-    // Same error class, but naming the provider whose (inherited) setting is wrong.
-    if (error instanceof TypeError) throw new TypeError(`${where}: ${error.message}`);
-    if (error instanceof RangeError) throw new RangeError(`${where}: ${error.message}`);
-    throw error;
-  }
+  // The caller validated `shared` on its own first, so what fails here is `own`'s.
+  return optionPath(where, () => resolveProtectOptions(merged as ProtectOptions), 'createRouter');
 }

@@ -1,6 +1,7 @@
 import type { CircuitBreaker } from '../breaker/types.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { checkCall } from '../internal/call-options.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
@@ -74,6 +75,8 @@ class RouterImpl<R> implements Router<R> {
   }
 
   execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T> {
+    // Before the slot is taken: a bad call must not harm the next one.
+    checkCall('router.execute', 'fn', fn, options);
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.errorPolicy ?? this.config.errorPolicy;

@@ -1,6 +1,17 @@
-import { checkNumber, checkObject, checkOneOf } from '../internal/validate.js';
+import {
+  checkKeys,
+  checkNumber,
+  checkObject,
+  checkOneOf,
+  optionTypeError,
+} from '../internal/validate.js';
 import type { RandomSource } from '../time/random.js';
-import type { RouteSelection, RouteSelectionType } from './types.js';
+import {
+  PLAIN_SELECTION_KEYS,
+  PRIORITY_SELECTION_KEYS,
+  type RouteSelection,
+  type RouteSelectionType,
+} from './types.js';
 
 /** What a strategy may read about the providers, by registration index. @internal */
 export interface ProviderView {
@@ -56,6 +67,8 @@ export function createSelection(
         : selection;
   checkObject('selection', spec, false);
   const type = checkOneOf('selection.type', spec.type, SELECTIONS);
+  const keys = type === 'priority' ? PRIORITY_SELECTION_KEYS : PLAIN_SELECTION_KEYS;
+  checkKeys('createRouter', spec, keys, 'selection');
   switch (type) {
     case 'priority':
       return staticOrder(type, priorityOrder(ids, (spec as { priorities?: unknown }).priorities));
@@ -77,8 +90,9 @@ function priorityOrder(ids: readonly string[], priorities: unknown): number[] {
   const map = (priorities ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(map)) {
     if (!ids.includes(key)) {
-      throw new TypeError(
-        `selection.priorities names unknown provider ${JSON.stringify(key)}; known: ${ids.map((id) => JSON.stringify(id)).join(', ')}`,
+      throw optionTypeError(
+        'selection.priorities',
+        `names unknown provider ${JSON.stringify(key)}; known: ${ids.map((id) => JSON.stringify(id)).join(', ')}`,
       );
     }
     checkNumber(`selection.priorities[${JSON.stringify(key)}]`, map[key]);

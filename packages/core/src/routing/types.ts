@@ -4,6 +4,7 @@ import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
 import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
+import type { KnownKeys } from '../internal/validate.js';
 import type { ProtectRetryBudget } from '../protect/types.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
@@ -20,6 +21,13 @@ export interface RouteProvider<R> {
   /** Overrides of the router's shared protection for this provider. Defaults to the shared one. */
   protection?: RouteProtection;
 }
+
+/** Keys of {@link RouteProvider}. @internal */
+export const ROUTE_PROVIDER_KEYS = {
+  id: true,
+  resource: true,
+  protection: true,
+} as const satisfies KnownKeys<RouteProvider<unknown>>;
 
 /** The order in which providers are tried. */
 export type RouteSelection =
@@ -53,6 +61,17 @@ export type RouteSelection =
 /** Name of a {@link RouteSelection}. */
 export type RouteSelectionType = RouteSelection['type'];
 
+/** Keys of a `'priority'` {@link RouteSelection}. @internal */
+export const PRIORITY_SELECTION_KEYS = {
+  type: true,
+  priorities: true,
+} as const satisfies KnownKeys<Extract<RouteSelection, { type: 'priority' }>>;
+
+/** Keys of every other {@link RouteSelection}. @internal */
+export const PLAIN_SELECTION_KEYS = { type: true } as const satisfies KnownKeys<
+  Extract<RouteSelection, { type: 'sticky' }>
+>;
+
 /** Hedging: start another provider when the current attempt is slow. Only for operations safe to repeat. */
 export interface RouteHedge {
   /** Start a hedge when an attempt has been outstanding this long (ms). Give this or `percentile`. */
@@ -70,6 +89,14 @@ export interface RouteHedge {
    */
   windowMs?: number;
 }
+
+/** Keys of {@link RouteHedge}. @internal */
+export const ROUTE_HEDGE_KEYS = {
+  delayMs: true,
+  percentile: true,
+  maxHedges: true,
+  windowMs: true,
+} as const satisfies KnownKeys<RouteHedge>;
 
 /** What the operation receives besides the resource. */
 export interface RouteContext {
@@ -168,6 +195,16 @@ export interface RouteHealthOptions<R> {
   reset?: Duration;
 }
 
+/** Keys of {@link RouteHealthOptions}. @internal */
+export const ROUTE_HEALTH_KEYS = {
+  registry: true,
+  probe: true,
+  intervalMs: true,
+  timeoutMs: true,
+  failures: true,
+  reset: true,
+} as const satisfies KnownKeys<RouteHealthOptions<unknown>>;
+
 /** Options of {@link createRouter}. */
 export interface RouterOptions<R> {
   /** The interchangeable providers, in registration order. At least one. */
@@ -200,6 +237,22 @@ export interface RouterOptions<R> {
   random?: RandomSource;
 }
 
+/** Keys of {@link RouterOptions}. @internal */
+export const ROUTER_OPTION_KEYS = {
+  providers: true,
+  protection: true,
+  selection: true,
+  health: true,
+  hedge: true,
+  concurrency: true,
+  maxQueue: true,
+  errorPolicy: true,
+  budget: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const satisfies KnownKeys<RouterOptions<unknown>>;
+
 /** Spreads calls over interchangeable providers with failover, health and hedging. */
 export interface Router<R> {
   /**
@@ -207,7 +260,8 @@ export interface Router<R> {
    * selection and error policy allow. Rejects with a `RoutingError` when every
    * candidate failed or was skipped, with the operation's error when the
    * policy said `failover: false`, with the abort reason on cancellation and
-   * with `QueueFullError` on overflow.
+   * with `QueueFullError` on overflow. A non-function `fn` or an invalid
+   * per-call option throws `TypeError` synchronously, before the call takes a slot.
    */
   execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T>;
   /** Provider ids in registration order. */

@@ -17,3 +17,23 @@ export function trackUnhandledRejections(): { readonly reasons: unknown[] } {
   });
   return state;
 }
+
+/**
+ * Collects every unhandled rejection and uncaught exception raised while each
+ * test runs (vitest would report them, but only after the test passed).
+ * @internal
+ */
+export function trackProcessFaults(): { readonly faults: unknown[] } {
+  const state = { faults: [] as unknown[] };
+  const listener = (reason: unknown) => state.faults.push(reason);
+  beforeEach(() => {
+    state.faults = [];
+    process.on('unhandledRejection', listener);
+    process.on('uncaughtException', listener);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', listener);
+    process.off('uncaughtException', listener);
+  });
+  return state;
+}

@@ -1,5 +1,10 @@
 import type { Backoff, Clock, RetryBudget, Sleep } from '@breakwater/core';
 import {
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  PREVIOUS_ATTEMPTS_HEADER,
+} from '@breakwater/core/grpc';
+import {
   type InterceptingListener,
   type InterceptorOptions,
   Metadata,
@@ -7,24 +12,9 @@ import {
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
-import { type GrpcStatusClassifier, trailerGetter } from '../status-classifier.js';
+import { trailerGetter } from '../trailer-getter.js';
 import type { StageChain } from './stage.js';
 import type { AuthContextLike, CallLink } from './types.js';
-
-/** Request header telling the server how many attempts preceded this one (gRFC A6). */
-export const PREVIOUS_ATTEMPTS_HEADER = 'grpc-previous-rpc-attempts';
-
-/** Emitted before each retry or hedge. Carries the method, numbers and the code, never payloads. */
-export interface GrpcRetryEvent {
-  /** Full method path. */
-  path: string;
-  /** Number of the attempt about to start (2 for the first retry). */
-  attempt: number;
-  /** Wait before it starts, in ms (the hedging delay for hedges). */
-  delayMs: number;
-  /** Status code of the failed attempt, or `undefined` for a hedge. */
-  code: Status | undefined;
-}
 
 /** How one method's attempts are run; built once per method and shared by its calls. @internal */
 export interface AttemptPlan {

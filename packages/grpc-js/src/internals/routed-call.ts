@@ -1,4 +1,5 @@
 import { type ErrorVerdict, isQueueFullError, isRoutingError } from '@breakwater/core';
+import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
 import {
   type CallCredentials,
   type ChannelInterface,
@@ -8,8 +9,7 @@ import {
   status as Status,
   type StatusObject,
 } from '@grpc/grpc-js';
-import { trailerGetter } from '../status-classifier.js';
-import { PREVIOUS_ATTEMPTS_HEADER } from './multi-attempt-call.js';
+import { trailerGetter } from '../trailer-getter.js';
 import { type AttemptOwner, RouteAttempt } from './route-attempt.js';
 import {
   LOST,

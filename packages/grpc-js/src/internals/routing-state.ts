@@ -1,6 +1,6 @@
 import type { Clock, ErrorVerdict, HealthRegistry, Router } from '@breakwater/core';
+import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
 import type { ChannelInterface } from '@grpc/grpc-js';
-import type { GrpcStatusClassifier } from '../status-classifier.js';
 import { TargetAttemptError } from './target-attempt-error.js';
 
 /** A target after validation: its id, the grpc-js channel calls go to, and whether we own it. @internal */

@@ -1,4 +1,4 @@
-import { PREVIOUS_ATTEMPTS_HEADER, type TrailerGetter } from '@breakwater/grpc-js';
+import { PREVIOUS_ATTEMPTS_HEADER, type TrailerGetter } from '@breakwater/core/grpc';
 import { type CallOptions, Metadata } from 'nice-grpc-common';
 import { withTimeoutHeader } from './deadline.js';
 

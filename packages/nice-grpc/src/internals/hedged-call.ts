@@ -1,5 +1,5 @@
 import type { Clock, RetryBudget, Sleep } from '@breakwater/core';
-import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/grpc-js';
+import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import type { CallOptions } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';

@@ -7,7 +7,7 @@ import {
   type TimeoutOptions,
   withTimeout,
 } from '@breakwater/core';
-import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/grpc-js';
+import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';

@@ -1,9 +1,16 @@
 import { loadEchoPackageDefinition } from '@breakwater/chaos';
 import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import { resilienceMiddleware } from '@breakwater/nice-grpc';
 import { createClientFactory } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
-import { resilienceMiddleware } from '../src/index.js';
-import { callId, chaosServer, echoDefinition, onCleanup } from './helpers.js';
+// The nice-grpc package's own test helpers: the two adapters meet only here, in the
+// integration tests, because @breakwater/nice-grpc does not depend on @breakwater/grpc-js.
+import {
+  callId,
+  chaosServer,
+  echoDefinition,
+  onCleanup,
+} from '../packages/nice-grpc/test/helpers.js';
 
 describe('a nice-grpc client over the grpc-js routing channel', () => {
   it('primary killed mid-run: zero failed idempotent calls, the secondary takes over, deadlines still reach the servers', async () => {

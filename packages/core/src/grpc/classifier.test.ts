@@ -1,11 +1,7 @@
-import { status } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyGrpcStatus,
-  createGrpcStatusClassifier,
-  parsePushback,
-} from './status-classifier.js';
+import { classifyGrpcStatus, createGrpcStatusClassifier, parsePushback } from './classifier.js';
+import { GrpcStatus as status } from './status.js';
 
 const trailers = (map: Record<string, string>) => (key: string) => map[key];
 

@@ -1,5 +1,12 @@
-import type { ErrorVerdict } from '@breakwater/core';
-import { status as Status } from '@grpc/grpc-js';
+import {
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '../internal/validate.js';
+import type { ErrorVerdict } from '../retry/verdict.js';
+import { GrpcStatus } from './status.js';
 
 /** Reads one trailer value (grpc-js `Metadata`, nice-grpc `Metadata`, or a plain map all fit). */
 export type TrailerGetter = (key: string) => string | undefined;
@@ -81,27 +88,27 @@ export function classifyGrpcStatus(
 ): ErrorVerdict {
   if (info.cancelledByCaller) return CALLER_ERROR;
   switch (code) {
-    case Status.OK:
+    case GrpcStatus.OK:
       return CALLER_ERROR;
-    case Status.UNAVAILABLE:
+    case GrpcStatus.UNAVAILABLE:
       return RETRY;
-    case Status.RESOURCE_EXHAUSTED: {
+    case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
     }
-    case Status.DEADLINE_EXCEEDED:
+    case GrpcStatus.DEADLINE_EXCEEDED:
       return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
-    case Status.ABORTED:
+    case GrpcStatus.ABORTED:
       return info.retryAborted
         ? { retry: true, failover: true, countForCircuit: false }
         : FAIL_NEUTRAL;
-    case Status.INTERNAL:
+    case GrpcStatus.INTERNAL:
       if (CLIENT_SIDE_INTERNAL.test(info.details ?? '')) return CALLER_ERROR;
       return info.retryInternal ? RETRY : FAIL_COUNTED;
-    case Status.UNKNOWN:
+    case GrpcStatus.UNKNOWN:
       return info.retryUnknown ? RETRY : FAIL_COUNTED;
-    case Status.DATA_LOSS:
+    case GrpcStatus.DATA_LOSS:
       return FAIL_COUNTED;
     default:
       // CANCELLED and every "the request itself is wrong" code.
@@ -121,6 +128,37 @@ export interface GrpcStatusClassifierOptions extends GrpcStatusPolicy {
   methods?: Readonly<Record<string, GrpcStatusPolicy>>;
   /** Last word on a verdict (e.g. retry `FAILED_PRECONDITION` for one method). Defaults to none. */
   override?: (input: GrpcClassifierInput, verdict: ErrorVerdict) => ErrorVerdict;
+}
+
+/** Keys of {@link GrpcStatusPolicy}. @internal */
+export const GRPC_STATUS_POLICY_KEYS = {
+  retryAborted: true,
+  retryInternal: true,
+  retryUnknown: true,
+} as const satisfies KnownKeys<GrpcStatusPolicy>;
+
+/** Keys of {@link GrpcStatusClassifierOptions}. @internal */
+export const GRPC_STATUS_CLASSIFIER_KEYS = {
+  ...GRPC_STATUS_POLICY_KEYS,
+  methods: true,
+  override: true,
+} as const satisfies KnownKeys<GrpcStatusClassifierOptions>;
+
+function checkClassifierOptions(options: GrpcStatusClassifierOptions): void {
+  checkOptions(undefined, options, GRPC_STATUS_CLASSIFIER_KEYS, '', false);
+  if (options.override !== undefined && typeof options.override !== 'function') {
+    throw optionTypeError('override', `must be a function, got ${String(options.override)}`);
+  }
+  checkObject('methods', options.methods);
+  for (const [key, policy] of Object.entries(options.methods ?? {})) {
+    checkOptions(
+      undefined,
+      policy,
+      GRPC_STATUS_POLICY_KEYS,
+      `methods[${JSON.stringify(key)}]`,
+      false,
+    );
+  }
 }
 
 /** Input of a configured classifier. */
@@ -148,9 +186,7 @@ function serviceOf(path: string): string {
 export function createGrpcStatusClassifier(
   options: GrpcStatusClassifierOptions = {},
 ): GrpcStatusClassifier {
-  if (options.override !== undefined && typeof options.override !== 'function') {
-    throw new TypeError(`override must be a function, got ${String(options.override)}`);
-  }
+  optionPath('', () => checkClassifierOptions(options), 'createGrpcStatusClassifier');
   const base: GrpcStatusPolicy = {
     retryAborted: options.retryAborted ?? false,
     retryInternal: options.retryInternal ?? false,
@@ -176,21 +212,5 @@ export function createGrpcStatusClassifier(
       cancelledByCaller: input.cancelledByCaller ?? false,
     });
     return override ? override(input, verdict) : verdict;
-  };
-}
-
-/** A {@link TrailerGetter} over grpc-js `Metadata` (first value, as text). */
-export function trailerGetter(
-  metadata:
-    | {
-        /** Every value stored under `key`, as grpc-js `Metadata.get` returns them. */
-        get(key: string): unknown[];
-      }
-    | undefined,
-): TrailerGetter | undefined {
-  if (metadata === undefined) return undefined;
-  return (key) => {
-    const value = metadata.get(key)[0];
-    return value === undefined ? undefined : String(value);
   };
 }

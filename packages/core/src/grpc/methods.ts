@@ -1,3 +1,5 @@
+import { optionTypeError } from '../internal/validate.js';
+
 /**
  * Which methods a setting applies to: full paths (`/pkg.Service/Method`) or
  * service names (`pkg.Service`), a predicate over the path, or `'all'`.
@@ -35,8 +37,8 @@ export function idempotentMethods(packageDefinition: PackageDefinitionLike): Set
 }
 
 /**
- * Compiles a {@link MethodSelector} into a predicate over method paths; `undefined` selects nothing.
- * @internal
+ * Compiles a {@link MethodSelector} into a predicate over method paths; `undefined`
+ * selects nothing. Throws a `TypeError` naming option `name` for anything else.
  */
 export function compileSelector(
   name: string,
@@ -49,8 +51,9 @@ export function compileSelector(
     typeof selector === 'string' ||
     typeof (selector as Iterable<string>)[Symbol.iterator] !== 'function'
   ) {
-    throw new TypeError(
-      `${name} must be 'all', a function or an iterable of method paths, got ${String(selector)}`,
+    throw optionTypeError(
+      name,
+      `must be 'all', a function or an iterable of method paths, got ${String(selector)}`,
     );
   }
   const names = new Set(selector);

@@ -1,0 +1,45 @@
+import { optionPath, optionRangeError } from '../internal/validate.js';
+import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
+
+/** Emitted before each retry or hedge. Carries the method, numbers and the code, never payloads. */
+export interface GrpcRetryEvent {
+  /** Full method path. */
+  path: string;
+  /** Number of the attempt about to start (2 for the first retry). */
+  attempt: number;
+  /** Wait before it starts, in ms (the hedging delay for hedges). */
+  delayMs: number;
+  /** Status code of the failed attempt (see `GrpcStatus`), or `undefined` for a hedge. */
+  code: number | undefined;
+}
+
+const DEFAULT_BACKOFF: BackoffOptions = {
+  baseDelayMs: 100,
+  strategy: 'exponential',
+  maxDelayMs: 5_000,
+  jitter: 'full',
+};
+
+/**
+ * The gRPC adapters' backoff: a ready {@link Backoff} as is, options through
+ * `createBackoff`, or, when `undefined`, exponential from 100 ms with full
+ * jitter capped at 5 000 ms.
+ */
+export function resolveBackoff(backoff: Backoff | BackoffOptions | undefined): Backoff {
+  if (backoff === undefined) return createBackoff(DEFAULT_BACKOFF);
+  return typeof (backoff as Backoff).delayFor === 'function'
+    ? (backoff as Backoff)
+    : optionPath('backoff', () => createBackoff(backoff as BackoffOptions));
+}
+
+/**
+ * Validates an attempts option of a gRPC adapter: `fallback` when `undefined`,
+ * else an integer >= 1, or a `RangeError` naming option `name` and the value.
+ */
+export function checkAttempts(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw optionRangeError(name, `must be an integer >= 1, got ${String(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,860 @@
+// Every public factory of every package rejects unknown option keys and bad
+// numbers at construction, naming the full option path (issue 16, defect 13).
+import * as core from '@breakwater/core';
+import * as coreNode from '@breakwater/core/node';
+import * as grpcJs from '@breakwater/grpc-js';
+import * as grpcJsHealth from '@breakwater/grpc-js/health';
+import * as niceGrpc from '@breakwater/nice-grpc';
+import * as trpc from '@breakwater/trpc';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+type Options = Record<string, unknown>;
+
+/** One numeric or duration option and which of the fuzzed values it legitimately accepts. */
+interface NumberOption {
+  path: string;
+  /** `Infinity` is a valid value (e.g. `concurrency`). */
+  infinity?: boolean;
+  /** Negative numbers are valid (e.g. an absolute time or a readiness limit). */
+  negative?: boolean;
+}
+
+interface Row {
+  pkg: 'core' | 'grpc-js' | 'nice-grpc' | 'trpc';
+  /** The exported factory's name. */
+  name: string;
+  call: (options: Options) => unknown;
+  /** A fresh minimal valid options object. */
+  valid: () => Options;
+  /** Paths of the nested option objects inside `valid()`. */
+  nested: string[];
+  numbers: NumberOption[];
+  /** Releases what a (wrongly) successful call built. */
+  cleanup?: (built: unknown) => void;
+}
+
+const n = (path: string, extra: Omit<NumberOption, 'path'> = {}): NumberOption => ({
+  path,
+  ...extra,
+});
+const stop = (built: unknown) => (built as { stop(): void }).stop();
+const close = (built: unknown) => (built as { close(): void }).close();
+const sample = () => 1;
+const unusedLink = (() => () => {
+  throw new Error('not called at construction');
+}) as never;
+
+const coreRows: Row[] = [
+  {
+    pkg: 'core',
+    name: 'protect',
+    call: (o) => core.protect(o),
+    valid: () => ({
+      attempts: 2,
+      timeout: 1000,
+      concurrency: 2,
+      maxQueue: 1,
+      backoff: { type: 'exponential', delay: 10, jitter: 0.5, maxDelay: 1000 },
+      circuit: { threshold: 2, cooldown: 1000 },
+    }),
+    nested: ['backoff', 'circuit'],
+    numbers: [
+      n('attempts'),
+      n('timeout'),
+      n('concurrency', { infinity: true }),
+      n('maxQueue', { infinity: true }),
+      n('backoff.delay'),
+      n('backoff.jitter'),
+      n('backoff.maxDelay'),
+      n('circuit.threshold'),
+      n('circuit.cooldown'),
+    ],
+  },
+  {
+    pkg: 'core',
+    name: 'withRetry',
+    call: (o) => {
+      const p = core.withRetry(() => 1, o);
+      p.catch(() => {});
+      return p;
+    },
+    valid: () => ({ attempts: 2, timeoutMs: 1000 }),
+    nested: [],
+    numbers: [n('attempts'), n('timeoutMs')],
+  },
+  {
+    pkg: 'core',
+    name: 'withTimeout',
+    call: (o) => {
+      const p = core.withTimeout(() => 1, o);
+      p.catch(() => {});
+      return p;
+    },
+    valid: () => ({ timeoutMs: 1000 }),
+    nested: [],
+    numbers: [n('timeoutMs', { infinity: true })],
+  },
+  {
+    pkg: 'core',
+    name: 'createDeadline',
+    call: (o) => core.createDeadline(o),
+    valid: () => ({ timeoutMs: 1000 }),
+    nested: [],
+    numbers: [n('timeoutMs', { infinity: true })],
+  },
+  {
+    pkg: 'core',
+    name: 'createCircuitBreaker',
+    call: (o) => core.createCircuitBreaker(o),
+    valid: () => ({
+      failureThreshold: 3,
+      openDurationMs: 1000,
+      backoffMultiplier: 2,
+      halfOpenMaxCalls: 2,
+      successThreshold: 1,
+      window: { type: 'count', size: 10, minimumCalls: 5, failureRateThreshold: 0.5 },
+      slowCall: { durationMs: 100, rateThreshold: 0.5 },
+    }),
+    nested: ['window', 'slowCall'],
+    numbers: [
+      n('failureThreshold', { infinity: true }),
+      n('openDurationMs'),
+      n('backoffMultiplier'),
+      n('halfOpenMaxCalls', { infinity: true }),
+      n('window.size'),
+      n('window.failureRateThreshold'),
+      n('slowCall.durationMs'),
+      n('slowCall.rateThreshold'),
+    ],
+  },
+  {
+    pkg: 'core',
+    name: 'createBackoff',
+    call: (o) => core.createBackoff(o as never),
+    valid: () => ({
+      baseDelayMs: 10,
+      strategy: 'exponential',
+      factor: 2,
+      maxDelayMs: 1000,
+      jitter: 'additive',
+      jitterRatio: 0.5,
+    }),
+    nested: [],
+    numbers: [n('baseDelayMs'), n('factor'), n('maxDelayMs', { infinity: true }), n('jitterRatio')],
+  },
+  {
+    pkg: 'core',
+    name: 'createRetryBudget',
+    call: (o) => core.createRetryBudget(o),
+    valid: () => ({ ratio: 0.2, minRetriesPerSecond: 10, ttlMs: 1000 }),
+    nested: [],
+    numbers: [n('ratio'), n('minRetriesPerSecond'), n('ttlMs')],
+  },
+  {
+    pkg: 'core',
+    name: 'createAdaptiveThrottle',
+    call: (o) => core.createAdaptiveThrottle(o),
+    valid: () => ({ k: 2, windowMs: 1000, buckets: 4 }),
+    nested: [],
+    numbers: [n('k'), n('windowMs'), n('buckets')],
+  },
+  {
+    pkg: 'core',
+    name: 'createTokenBucket',
+    call: (o) => core.createTokenBucket(o as never),
+    valid: () => ({ capacity: 10, refillPerSecond: 5 }),
+    nested: [],
+    numbers: [n('capacity'), n('refillPerSecond')],
+  },
+  {
+    pkg: 'core',
+    name: 'createKeyedLimiter',
+    call: (o) => core.createKeyedLimiter(o as never),
+    valid: () => ({ capacity: 10, refillPerSecond: 5, maxKeys: 100 }),
+    nested: [],
+    numbers: [n('capacity'), n('refillPerSecond'), n('maxKeys')],
+  },
+  {
+    pkg: 'core',
+    name: 'createPool',
+    call: (o) => core.createPool(o as never),
+    valid: () => ({ concurrency: 2, maxQueue: 1 }),
+    nested: [],
+    numbers: [n('concurrency', { infinity: true }), n('maxQueue', { infinity: true })],
+  },
+  {
+    pkg: 'core',
+    name: 'createCache',
+    call: (o) => core.createCache(o as never),
+    valid: () => ({ maxSize: 10, ttlMs: 1000, staleWhileRevalidateMs: 100 }),
+    nested: [],
+    numbers: [
+      n('maxSize'),
+      n('ttlMs', { infinity: true }),
+      n('staleWhileRevalidateMs', { infinity: true }),
+    ],
+  },
+  {
+    pkg: 'core',
+    name: 'createHealthRegistry',
+    call: (o) => core.createHealthRegistry(o),
+    valid: () => ({ failures: 3, reset: 1000 }),
+    nested: [],
+    numbers: [n('failures'), n('reset')],
+  },
+  {
+    pkg: 'core',
+    name: 'createHealthChecker',
+    call: (o) => core.createHealthChecker(o as never),
+    valid: () => ({
+      registry: core.createHealthRegistry(),
+      targets: [{ name: 'a', target: 'x' }],
+      probe: 'none',
+      intervalMs: 1000,
+      timeoutMs: 500,
+    }),
+    nested: ['targets[0]'],
+    numbers: [n('intervalMs'), n('timeoutMs')],
+    cleanup: stop,
+  },
+  {
+    pkg: 'core',
+    name: 'createHttpProbe',
+    call: (o) => coreNode.createHttpProbe(o),
+    valid: () => ({ timeout: 1000, method: 'HEAD', maxRedirects: 2 }),
+    nested: [],
+    numbers: [n('timeout'), n('maxRedirects')],
+  },
+  {
+    pkg: 'core',
+    name: 'createTcpProbe',
+    call: (o) => coreNode.createTcpProbe(o),
+    valid: () => ({ timeout: 500 }),
+    nested: [],
+    numbers: [n('timeout')],
+  },
+  {
+    pkg: 'core',
+    name: 'createTransientErrorPredicate',
+    call: (o) => core.createTransientErrorPredicate(o),
+    valid: () => ({ retryUnknown: false, retryableCodes: ['EAI_AGAIN'] }),
+    nested: [],
+    numbers: [],
+  },
+  {
+    pkg: 'core',
+    name: 'createRouter',
+    call: (o) => core.createRouter(o as never),
+    valid: () => ({
+      providers: [{ id: 'a', resource: 1, protection: { attempts: 2 } }],
+      protection: {
+        attempts: 2,
+        timeout: 1000,
+        backoff: { type: 'fixed', delay: 10 },
+        circuit: { threshold: 2, cooldown: 1000 },
+      },
+      selection: { type: 'priority', priorities: { a: 1 } },
+      hedge: { delayMs: 10, maxHedges: 1 },
+      health: { failures: 3, reset: 1000 },
+      concurrency: 2,
+      maxQueue: 1,
+    }),
+    nested: [
+      'providers[0]',
+      'providers[0].protection',
+      'protection',
+      'protection.backoff',
+      'protection.circuit',
+      'selection',
+      'hedge',
+      'health',
+    ],
+    numbers: [
+      n('concurrency', { infinity: true }),
+      n('maxQueue', { infinity: true }),
+      n('protection.attempts'),
+      n('protection.timeout'),
+      n('protection.backoff.delay'),
+      n('protection.circuit.threshold'),
+      n('providers[0].protection.attempts'),
+      n('hedge.delayMs'),
+      n('hedge.maxHedges'),
+      n('health.failures'),
+      n('health.reset'),
+    ],
+    cleanup: stop,
+  },
+  {
+    pkg: 'core',
+    name: 'counterProgress',
+    call: (o) => core.counterProgress(o as never),
+    valid: () => ({ sample, interval: 10, initial: 0 }),
+    nested: [],
+    numbers: [n('interval')],
+  },
+  {
+    pkg: 'core',
+    name: 'unchanged',
+    call: (o) => core.unchanged(o as never),
+    valid: () => ({ sample, interval: 10 }),
+    nested: [],
+    numbers: [n('interval')],
+  },
+  {
+    pkg: 'core',
+    name: 'belowLimit',
+    call: (o) => core.belowLimit(o as never),
+    valid: () => ({ sample, limit: 5 }),
+    nested: [],
+    numbers: [n('limit', { infinity: true, negative: true })],
+  },
+  {
+    pkg: 'core',
+    name: 'ratioBelow',
+    call: (o) => core.ratioBelow(o as never),
+    valid: () => ({ numerator: sample, denominator: sample, limit: 0.5 }),
+    nested: [],
+    numbers: [n('limit', { infinity: true, negative: true })],
+  },
+  {
+    pkg: 'core',
+    name: 'startupGrace',
+    call: (o) => core.startupGrace(o as never),
+    valid: () => ({ grace: 1000, startedAt: 0 }),
+    nested: [],
+    numbers: [n('grace'), n('startedAt', { negative: true })],
+  },
+];
+
+const grpcRows: Row[] = [
+  {
+    pkg: 'grpc-js',
+    name: 'bulkheadInterceptor',
+    call: (o) => grpcJs.bulkheadInterceptor(o),
+    valid: () => ({ concurrency: 2, maxQueue: 1 }),
+    nested: [],
+    numbers: [n('concurrency', { infinity: true }), n('maxQueue', { infinity: true })],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'rateLimitInterceptor',
+    call: (o) => grpcJs.rateLimitInterceptor(o as never),
+    valid: () => ({ capacity: 10, refillPerSecond: 5 }),
+    nested: [],
+    numbers: [n('capacity'), n('refillPerSecond')],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'deadlineInterceptor',
+    call: (o) => grpcJs.deadlineInterceptor(o),
+    valid: () => ({ timeout: 1000, methods: { 'pkg.S': 500 } }),
+    nested: [],
+    numbers: [n('timeout'), n('methods["pkg.S"]')],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'hedgingInterceptor',
+    call: (o) => grpcJs.hedgingInterceptor(o as never),
+    valid: () => ({ delay: 10, attempts: 2, idempotent: 'all' }),
+    nested: [],
+    numbers: [n('delay'), n('attempts')],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'retryInterceptor',
+    call: (o) => grpcJs.retryInterceptor(o),
+    valid: () => ({
+      attempts: 3,
+      backoff: { baseDelayMs: 10 },
+      perAttemptTimeout: 1000,
+      idempotent: 'all',
+    }),
+    nested: ['backoff'],
+    numbers: [n('attempts'), n('backoff.baseDelayMs'), n('perAttemptTimeout')],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'circuitBreakerInterceptor',
+    call: (o) => grpcJs.circuitBreakerInterceptor(o),
+    valid: () => ({ scope: 'method', breaker: { failureThreshold: 3, openDurationMs: 1000 } }),
+    nested: ['breaker'],
+    numbers: [n('breaker.failureThreshold', { infinity: true }), n('breaker.openDurationMs')],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'createGrpcStatusClassifier',
+    call: (o) => grpcJs.createGrpcStatusClassifier(o),
+    valid: () => ({ retryAborted: false, methods: { 'pkg.S': { retryInternal: true } } }),
+    nested: ['methods["pkg.S"]'],
+    numbers: [],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'createGrpcHealthProbe',
+    call: (o) => grpcJsHealth.createGrpcHealthProbe(o),
+    valid: () => ({ service: '' }),
+    nested: [],
+    numbers: [],
+    cleanup: close,
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'resilienceInterceptor',
+    call: (o) => grpcJs.resilienceInterceptor(o),
+    valid: () => ({
+      deadline: { timeout: 1000 },
+      circuitBreaker: { breaker: { failureThreshold: 3 } },
+      rateLimit: { capacity: 10, refillPerSecond: 5 },
+      bulkhead: { concurrency: 2 },
+      retry: { attempts: 3, backoff: { baseDelayMs: 10 } },
+      hedge: { delay: 10 },
+    }),
+    nested: [
+      'deadline',
+      'circuitBreaker',
+      'circuitBreaker.breaker',
+      'rateLimit',
+      'bulkhead',
+      'retry',
+      'retry.backoff',
+      'hedge',
+    ],
+    numbers: [
+      n('deadline.timeout'),
+      n('circuitBreaker.breaker.failureThreshold', { infinity: true }),
+      n('rateLimit.capacity'),
+      n('bulkhead.concurrency', { infinity: true }),
+      n('retry.attempts'),
+      n('retry.backoff.baseDelayMs'),
+      n('hedge.delay'),
+    ],
+  },
+  {
+    pkg: 'grpc-js',
+    name: 'createRoutingChannel',
+    call: (o) => grpcJs.createRoutingChannel(o as never),
+    valid: () => ({
+      targets: [{ id: 'a', address: '127.0.0.1:1', protection: { attempts: 2 } }],
+      protection: { attempts: 2, backoff: { type: 'fixed', delay: 10 } },
+      perAttemptTimeout: 1000,
+      hedge: { delayMs: 10 },
+      health: { failures: 3 },
+      selection: 'priority',
+    }),
+    nested: [
+      'targets[0]',
+      'targets[0].protection',
+      'protection',
+      'protection.backoff',
+      'hedge',
+      'health',
+    ],
+    numbers: [
+      n('perAttemptTimeout'),
+      n('protection.attempts'),
+      n('targets[0].protection.attempts'),
+      n('protection.backoff.delay'),
+      n('hedge.delayMs'),
+      n('health.failures'),
+    ],
+    cleanup: close,
+  },
+];
+
+const niceRows: Row[] = [
+  {
+    pkg: 'nice-grpc',
+    name: 'bulkheadMiddleware',
+    call: (o) => niceGrpc.bulkheadMiddleware(o),
+    valid: () => ({ concurrency: 2, maxQueue: 1 }),
+    nested: [],
+    numbers: [n('concurrency', { infinity: true }), n('maxQueue', { infinity: true })],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'rateLimitMiddleware',
+    call: (o) => niceGrpc.rateLimitMiddleware(o as never),
+    valid: () => ({ capacity: 10, refillPerSecond: 5 }),
+    nested: [],
+    numbers: [n('capacity'), n('refillPerSecond')],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'deadlineMiddleware',
+    call: (o) => niceGrpc.deadlineMiddleware(o),
+    valid: () => ({ timeout: 1000 }),
+    nested: [],
+    numbers: [n('timeout')],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'hedgingMiddleware',
+    call: (o) => niceGrpc.hedgingMiddleware(o as never),
+    valid: () => ({ delay: 10, attempts: 2 }),
+    nested: [],
+    numbers: [n('delay'), n('attempts')],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'retryMiddleware',
+    call: (o) => niceGrpc.retryMiddleware(o),
+    valid: () => ({ retryAttempts: 3, backoff: { baseDelayMs: 10 }, perAttemptTimeout: 1000 }),
+    nested: ['backoff'],
+    numbers: [n('retryAttempts'), n('backoff.baseDelayMs'), n('perAttemptTimeout')],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'circuitBreakerMiddleware',
+    call: (o) => niceGrpc.circuitBreakerMiddleware(o),
+    valid: () => ({ breaker: { failureThreshold: 3 } }),
+    nested: ['breaker'],
+    numbers: [n('breaker.failureThreshold', { infinity: true })],
+  },
+  {
+    pkg: 'nice-grpc',
+    name: 'resilienceMiddleware',
+    call: (o) => niceGrpc.resilienceMiddleware(o),
+    valid: () => ({
+      deadline: { timeout: 1000 },
+      circuitBreaker: { breaker: { failureThreshold: 3 } },
+      rateLimit: { capacity: 10, refillPerSecond: 5 },
+      bulkhead: { concurrency: 2 },
+      retry: { retryAttempts: 3, backoff: { baseDelayMs: 10 } },
+      hedge: { delay: 10 },
+    }),
+    nested: [
+      'deadline',
+      'circuitBreaker',
+      'circuitBreaker.breaker',
+      'rateLimit',
+      'bulkhead',
+      'retry',
+      'retry.backoff',
+      'hedge',
+    ],
+    numbers: [
+      n('deadline.timeout'),
+      n('circuitBreaker.breaker.failureThreshold', { infinity: true }),
+      n('rateLimit.capacity'),
+      n('bulkhead.concurrency', { infinity: true }),
+      n('retry.retryAttempts'),
+      n('retry.backoff.baseDelayMs'),
+      n('hedge.delay'),
+    ],
+  },
+];
+
+const trpcRows: Row[] = [
+  {
+    pkg: 'trpc',
+    name: 'bulkheadLink',
+    call: (o) => trpc.bulkheadLink(o as never),
+    valid: () => ({ pool: { concurrency: 2, maxQueue: 1 }, subscriptions: false }),
+    nested: ['pool'],
+    numbers: [n('pool.concurrency', { infinity: true }), n('pool.maxQueue', { infinity: true })],
+  },
+  {
+    pkg: 'trpc',
+    name: 'rateLimitLink',
+    call: (o) => trpc.rateLimitLink(o as never),
+    valid: () => ({ bucket: { capacity: 10, refillPerSecond: 5 }, mode: 'reject' }),
+    nested: ['bucket'],
+    numbers: [n('bucket.capacity'), n('bucket.refillPerSecond')],
+  },
+  {
+    pkg: 'trpc',
+    name: 'deadlineLink',
+    call: (o) => trpc.deadlineLink(o),
+    valid: () => ({ timeoutMs: 1000, procedures: { 'a.b': 500 } }),
+    nested: [],
+    numbers: [n('timeoutMs'), n('procedures["a.b"]')],
+  },
+  {
+    pkg: 'trpc',
+    name: 'hedgeLink',
+    call: (o) => trpc.hedgeLink(o as never),
+    valid: () => ({ delayMs: 10, maxHedges: 1 }),
+    nested: [],
+    numbers: [n('delayMs'), n('maxHedges')],
+  },
+  {
+    pkg: 'trpc',
+    name: 'retryLink',
+    call: (o) => trpc.retryLink(o),
+    valid: () => ({ attempts: 3, backoff: { baseDelayMs: 10 }, maxRetryAfterMs: 1000 }),
+    nested: ['backoff'],
+    numbers: [n('attempts'), n('backoff.baseDelayMs'), n('maxRetryAfterMs', { infinity: true })],
+  },
+  {
+    pkg: 'trpc',
+    name: 'circuitBreakerLink',
+    call: (o) => trpc.circuitBreakerLink(o),
+    valid: () => ({ scope: 'path', circuit: { failureThreshold: 3, openDurationMs: 1000 } }),
+    nested: ['circuit'],
+    numbers: [n('circuit.failureThreshold', { infinity: true }), n('circuit.openDurationMs')],
+  },
+  {
+    pkg: 'trpc',
+    name: 'createTRPCErrorClassifier',
+    call: (o) => trpc.createTRPCErrorClassifier(o as never),
+    valid: () => ({ retryableCodes: ['TIMEOUT'] }),
+    nested: [],
+    numbers: [],
+  },
+  {
+    pkg: 'trpc',
+    name: 'resilienceLink',
+    call: (o) => trpc.resilienceLink(o),
+    valid: () => ({
+      bulkhead: { pool: { concurrency: 2 } },
+      rateLimit: { bucket: { capacity: 10, refillPerSecond: 5 } },
+      timeout: { timeoutMs: 1000 },
+      retry: { attempts: 3, backoff: { baseDelayMs: 10 } },
+      hedge: { delayMs: 10 },
+      circuit: { circuit: { failureThreshold: 3 } },
+      attemptTimeout: { timeoutMs: 500 },
+    }),
+    nested: [
+      'bulkhead',
+      'bulkhead.pool',
+      'rateLimit',
+      'rateLimit.bucket',
+      'timeout',
+      'retry',
+      'retry.backoff',
+      'hedge',
+      'circuit',
+      'circuit.circuit',
+      'attemptTimeout',
+    ],
+    numbers: [
+      n('bulkhead.pool.concurrency', { infinity: true }),
+      n('rateLimit.bucket.capacity'),
+      n('timeout.timeoutMs'),
+      n('retry.attempts'),
+      n('retry.backoff.baseDelayMs'),
+      n('hedge.delayMs'),
+      n('circuit.circuit.failureThreshold', { infinity: true }),
+      n('attemptTimeout.timeoutMs'),
+    ],
+  },
+  {
+    pkg: 'trpc',
+    name: 'routingLink',
+    call: (o) => trpc.routingLink(o as never),
+    valid: () => ({
+      endpoints: [{ id: 'a', link: unusedLink }],
+      protection: { attempts: 2 },
+      hedge: { delayMs: 10 },
+      health: { failures: 3 },
+      concurrency: 2,
+    }),
+    nested: ['endpoints[0]', 'protection', 'hedge', 'health'],
+    numbers: [
+      n('concurrency', { infinity: true }),
+      n('protection.attempts'),
+      n('hedge.delayMs'),
+      n('health.failures'),
+    ],
+  },
+];
+
+const rows: Row[] = [...coreRows, ...grpcRows, ...niceRows, ...trpcRows];
+
+/** `a.b[0]["c.d"]` → `['a', 'b', '0', 'c.d']`. */
+function segments(path: string): string[] {
+  return [...path.matchAll(/\["([^"]+)"\]|\[(\d+)\]|([^.[\]]+)/g)].map(
+    (m) => (m[1] ?? m[2] ?? m[3]) as string,
+  );
+}
+
+function objectAt(root: Options, path: string): Options {
+  let at: unknown = root;
+  for (const s of segments(path)) at = (at as Options)[s];
+  return at as Options;
+}
+
+function setAt(root: Options, path: string, value: unknown): void {
+  const parts = segments(path);
+  const last = parts.pop() as string;
+  const parent = parts.length === 0 ? root : objectAt(root, parts.join('.'));
+  parent[last] = value;
+}
+
+const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The path as a whole word: not the tail of a longer path (`attempts` in `retry.attempts`). */
+const names = (message: string, path: string) =>
+  new RegExp(`(^|[ \`])${escapeRegExp(path)}([ \`]|$)`).test(message);
+
+/** The error `row.call(options)` throws, or a failure naming what was built instead. */
+function thrown(row: Row, options: Options): Error {
+  let built: unknown;
+  try {
+    built = row.call(options);
+  } catch (error) {
+    return error as Error;
+  }
+  row.cleanup?.(built);
+  throw new Error(`${row.name} accepted ${JSON.stringify(options)}`);
+}
+
+/** A typo of `key`: one character dropped, doubled, swapped with the next, or re-cased. */
+const typoOf = (key: string) =>
+  fc
+    .tuple(fc.constantFrom('drop', 'double', 'swap', 'case'), fc.nat({ max: key.length - 2 }))
+    .map(([kind, i]) => {
+      const c = key[i] as string;
+      if (kind === 'drop') return key.slice(0, i) + key.slice(i + 1);
+      if (kind === 'double') return key.slice(0, i) + c + key.slice(i);
+      if (kind === 'swap') return key.slice(0, i) + key[i + 1] + c + key.slice(i + 2);
+      const flipped = c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase();
+      return key.slice(0, i) + flipped + key.slice(i + 1);
+    })
+    .filter((typo) => typo !== key);
+
+const randomKey = fc.oneof(
+  fc.stringMatching(/^[a-z][a-zA-Z0-9_$]{0,14}$/).map((s) => `zq${s}`),
+  fc.constantFrom('toString', 'constructor', 'hasOwnProperty', 'valueOf', '__defineGetter__'),
+);
+
+const badValues: { value: unknown; infinite?: boolean; negative?: boolean }[] = [
+  { value: Number.NaN },
+  { value: -1, negative: true },
+  { value: Number.POSITIVE_INFINITY, infinite: true },
+  { value: Number.NEGATIVE_INFINITY, negative: true },
+  { value: `${'9'.repeat(400)}ms` },
+  { value: 'soon' },
+  { value: {} },
+  { value: [] },
+];
+
+describe.each(rows.map((r) => [`${r.pkg} ${r.name}`, r] as const))('%s', (_, row) => {
+  it('accepts its minimal valid options', () => {
+    row.cleanup?.(row.call(row.valid()));
+  });
+
+  it.each(['', ...row.nested])('rejects unknown keys at `%s`, naming the full path', (path) => {
+    fc.assert(
+      fc.property(randomKey, (key) => {
+        const options = row.valid();
+        const target = path === '' ? options : objectAt(options, path);
+        if (Object.hasOwn(target, key)) return;
+        Object.defineProperty(target, key, { value: 1, enumerable: true, writable: true });
+        const error = thrown(row, options);
+        expect(error).toBeInstanceOf(TypeError);
+        expect(error.message).toContain(`unknown option \`${join(path, key)}\``);
+        expect(error.message).toContain(row.name);
+      }),
+      { seed: 42, numRuns: 12 },
+    );
+  });
+
+  it.each(['', ...row.nested])('suggests the key a near-miss typo at `%s` meant', (path) => {
+    const target = path === '' ? row.valid() : objectAt(row.valid(), path);
+    const real = Object.keys(target).filter((k) => k.length >= 4);
+    if (real.length === 0) return;
+    const typo = fc.constantFrom(...real).chain((k) => typoOf(k).map((t) => [k, t] as const));
+    fc.assert(
+      fc.property(typo, ([key, wrong]) => {
+        const options = row.valid();
+        const at = path === '' ? options : objectAt(options, path);
+        if (Object.hasOwn(at, wrong)) return;
+        at[wrong] = at[key];
+        const error = thrown(row, options);
+        expect(error).toBeInstanceOf(TypeError);
+        expect(error.message).toContain(`unknown option \`${join(path, wrong)}\``);
+        expect(error.message).toMatch(/did you mean `[^`]+`\?/);
+        expect(error.message).toContain(row.name);
+      }),
+      { seed: 42, numRuns: 12 },
+    );
+  });
+
+  if (row.numbers.length > 0) {
+    it('rejects out-of-range and wrong-type numbers, naming the full path', () => {
+      const cases = row.numbers.flatMap((option) =>
+        badValues
+          .filter((b) => !(b.infinite && option.infinity) && !(b.negative && option.negative))
+          .map((b) => [option.path, b.value] as const),
+      );
+      fc.assert(
+        fc.property(fc.constantFrom(...cases), ([path, value]) => {
+          const options = row.valid();
+          setAt(options, path, value);
+          const error = thrown(row, options);
+          expect([TypeError, RangeError]).toContain(error.constructor);
+          expect(names(error.message, path), `${error.message} names ${path}`).toBe(true);
+        }),
+        { seed: 42, numRuns: Math.min(cases.length * 2, 120) },
+      );
+    });
+  }
+});
+
+/** Exported functions that take an options object, by package (a new one needs a row). */
+const FACTORY = /^(create|with)[A-Z]|^protect$|^resilience|(Interceptor|Middleware|Link)$/;
+/** Exported functions the pattern catches that take no options object, and why. */
+const NOT_OPTIONS: Record<string, string> = {
+  createManualClock: 'takes a start time',
+  createCircuitBreakerState: 'takes a config object that validateCircuitBreakerConfig checks',
+  createStatusPreservingFetch: 'takes a fetch function',
+  composeInterceptors: 'takes a list of interceptors',
+};
+/** Exported option-taking factories outside the pattern (readiness rules). */
+const RULES = ['counterProgress', 'unchanged', 'belowLimit', 'ratioBelow', 'startupGrace'];
+
+describe('the table covers every public factory', () => {
+  it.each([
+    ['core', { ...core, ...coreNode }],
+    ['grpc-js', { ...grpcJs, ...grpcJsHealth }],
+    ['nice-grpc', niceGrpc],
+    ['trpc', trpc],
+  ] as const)('%s', (pkg, exports) => {
+    const factories = Object.entries(exports)
+      .filter(([name, value]) => typeof value === 'function' && FACTORY.test(name))
+      .map(([name]) => name)
+      .filter((name) => !(name in NOT_OPTIONS));
+    const expected = [...factories, ...(pkg === 'core' ? RULES : [])].sort();
+    const covered = rows
+      .filter((r) => r.pkg === pkg)
+      .map((r) => r.name)
+      .sort();
+    expect(covered).toEqual(expected);
+  });
+});
+
+describe('the issue examples', () => {
+  it('protect({ timout }) names the key and suggests timeout', () => {
+    expect(() => core.protect({ timout: 1000 } as never)).toThrow(
+      new TypeError('protect: unknown option `timout` — did you mean `timeout`?'),
+    );
+  });
+
+  it('resilienceLink({ circuit: { failureThreshold } }) names the nested path', () => {
+    expect(() => trpc.resilienceLink({ circuit: { failureThreshold: 5 } } as never)).toThrow(
+      /^resilienceLink: unknown option `circuit\.failureThreshold`/,
+    );
+  });
+
+  it('resilienceMiddleware({ retry: { attempts } }) suggests retry.retryAttempts', () => {
+    expect(() => niceGrpc.resilienceMiddleware({ retry: { attempts: 3 } } as never)).toThrow(
+      new TypeError(
+        'resilienceMiddleware: unknown option `retry.attempts` — did you mean `retry.retryAttempts`?',
+      ),
+    );
+  });
+
+  it('an out-of-range nested value names its full path', () => {
+    expect(() => trpc.resilienceLink({ retry: { backoff: { baseDelayMs: -1 } } })).toThrow(
+      new RangeError('resilienceLink: retry.backoff.baseDelayMs must be >= 0, got -1'),
+    );
+  });
+
+  it('a far-off key gets no suggestion', () => {
+    expect(() => core.createPool({ concurrency: 1, banana: 1 } as never)).toThrow(
+      new TypeError('createPool: unknown option `banana`'),
+    );
+  });
+});
