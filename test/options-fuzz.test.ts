@@ -1,7 +1,9 @@
 // Every public factory of every package rejects unknown option keys and bad
 // numbers at construction, naming the full option path (issue 16, defect 13).
 import * as core from '@breakwater/core';
+import * as coreNode from '@breakwater/core/node';
 import * as grpcJs from '@breakwater/grpc-js';
+import * as grpcJsHealth from '@breakwater/grpc-js/health';
 import * as niceGrpc from '@breakwater/nice-grpc';
 import * as trpc from '@breakwater/trpc';
 import fc from 'fast-check';
@@ -219,7 +221,7 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'createHttpProbe',
-    call: (o) => core.createHttpProbe(o),
+    call: (o) => coreNode.createHttpProbe(o),
     valid: () => ({ timeout: 1000, method: 'HEAD', maxRedirects: 2 }),
     nested: [],
     numbers: [n('timeout'), n('maxRedirects')],
@@ -227,7 +229,7 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'createTcpProbe',
-    call: (o) => core.createTcpProbe(o),
+    call: (o) => coreNode.createTcpProbe(o),
     valid: () => ({ timeout: 500 }),
     nested: [],
     numbers: [n('timeout')],
@@ -390,7 +392,7 @@ const grpcRows: Row[] = [
   {
     pkg: 'grpc-js',
     name: 'createGrpcHealthProbe',
-    call: (o) => grpcJs.createGrpcHealthProbe(o),
+    call: (o) => grpcJsHealth.createGrpcHealthProbe(o),
     valid: () => ({ service: '' }),
     nested: [],
     numbers: [],
@@ -805,8 +807,8 @@ const RULES = ['counterProgress', 'unchanged', 'belowLimit', 'ratioBelow', 'star
 
 describe('the table covers every public factory', () => {
   it.each([
-    ['core', core],
-    ['grpc-js', grpcJs],
+    ['core', { ...core, ...coreNode }],
+    ['grpc-js', { ...grpcJs, ...grpcJsHealth }],
     ['nice-grpc', niceGrpc],
     ['trpc', trpc],
   ] as const)('%s', (pkg, exports) => {

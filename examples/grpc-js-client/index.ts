@@ -12,11 +12,11 @@ import {
   startGrpcChaosServer,
 } from '@breakwater/chaos';
 import {
-  createGrpcHealthProbe,
   createRoutingChannel,
   idempotentMethods,
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
+import { createGrpcHealthProbe } from '@breakwater/grpc-js/health';
 
 /** What the client saw in one phase: calls answered per replica, and failed calls. */
 export interface PhaseReport {

@@ -5,7 +5,8 @@ import {
   type ScenarioClient,
 } from '@breakwater/chaos';
 import { createRetryBudget } from '@breakwater/core';
-import { createRoutingChannel, grpcHealthProbe, idempotentMethods } from '@breakwater/grpc-js';
+import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import { grpcHealthProbe } from '@breakwater/grpc-js/health';
 import { type Client, credentials, status } from '@grpc/grpc-js';
 import { CALL_DEADLINE_MS } from './lanes.js';
 

@@ -1,4 +1,5 @@
 // @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
+// The health probe is on the `@breakwater/grpc-js/health` subpath (optional peer grpc-health-check).
 
 // The shared gRPC layer's user-facing names, so grpc-js users need one import.
 export {
@@ -29,12 +30,6 @@ export {
   circuitBreakerInterceptor,
 } from './circuit-breaker-interceptor.js';
 export { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
-export {
-  createGrpcHealthProbe,
-  type GrpcHealthProbe,
-  type GrpcHealthProbeOptions,
-  grpcHealthProbe,
-} from './health-probe.js';
 export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
 export { breakwaterCause } from './internals/status.js';
 export {

@@ -9,7 +9,8 @@ import {
 import { isRoutingError } from '@breakwater/core';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { breakwaterCause, createGrpcHealthProbe, idempotentMethods } from '../src/index.js';
+import { createGrpcHealthProbe } from '../src/health.js';
+import { breakwaterCause, idempotentMethods } from '../src/index.js';
 import { replicas, routingSetup } from './routing-helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());

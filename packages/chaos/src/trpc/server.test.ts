@@ -34,6 +34,25 @@ describe('createChaosTrpcServer', () => {
     expect(stats.calls).toBe(3);
   });
 
+  it('answers CORS preflights itself (not counted) when cors is on, and only then', async () => {
+    const preflight = (url: string) =>
+      fetch(`${url}/echo`, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://page.test', 'access-control-request-headers': 'x-call-id' },
+      });
+    const open = await serve({ cors: true });
+    const res = await preflight(open.url);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toBe('x-call-id');
+    const query = await fetch(`${open.url}/echo?input=${encodeURIComponent('"x"')}`);
+    expect(query.headers.get('access-control-allow-origin')).toBe('*');
+    expect(open.stats().requests).toBe(1);
+
+    const closed = await serve({});
+    expect((await preflight(closed.url)).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('fails 30% of 1000 requests within tolerance', async () => {
     const s = await serve({ faults: { errorRate: 0.3 }, seed: 7 });
     let failed = 0;

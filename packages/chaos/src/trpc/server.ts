@@ -25,6 +25,11 @@ export interface ChaosTrpcServerOptions {
   random?: RandomSource;
   /** How added latency waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
+  /**
+   * Answers cross-origin requests from any origin (CORS, preflights included and
+   * not counted in the stats), so a page served elsewhere can call it. Defaults to false.
+   */
+  cors?: boolean;
 }
 
 /** A running chaos tRPC server. */
@@ -51,6 +56,20 @@ export interface ChaosTrpcServer {
   close(): Promise<void>;
   /** Same as `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Sets the CORS headers; answers a preflight itself and returns true for one. */
+function allowCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-expose-headers', '*');
+  if (req.method !== 'OPTIONS') return false;
+  res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+  res.setHeader(
+    'access-control-allow-headers',
+    req.headers['access-control-request-headers'] ?? '*',
+  );
+  res.writeHead(204).end();
+  return true;
 }
 
 /** Procedure paths in a tRPC URL (`/a,b?batch=1` → `['a', 'b']`). */
@@ -132,7 +151,9 @@ export async function createChaosTrpcServer(
     trpc(req, res);
   };
 
+  const cors = options.cors ?? false;
   const server = createServer((req, res) => {
+    if (cors && allowCrossOrigin(req, res)) return;
     handle(req, res).catch(() => res.destroy());
   });
   let port = options.port ?? 0;

@@ -20,12 +20,12 @@ import {
 } from './routing-state.js';
 import { statusWithCause } from './status.js';
 import { TargetAttemptError } from './target-attempt-error.js';
+import type { AuthContextLike } from './types.js';
 
 /** grpc-js's channel-level call (not exported by name). */
 type Call = ReturnType<ChannelInterface['createCall']>;
 type ServerSurfaceCall = Parameters<ChannelInterface['createCall']>[3];
 type MessageContext = Parameters<Call['sendMessageWithContext']>[0];
-type AuthContextLike = ReturnType<Call['getAuthContext']>;
 
 const EMPTY_CONTEXT: MessageContext = Object.freeze({});
 const LOST_DETAILS = 'Breakwater: another target answered first';
