@@ -12,6 +12,9 @@ export default defineConfig({
       '@breakwater/core/grpc': fileURLToPath(
         new URL('./packages/core/src/grpc/index.ts', import.meta.url),
       ),
+      '@breakwater/core/internal': fileURLToPath(
+        new URL('./packages/core/src/internal/index.ts', import.meta.url),
+      ),
       '@breakwater/core': src('core'),
       '@breakwater/grpc-js': src('grpc-js'),
       '@breakwater/nice-grpc': src('nice-grpc'),
