@@ -17,6 +17,7 @@ export default defineConfig({
       exact('@breakwater/core', src('core')),
       exact('@breakwater/core/node', src('core', 'node')),
       exact('@breakwater/core/grpc', src('core', 'grpc/index')),
+      exact('@breakwater/core/internal', src('core', 'internal/index')),
       exact('@breakwater/grpc-js', src('grpc-js')),
       exact('@breakwater/grpc-js/health', src('grpc-js', 'health')),
       exact('@breakwater/nice-grpc', src('nice-grpc')),
