@@ -186,7 +186,13 @@ export class MultiAttemptCall implements CallLink {
     // Only a request that never left may be repeated for a method not known to be safe.
     const delayMs =
       plan.idempotent || verdict.neverSent === true
-        ? plan.engine.afterFailure(this.started, this.lastDelayMs, verdict, undefined, this.deadlineAt)
+        ? plan.engine.afterFailure(
+            this.started,
+            this.lastDelayMs,
+            verdict,
+            undefined,
+            this.deadlineAt,
+          )
         : -1;
     if (delayMs < 0) {
       // A hedge still running may yet answer, unless this failure says no attempt can help.
