@@ -234,9 +234,12 @@ export class MultiAttemptCall implements CallLink {
     }
     call.start(metadata, attempt);
     if (index > 1) {
+      // grpc-js's own order (a routing channel reads it): unary responses ask to read first.
+      const readFirst = this.readPending && !plan.responseStream;
+      if (readFirst) call.startRead();
       if (this.hasMessage) call.sendMessage(this.message);
       if (this.halfClosed) call.halfClose();
-      if (this.readPending) call.startRead();
+      if (this.readPending && !readFirst) call.startRead();
     }
     const hedgeDelayMs = plan.engine.hedgeDelayMs;
     if (hedgeDelayMs !== undefined && index < plan.engine.attempts && plan.idempotent) {
