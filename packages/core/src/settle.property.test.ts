@@ -94,10 +94,9 @@ function badOptions(bad: NonNullable<Call['bad']>, api: Api): unknown {
 
 function runners(clock: ManualClock) {
   const run = protect({
-    attempts: 2,
-    timeout: TIMEOUT,
-    concurrency: 2,
-    maxQueue: 3,
+    retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+    attemptTimeoutMs: TIMEOUT,
+    concurrency: { limit: 2, maxQueue: 3 },
     clock,
     sleep: clock.sleep,
   });
@@ -151,7 +150,7 @@ function start(clock: ManualClock, r: Runners, call: Call, signal: AbortSignal):
     case 'withRetry':
       return withRetry((s) => op(s), {
         attempts: 2,
-        shouldRetry: () => true,
+        classify: () => true,
         timeoutMs: 4 * TIMEOUT,
         signal,
         sleep: clock.sleep,
