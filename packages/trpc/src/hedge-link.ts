@@ -33,11 +33,10 @@ export function hedgeLink<TRouter extends AnyRouter = AnyRouter>(
 }
 
 /** Keys of {@link HedgeLinkOptions}. @internal */
-export const HEDGE_LINK_KEYS = {
-  ...PART_EXTRA_KEYS,
+export const HEDGE_LINK_KEYS: KnownKeys<HedgeLinkOptions> = Object.assign({}, PART_EXTRA_KEYS, {
   delayMs: true,
   attempts: true,
-} as const satisfies KnownKeys<HedgeLinkOptions>;
+} as const);
 
 /** A hedged call started an attempt: arms the timer for the next one, if any may follow. @internal */
 export function hedgeTimer(call: ResilientCall): void {

@@ -58,13 +58,12 @@ export function retryLink<TRouter extends AnyRouter = AnyRouter>(
 }
 
 /** Keys of {@link RetryLinkOptions}. @internal */
-export const RETRY_LINK_KEYS = {
-  ...PART_EXTRA_KEYS,
+export const RETRY_LINK_KEYS: KnownKeys<RetryLinkOptions> = Object.assign({}, PART_EXTRA_KEYS, {
   attempts: true,
   backoff: true,
   maxPushbackMs: true,
   onRetry: true,
-} as const satisfies KnownKeys<RetryLinkOptions>;
+} as const);
 
 /**
  * Attempt `call.started` failed with `error` (not hedging): asks the engine
