@@ -439,14 +439,17 @@ export function breakwaterTrpcLinks(
 ): Links {
   return [
     resilienceLink<ChaosTrpcRouter>({
+      // The parts this lane leaves out are off, so the comparison is like for like.
+      attemptTimeoutMs: false,
+      concurrency: false,
       ...extra,
-      timeout: { timeoutMs: '10s' },
+      timeoutMs: 10_000,
       retry: {
         attempts: ATTEMPTS,
         backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-        ...(budget ? { budget: createRetryBudget({}) } : {}),
       },
-      circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
+      budget: budget ? createRetryBudget({}) : false,
+      circuit: { failureThreshold: 5, openDurationMs: 1000 },
     }),
     terminal,
   ];
@@ -463,7 +466,11 @@ export function breakwaterTrpcRoutingLinks(urls: readonly string[], hedge?: Rout
     routingLink<ChaosTrpcRouter>({
       endpoints: urls.map((url, i) => ({ id: `t${i}`, link: trpcTerminal(url, 1) })),
       selection: 'round-robin',
-      protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+      protection: {
+        retry: false,
+        timeoutMs: 10_000,
+        circuit: { failureThreshold: 3, openDurationMs: 1000 },
+      },
       ...(hedge ? { hedge } : {}),
     }),
   ];
