@@ -1,5 +1,29 @@
 // @breakwater/core — user-facing factories first, types and extension points below.
 
+export {
+  AttemptEngine,
+  DEFAULT_BACKOFF,
+  MAX_ATTEMPTS,
+  type RetryBudgetLike,
+  STOP_ATTEMPTS,
+  STOP_BUDGET,
+  STOP_DEADLINE,
+  STOP_NOT_RETRYABLE,
+  STOP_PUSHBACK,
+  type StopReason,
+  stopReason,
+} from './attempts/engine.js';
+export {
+  type ConcurrencyOptions,
+  type HedgePolicyOptions,
+  type ResilienceOptions,
+  type ResiliencePlan,
+  type RetryEvent,
+  type RetryPolicyOptions,
+  resolveResilience,
+  STANDARD_RESILIENCE,
+} from './attempts/resilience-options.js';
+export { type RetryLoopHooks, retryAfterFailure } from './attempts/retry-loop.js';
 export * from './breaker/index.js';
 export * from './cache/index.js';
 export * from './deadline/index.js';

@@ -5,7 +5,7 @@ import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backo
 export interface GrpcRetryEvent {
   /** Full method path. */
   path: string;
-  /** Number of the attempt about to start (2 for the first retry). */
+  /** The attempt that failed (1 = the first), or for a hedge the attempt outstanding. */
   attempt: number;
   /** Wait before it starts, in ms (the hedging delay for hedges). */
   delayMs: number;
