@@ -81,7 +81,10 @@ const CLIENT_SIDE_INTERNAL =
 
 /**
  * Maps a gRPC status code to a Breakwater {@link ErrorVerdict} (SPEC §9).
- * Pure: the same inputs always give the same verdict. Defaults, by code:
+ * Pure: the same inputs always give the same verdict. A retryable verdict
+ * carries the `grpc-retry-pushback-ms` trailer as `retryAfterMs` (gRFC A6:
+ * it replaces the backoff; negative or not a whole number, `-1`, stops the
+ * retries), whatever the status. Defaults, by code:
  *
  * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
  *   `neverSent` when no headers came back and grpc-js reports no connection or a
@@ -104,6 +107,18 @@ export function classifyGrpcStatus(
   code: number,
   trailer: TrailerGetter | undefined,
   info: GrpcAttemptInfo = {},
+): ErrorVerdict {
+  const verdict = statusVerdict(code, trailer, info);
+  if (verdict.retry === false || verdict.retryAfterMs !== undefined) return verdict;
+  // gRFC A6: pushback applies to every retryable status (-1, "do not retry", for a bad value).
+  const pushback = parsePushback(trailer);
+  return pushback === undefined ? verdict : { ...verdict, retryAfterMs: pushback };
+}
+
+function statusVerdict(
+  code: number,
+  trailer: TrailerGetter | undefined,
+  info: GrpcAttemptInfo,
 ): ErrorVerdict {
   if (info.cancelledByCaller) return CALLER_ERROR;
   switch (code) {
