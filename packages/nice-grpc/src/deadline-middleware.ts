@@ -141,7 +141,7 @@ function callDeadline(
   clock: Clock,
 ): number {
   const at = deadlineAt(deadline, clock);
-  return now + timeoutMs < at ? now + timeoutMs : at;
+  return Math.min(now + timeoutMs, at);
 }
 
 /** The `deadline` option passed down: the caller's own `Date` when it is the one that holds. */

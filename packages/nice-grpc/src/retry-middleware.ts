@@ -119,7 +119,10 @@ function withAttempts(engine: AttemptEngine | undefined, attempts: number | unde
   if (engine === undefined || attempts === undefined || attempts === engine.attempts) return engine;
   checkNumber('attempts', attempts, { integer: true, min: 1, max: MAX_ATTEMPTS });
   let byCount = sized.get(engine);
-  if (byCount === undefined) sized.set(engine, (byCount = new Map()));
+  if (byCount === undefined) {
+    byCount = new Map();
+    sized.set(engine, byCount);
+  }
   let variant = byCount.get(attempts);
   if (variant === undefined && !byCount.has(attempts)) {
     variant = attempts < 2 ? undefined : new AttemptEngine({ ...engine, attempts });
