@@ -65,7 +65,9 @@ const PER_CALL_FILES = [
   'packages/nice-grpc/src/rate-limit-middleware.ts',
   'packages/nice-grpc/src/internals/attempt.ts',
   'packages/nice-grpc/src/internals/retry-chain.ts',
-  'packages/nice-grpc/src/internals/unary-stage.ts',
+  'packages/nice-grpc/src/internals/admission.ts',
+  'packages/nice-grpc/src/internals/hedged-call.ts',
+  'packages/nice-grpc/src/internals/parts.ts',
   'packages/trpc/src/internals/fused-call.ts',
   // The chaos Echo server answers every benchmark call: its cost is on their path too.
   'packages/chaos/src/grpc/server.ts',

@@ -56,9 +56,7 @@ export function hedgingMiddleware(
   const fn = 'hedgingMiddleware';
   checkOptions(fn, options, HEDGING_KEYS, '', false);
   const { delayMs, attempts, idempotent, classify, ...rest } = options;
-  const plan = resolvePart(fn, 'hedge', {
-    ...rest,
-    hedge: compact<HedgePolicyOptions>({ delayMs, attempts }),
-  });
-  return attemptsMiddleware(attemptStage(fn, plan, { idempotent, classify, ...rest }));
+  const hedge = compact<HedgePolicyOptions>({ delayMs, attempts });
+  const plan = resolvePart(fn, 'hedge', Object.assign({}, rest, { hedge }));
+  return attemptsMiddleware(attemptStage(fn, plan, Object.assign({ idempotent, classify }, rest)));
 }

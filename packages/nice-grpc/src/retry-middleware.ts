@@ -106,7 +106,7 @@ export function retryMiddleware(
     maxPushbackMs,
     onRetry: undefined,
   });
-  const plan = resolvePart(fn, 'retry', { ...rest, retry });
+  const plan = resolvePart(fn, 'retry', Object.assign({}, rest, { retry }));
   return attemptsMiddleware(
     attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest }),
   );
@@ -125,7 +125,7 @@ function withAttempts(engine: AttemptEngine | undefined, attempts: number | unde
   }
   let variant = byCount.get(attempts);
   if (variant === undefined && !byCount.has(attempts)) {
-    variant = attempts < 2 ? undefined : new AttemptEngine({ ...engine, attempts });
+    variant = attempts < 2 ? undefined : new AttemptEngine(Object.assign({}, engine, { attempts }));
     byCount.set(attempts, variant);
   }
   return variant;
