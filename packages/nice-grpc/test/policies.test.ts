@@ -49,10 +49,11 @@ describe('circuitBreakerMiddleware against a chaos server', () => {
     server.setFaults([{ hang: true }]);
     for (let i = 0; i < 3; i++) {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 20);
-      expect((await rejection(client.Unary({}, { signal: controller.signal }))).name).toBe(
-        'AbortError',
-      );
+      const pending = rejection(client.Unary({}, { signal: controller.signal }));
+      // Abort once the server holds the call (on a loaded machine it may take a while to arrive).
+      while (server.total() < 5 + i) await sleep(5);
+      controller.abort();
+      expect((await pending).name).toBe('AbortError');
     }
     expect(breaker.circuitFor('/breakwater.chaos.v1.Echo/Unary').state).toBe('closed');
     expect(server.total()).toBe(7);
