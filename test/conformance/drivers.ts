@@ -1,0 +1,335 @@
+import {
+  CALL_ID_HEADER,
+  type ChaosTrpcRouter,
+  callMetadata,
+  createEchoClient,
+  ECHO_METHODS,
+  type EchoClient,
+  type EchoResponse,
+} from '@breakwater/chaos';
+import { createRouter, type ErrorVerdict, protect } from '@breakwater/core';
+import { createGrpcStatusClassifier } from '@breakwater/core/grpc';
+import { createRoutingChannel, resilienceInterceptor } from '@breakwater/grpc-js';
+import { resilienceMiddleware } from '@breakwater/nice-grpc';
+import { createStatusPreservingFetch, resilienceLink, routingLink } from '@breakwater/trpc';
+import type { ServiceError } from '@grpc/grpc-js';
+import { createTRPCClient, httpLink, type TRPCLink } from '@trpc/client';
+import { createChannel, createClientFactory, Metadata } from 'nice-grpc';
+import { echoDefinition } from '../../packages/nice-grpc/test/helpers.js';
+import type {
+  CallOutcome,
+  CallRequest,
+  ConformanceOptions,
+  Driver,
+  EntryPoint,
+  Harness,
+  Targets,
+} from './types.js';
+import { callerCode } from './verdicts.js';
+
+// The drivers take the scenario's ONE options object (VOCABULARY.md) and hand it to each
+// entry point in that entry point's shape; they add only what is framework-specific:
+// which methods are idempotent, how a gRPC error is classified where the entry point is
+// generic (protect, the router), how a call names itself to the server (x-call-id).
+
+type Untyped = Record<string, unknown>;
+
+/**
+ * The entry point's factory typed loosely: the drivers are written against the new
+ * vocabulary while the ports that give it its types are merged in.
+ */
+const loose = <R>(factory: unknown) => factory as (options: Untyped) => R;
+
+/** The per-target part of the options (router provider protection), and the rest. */
+function splitProtection(options: ConformanceOptions): { protection: Untyped; rest: Untyped } {
+  const { retry, attemptTimeoutMs, timeoutMs, circuit, ...rest } = options;
+  const protection: Untyped = {};
+  if (retry !== undefined) protection.retry = retry;
+  if (attemptTimeoutMs !== undefined) protection.attemptTimeoutMs = attemptTimeoutMs;
+  if (timeoutMs !== undefined) protection.timeoutMs = timeoutMs;
+  if (circuit !== undefined) protection.circuit = circuit;
+  return { protection, rest };
+}
+
+function timed(start: number, promise: Promise<{ servedBy?: string }>): Promise<CallOutcome> {
+  return promise.then(
+    (value) => ({
+      code: 'OK',
+      servedBy: value.servedBy as CallOutcome['servedBy'],
+      elapsedMs: performance.now() - start,
+    }),
+    (error: unknown) => ({ code: callerCode(error), elapsedMs: performance.now() - start, error }),
+  );
+}
+
+const methodOf = (unsafe: boolean | undefined) => (unsafe ? 'UnaryUnsafe' : 'Unary');
+
+/** A grpc-js Echo call that settles with the response and is cancelled when `signal` aborts. */
+function grpcUnary(
+  client: EchoClient,
+  callId: string,
+  plan: CallRequest,
+  signal: AbortSignal | undefined,
+): Promise<{ servedBy: string }> {
+  return new Promise((resolve, reject) => {
+    const call = client[methodOf(plan.unsafe)](
+      { message: callId },
+      callMetadata(callId),
+      {},
+      (error: ServiceError | null, value?: EchoResponse) =>
+        error ? reject(error) : resolve({ servedBy: (value as EchoResponse).replica }),
+    );
+    if (signal === undefined) return;
+    if (signal.aborted) call.cancel();
+    else signal.addEventListener('abort', () => call.cancel(), { once: true });
+  });
+}
+
+/** The shared gRPC classifier for the generic entry points (protect, router): grpc-js errors only. */
+function grpcClassify(options: ConformanceOptions, unsafe: () => boolean) {
+  const classifier = createGrpcStatusClassifier();
+  const perAttemptDeadline = typeof options.attemptTimeoutMs === 'number';
+  return (error: unknown): ErrorVerdict => {
+    const e = error as Partial<ServiceError>;
+    if (typeof e.code !== 'number' || e.metadata === undefined) {
+      // An attempt timeout or another error of the entry point itself.
+      return { retry: true, failover: true };
+    }
+    const metadata = e.metadata;
+    return classifier({
+      path: unsafe() ? ECHO_METHODS.unaryUnsafe : ECHO_METHODS.unary,
+      code: e.code,
+      details: e.details ?? '',
+      trailer: (key) => {
+        const v = metadata.get(key)[0];
+        return v === undefined ? undefined : String(v);
+      },
+      perAttemptDeadline,
+      cancelledByCaller: false,
+    });
+  };
+}
+
+const IDEMPOTENT = [ECHO_METHODS.unary];
+// Reconnect quickly after a refused connection (grpc-js backs off ≥ 1 s by default).
+const FAST_RECONNECT = {
+  'grpc.initial_reconnect_backoff_ms': 50,
+  'grpc.max_reconnect_backoff_ms': 200,
+};
+
+function grpcClients(targets: Targets): Array<{ id: string; client: EchoClient }> {
+  const out = [{ id: 'primary', client: createEchoClient(targets.primary, FAST_RECONNECT) }];
+  if (targets.secondary !== undefined) {
+    out.push({ id: 'secondary', client: createEchoClient(targets.secondary, FAST_RECONNECT) });
+  }
+  return out;
+}
+
+function closeAll(clients: ReadonlyArray<{ client: EchoClient }>): Promise<void> {
+  for (const { client } of clients) client.close();
+  return Promise.resolve();
+}
+
+const protectDriver: Driver = {
+  entry: 'protect',
+  transport: 'grpc',
+  routing: false,
+  open(targets, options) {
+    const [primary] = grpcClients({ primary: targets.primary });
+    const client = (primary as { client: EchoClient }).client;
+    let unsafe = false;
+    const run = loose<(fn: unknown, o?: unknown) => Promise<unknown>>(protect)({
+      ...options,
+      classify: grpcClassify(options, () => unsafe),
+    });
+    return {
+      call(callId, plan) {
+        unsafe = plan.unsafe === true;
+        const signal = plan.signal;
+        const fn = ({ signal: attempt }: { signal: AbortSignal }) =>
+          grpcUnary(client, callId, plan, attempt);
+        return timed(
+          performance.now(),
+          run(fn, signal === undefined ? undefined : { signal }) as Promise<{ servedBy: string }>,
+        );
+      },
+      close: () => closeAll([{ client }]),
+    };
+  },
+};
+
+const routerDriver: Driver = {
+  entry: 'router',
+  transport: 'grpc',
+  routing: true,
+  open(targets, options) {
+    const clients = grpcClients(targets);
+    const { protection, rest } = splitProtection(options);
+    let unsafe = false;
+    const router = loose<ReturnType<typeof createRouter<EchoClient>>>(createRouter)({
+      ...rest,
+      providers: clients.map(({ id, client }) => ({ id, resource: client })),
+      protection,
+      classify: grpcClassify(options, () => unsafe),
+    });
+    return {
+      call(callId, plan) {
+        unsafe = plan.unsafe === true;
+        const op = (client: EchoClient, ctx: { signal: AbortSignal }) =>
+          grpcUnary(client, callId, plan, ctx.signal);
+        return timed(
+          performance.now(),
+          router.execute(op, plan.signal === undefined ? {} : { signal: plan.signal }),
+        );
+      },
+      close: () => closeAll(clients),
+    };
+  },
+};
+
+function grpcHarness(client: EchoClient): Harness {
+  return {
+    call: (callId, plan) => timed(performance.now(), grpcUnary(client, callId, plan, plan.signal)),
+    close: () => closeAll([{ client }]),
+  };
+}
+
+const interceptorDriver: Driver = {
+  entry: 'grpc-js interceptor',
+  transport: 'grpc',
+  routing: false,
+  open(targets, options) {
+    const interceptor = loose<ReturnType<typeof resilienceInterceptor>>(resilienceInterceptor)({
+      ...options,
+      idempotent: IDEMPOTENT,
+    });
+    return grpcHarness(
+      createEchoClient(targets.primary, { ...FAST_RECONNECT, interceptors: [interceptor] }),
+    );
+  },
+};
+
+const routingChannelDriver: Driver = {
+  entry: 'grpc-js routing channel',
+  transport: 'grpc',
+  routing: true,
+  open(targets, options) {
+    const { protection, rest } = splitProtection(options);
+    const list = [{ id: 'primary', address: targets.primary, options: FAST_RECONNECT }];
+    if (targets.secondary !== undefined) {
+      list.push({ id: 'secondary', address: targets.secondary, options: FAST_RECONNECT });
+    }
+    const channel = loose<ReturnType<typeof createRoutingChannel>>(createRoutingChannel)({
+      ...rest,
+      targets: list,
+      idempotent: IDEMPOTENT,
+      protection,
+    });
+    // The address is ignored: every call goes through the routing channel.
+    const harness = grpcHarness(createEchoClient('routed', { channelOverride: channel }));
+    return {
+      call: harness.call,
+      close: async () => {
+        await harness.close();
+        channel.close();
+      },
+    };
+  },
+};
+
+const niceDriver: Driver = {
+  entry: 'nice-grpc middleware',
+  transport: 'grpc',
+  routing: false,
+  open(targets, options) {
+    const middleware = loose<ReturnType<typeof resilienceMiddleware>>(resilienceMiddleware)({
+      ...options,
+      idempotent: IDEMPOTENT,
+    });
+    const channel = createChannel(targets.primary, undefined, FAST_RECONNECT);
+    const client = createClientFactory().use(middleware).create(echoDefinition(), channel);
+    return {
+      call(callId, plan) {
+        const method = plan.unsafe ? client.UnaryUnsafe : client.Unary;
+        const callOptions = {
+          metadata: Metadata({ [CALL_ID_HEADER]: callId }),
+          ...(plan.signal === undefined ? {} : { signal: plan.signal }),
+        };
+        return timed(
+          performance.now(),
+          method({ message: callId }, callOptions).then((r) => ({ servedBy: r.replica })),
+        );
+      },
+      close: async () => channel.close(),
+    };
+  },
+};
+
+/** The terminating tRPC link: one request per call, `context.callId` sent as `x-call-id`. */
+function trpcTerminal(url: string): TRPCLink<ChaosTrpcRouter> {
+  return httpLink<ChaosTrpcRouter>({
+    url,
+    fetch: createStatusPreservingFetch(),
+    headers: ({ op }): Record<string, string> => {
+      const id = op.context.callId;
+      return typeof id === 'string' ? { [CALL_ID_HEADER]: id } : {};
+    },
+  });
+}
+
+function trpcHarness(links: TRPCLink<ChaosTrpcRouter>[]): Harness {
+  const client = createTRPCClient<ChaosTrpcRouter>({ links });
+  return {
+    call(callId, plan) {
+      const opts = {
+        context: { callId },
+        ...(plan.signal === undefined ? {} : { signal: plan.signal }),
+      };
+      const result = plan.unsafe
+        ? client.counter.increment.mutate({ by: 1 }, opts).then(() => ({}))
+        : client.echo.query(callId, opts).then((r) => ({ servedBy: r.server }));
+      return timed(performance.now(), result);
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+const resilienceLinkDriver: Driver = {
+  entry: 'tRPC resilienceLink',
+  transport: 'trpc',
+  routing: false,
+  open(targets, options) {
+    const link = loose<TRPCLink<ChaosTrpcRouter>>(resilienceLink)({ ...options });
+    return trpcHarness([link, trpcTerminal(targets.primary)]);
+  },
+};
+
+const routingLinkDriver: Driver = {
+  entry: 'tRPC routingLink',
+  transport: 'trpc',
+  routing: true,
+  open(targets, options) {
+    const { protection, rest } = splitProtection(options);
+    const endpoints = [{ id: 'primary', link: trpcTerminal(targets.primary) }];
+    if (targets.secondary !== undefined) {
+      endpoints.push({ id: 'secondary', link: trpcTerminal(targets.secondary) });
+    }
+    const link = loose<TRPCLink<ChaosTrpcRouter>>(routingLink)({
+      ...rest,
+      endpoints,
+      protection,
+    });
+    return trpcHarness([link]);
+  },
+};
+
+/** One driver per entry point, in `ENTRY_POINTS` order. */
+export const DRIVERS: Readonly<Record<EntryPoint, Driver>> = {
+  protect: protectDriver,
+  router: routerDriver,
+  'grpc-js interceptor': interceptorDriver,
+  'grpc-js routing channel': routingChannelDriver,
+  'nice-grpc middleware': niceDriver,
+  'tRPC resilienceLink': resilienceLinkDriver,
+  'tRPC routingLink': routingLinkDriver,
+};
