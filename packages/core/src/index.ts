@@ -1,5 +1,17 @@
 // @breakwater/core — user-facing factories first, types and extension points below.
 
+export { AttemptEngine, type RetryBudgetLike, stopReason } from './attempts/engine.js';
+export {
+  type ConcurrencyOptions,
+  type HedgePolicyOptions,
+  RESILIENCE_KEYS,
+  type ResilienceOptions,
+  type ResiliencePlan,
+  type RetryEvent,
+  type RetryPolicyOptions,
+  resolveResilience,
+  STANDARD_RESILIENCE,
+} from './attempts/resilience-options.js';
 export * from './breaker/index.js';
 export * from './cache/index.js';
 export * from './deadline/index.js';

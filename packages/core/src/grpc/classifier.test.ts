@@ -30,6 +30,44 @@ describe('classifyGrpcStatus', () => {
     expect(classifyGrpcStatus(status.RESOURCE_EXHAUSTED, undefined).retry).toBe(false);
   });
 
+  it('carries pushback on every retryable status; a bad one says do not retry (gRFC A6)', () => {
+    const pushback = (value: string) => trailers({ 'grpc-retry-pushback-ms': value });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('300'))).toMatchObject({
+      retry: true,
+      retryAfterMs: 300,
+    });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('-1')).retryAfterMs).toBe(-1);
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('soon')).retryAfterMs).toBe(-1);
+    expect(
+      classifyGrpcStatus(status.DEADLINE_EXCEEDED, pushback('40'), { perAttemptDeadline: true })
+        .retryAfterMs,
+    ).toBe(40);
+    expect(
+      classifyGrpcStatus(status.ABORTED, pushback('7'), { retryAborted: true }).retryAfterMs,
+    ).toBe(7);
+  });
+
+  it('marks UNAVAILABLE neverSent only for a connection that never carried the request', () => {
+    const refused = 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1';
+    expect(classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: refused }).neverSent).toBe(
+      true,
+    );
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: 'Stream refused by server' })
+        .neverSent,
+    ).toBe(true);
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, {
+        details: refused,
+        headersReceived: true,
+      }).neverSent,
+    ).toBeUndefined();
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: 'Connection dropped' })
+        .neverSent,
+    ).toBeUndefined();
+  });
+
   it('retries DEADLINE_EXCEEDED only under a per-attempt deadline', () => {
     expect(classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined).retry).toBe(false);
     expect(

@@ -22,6 +22,11 @@ export interface GrpcAttemptInfo {
   perAttemptDeadline?: boolean;
   /** The caller cancelled the call. Defaults to false. */
   cancelledByCaller?: boolean;
+  /**
+   * The attempt received response headers, so its request reached the server.
+   * Without them an `UNAVAILABLE` from a failed connection is `neverSent`. Defaults to false.
+   */
+  headersReceived?: boolean;
   /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
   retryAborted?: boolean;
   /** Retry `INTERNAL`. Defaults to false. */
@@ -42,6 +47,11 @@ export function parsePushback(trailer: TrailerGetter | undefined): number | unde
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+const RETRY_NEUTRAL: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: false,
+});
 const FAIL_COUNTED: ErrorVerdict = Object.freeze({
   retry: false,
   failover: true,
@@ -58,6 +68,17 @@ const CALLER_ERROR: ErrorVerdict = Object.freeze({
   countForCircuit: false,
 });
 
+// A retryable failure whose request provably never left (grpc-js's transparent-retry cases:
+// no connection to pick, or the server refused the stream before the application saw it).
+const RETRY_NEVER_SENT: ErrorVerdict = Object.freeze({ ...RETRY, neverSent: true });
+const NEVER_SENT_DETAILS = /^(?:[\w-]+: )?(?:No connection established|Stream refused by server)/;
+
+/** `verdict` with the attempt's pushback, if it sent one (gRFC A6: every retryable status). */
+function withPushback(verdict: ErrorVerdict, trailer: TrailerGetter | undefined): ErrorVerdict {
+  const pushback = parsePushback(trailer);
+  return pushback === undefined ? verdict : { ...verdict, retryAfterMs: pushback };
+}
+
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
   /^(Request message serialization failure|Received message larger than max)/;
@@ -66,7 +87,13 @@ const CLIENT_SIDE_INTERNAL =
  * Maps a gRPC status code to a Breakwater {@link ErrorVerdict} (SPEC §9).
  * Pure: the same inputs always give the same verdict. Defaults, by code:
  *
- * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering).
+ * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
+ *   `neverSent` when no headers came back and grpc-js says no connection was
+ *   established or the stream was refused (safe to repeat for any method).
+ *
+ * Every retryable verdict carries the `grpc-retry-pushback-ms` trailer as
+ * `retryAfterMs` when the server sent one (`-1` for a malformed or negative
+ * value: do not retry), as gRFC A6 applies pushback to every retryable status.
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
@@ -91,23 +118,26 @@ export function classifyGrpcStatus(
     case GrpcStatus.OK:
       return CALLER_ERROR;
     case GrpcStatus.UNAVAILABLE:
-      return RETRY;
+      return withPushback(
+        !info.headersReceived && NEVER_SENT_DETAILS.test(info.details ?? '')
+          ? RETRY_NEVER_SENT
+          : RETRY,
+        trailer,
+      );
     case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
     }
     case GrpcStatus.DEADLINE_EXCEEDED:
-      return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
+      return info.perAttemptDeadline ? withPushback(RETRY, trailer) : FAIL_COUNTED;
     case GrpcStatus.ABORTED:
-      return info.retryAborted
-        ? { retry: true, failover: true, countForCircuit: false }
-        : FAIL_NEUTRAL;
+      return info.retryAborted ? withPushback(RETRY_NEUTRAL, trailer) : FAIL_NEUTRAL;
     case GrpcStatus.INTERNAL:
       if (CLIENT_SIDE_INTERNAL.test(info.details ?? '')) return CALLER_ERROR;
-      return info.retryInternal ? RETRY : FAIL_COUNTED;
+      return info.retryInternal ? withPushback(RETRY, trailer) : FAIL_COUNTED;
     case GrpcStatus.UNKNOWN:
-      return info.retryUnknown ? RETRY : FAIL_COUNTED;
+      return info.retryUnknown ? withPushback(RETRY, trailer) : FAIL_COUNTED;
     case GrpcStatus.DATA_LOSS:
       return FAIL_COUNTED;
     default:
@@ -210,6 +240,7 @@ export function createGrpcStatusClassifier(
       details: input.details ?? '',
       perAttemptDeadline: input.perAttemptDeadline ?? false,
       cancelledByCaller: input.cancelledByCaller ?? false,
+      headersReceived: input.headersReceived ?? false,
     });
     return override ? override(input, verdict) : verdict;
   };

@@ -40,7 +40,7 @@ export interface ProtectConfig {
   concurrency: number;
   maxQueue: number;
   circuit: { threshold: number; cooldownMs: number } | undefined;
-  errorPolicy: ErrorPolicy | undefined;
+  classify: ErrorPolicy | undefined;
   budget: ProtectRetryBudget | undefined;
   throttle: AdaptiveThrottle | undefined;
   name: string | undefined;
@@ -134,7 +134,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
   }
   const timeoutMode = o.timeoutMode ?? 'immediate';
   checkOneOf('timeoutMode', timeoutMode, ['immediate', 'wait'] as const);
-  checkFunction('errorPolicy', o.errorPolicy);
+  checkFunction('classify', o.classify);
   checkFunction('clock', o.clock);
   checkFunction('sleep', o.sleep);
   checkFunction('random', o.random);
@@ -157,7 +157,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
       allowInfinity: true,
     }),
     circuit: circuitConfig(o.circuit),
-    errorPolicy: o.errorPolicy,
+    classify: o.classify,
     budget: budgetConfig(o.budget),
     throttle: throttleConfig(o.throttle),
     name: o.name,

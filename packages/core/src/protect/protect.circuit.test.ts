@@ -106,7 +106,7 @@ describe('protect: circuit', () => {
     await openThenCool(run, clock);
     await expect(
       run(() => Promise.reject(new Error('not found')), {
-        errorPolicy: () => ({ countForCircuit: false }),
+        classify: () => ({ countForCircuit: false }),
       }),
     ).rejects.toThrow('not found');
     expect(run.circuit?.state).toBe('half-open');
@@ -130,7 +130,7 @@ describe('protect: circuit', () => {
     await openThenCool(run, clock);
     await expect(
       run(fail, {
-        errorPolicy: () => {
+        classify: () => {
           throw new Error('bad policy');
         },
       }),
@@ -141,7 +141,7 @@ describe('protect: circuit', () => {
   it('countForCircuit false and external cancellation never open the circuit', async () => {
     const { run } = setup();
     for (let i = 0; i < 5; i++) {
-      await run(fail, { errorPolicy: () => ({ countForCircuit: false }) }).catch(() => {});
+      await run(fail, { classify: () => ({ countForCircuit: false }) }).catch(() => {});
       const ac = new AbortController();
       const p = run(() => new Promise(() => {}), { signal: ac.signal });
       ac.abort();

@@ -95,7 +95,7 @@ describe('protect: concurrency and queue', () => {
           throw new Error('y');
         },
         {
-          errorPolicy: () => {
+          classify: () => {
             throw new Error('policy');
           },
         },

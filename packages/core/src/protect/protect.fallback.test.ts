@@ -104,7 +104,7 @@ describe('protect: fallback', () => {
     expect(fallbacks).toBe(1);
     await expect(
       run(() => Promise.reject(new Error('op')), {
-        errorPolicy: () => ({ failover: false }),
+        classify: () => ({ failover: false }),
         fallback: () => 'unused',
       }),
     ).rejects.toThrow('op');

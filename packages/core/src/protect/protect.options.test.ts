@@ -20,7 +20,7 @@ describe('protect: options', () => {
     [{ backoff: { type: 'linear', delay: 1 } }, TypeError, /backoff\.type/],
     [{ backoff: { type: 'fixed' } }, TypeError, /backoff\.delay/],
     [{ backoff: { type: 'fixed', delay: 1, jitter: 2 } }, RangeError, /backoff\.jitter/],
-    [{ errorPolicy: 'retry' }, TypeError, /errorPolicy/],
+    [{ classify: 'retry' }, TypeError, /classify/],
     [{ budget: {} }, TypeError, /budget/],
     [{ throttle: {} }, TypeError, /throttle/],
     [{ sleep: 1 }, TypeError, /sleep/],

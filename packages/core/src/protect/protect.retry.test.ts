@@ -89,7 +89,7 @@ describe('protect: retry', () => {
       backoff: { type: 'fixed', delay: 10 },
       clock,
       sleep: clock.sleep,
-      errorPolicy: (e) =>
+      classify: (e) =>
         (e as Error).message === 'fatal' ? { retry: false } : { retryAfterMs: 500 },
     });
     const at: number[] = [];
@@ -113,13 +113,13 @@ describe('protect: retry', () => {
       timeout: 100,
       clock,
       sleep: clock.sleep,
-      errorPolicy: (e) => {
+      classify: (e) => {
         runnerPolicy.push(e);
         return {};
       },
     });
     const p = run(() => new Promise(() => {}), {
-      errorPolicy: (e) => {
+      classify: (e) => {
         callPolicy.push(e);
         return { retry: false };
       },
@@ -137,7 +137,7 @@ describe('protect: retry', () => {
     let fallbacks = 0;
     const run = protect({
       attempts: 3,
-      errorPolicy: () => {
+      classify: () => {
         throw policyError;
       },
     });

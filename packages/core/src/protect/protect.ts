@@ -56,11 +56,11 @@ class Runner implements RunnerShared {
     checkCall('protect run', 'fn', fn, options);
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
-    let policy: ErrorPolicy | undefined = this.config.errorPolicy;
+    let policy: ErrorPolicy | undefined = this.config.classify;
     if (options !== undefined) {
       signal = options.signal;
       fallback = options.fallback;
-      if (options.errorPolicy !== undefined) policy = options.errorPolicy;
+      if (options.classify !== undefined) policy = options.classify;
     }
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));

@@ -72,7 +72,7 @@ export interface ProtectOptions {
   /** Circuit breaker settings, or `false` to disable. Defaults to no circuit. */
   circuit?: ProtectCircuit | false;
   /** Judges each failed attempt (timeouts included). Defaults to retrying and counting every error. */
-  errorPolicy?: ErrorPolicy;
+  classify?: ErrorPolicy;
   /** Retry budget consulted before each retry. Defaults to none (retries limited by `attempts` only). */
   budget?: ProtectRetryBudget;
   /**
@@ -100,7 +100,7 @@ export const PROTECT_KEYS = {
   concurrency: true,
   maxQueue: true,
   circuit: true,
-  errorPolicy: true,
+  classify: true,
   budget: true,
   throttle: true,
   name: true,
@@ -135,8 +135,8 @@ export interface ProtectRunOptions<T> {
   signal?: AbortSignal | undefined;
   /** Produces the call's result when it fails (not on external abort or a throwing policy). Defaults to none. */
   fallback?: ProtectFallback<T> | undefined;
-  /** Replaces the runner's `errorPolicy` for this call. Defaults to the runner's. */
-  errorPolicy?: ErrorPolicy | undefined;
+  /** Replaces the runner's classifier for this call. Defaults to the runner's. */
+  classify?: ErrorPolicy | undefined;
 }
 
 /** Emitted before each retry's backoff. */

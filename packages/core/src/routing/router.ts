@@ -38,10 +38,9 @@ class RouterImpl<R> implements Router<R> {
   constructor(private readonly config: RouterConfig<R>) {
     const core = new RouterCore(config);
     this.core = core;
+    const c = config.concurrency;
     this.pool =
-      config.concurrency === Number.POSITIVE_INFINITY
-        ? undefined
-        : createSlotPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
+      c === undefined ? undefined : createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
     this.providerIds = Object.freeze(config.providers.map((p) => p.id));
     this.onSelected = core.selected.on;
     this.onSkipped = core.skipped.on;
@@ -79,7 +78,7 @@ class RouterImpl<R> implements Router<R> {
     checkCall('router.execute', 'fn', fn, options);
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const policy = options?.errorPolicy ?? this.config.errorPolicy;
+    const policy = options?.classify ?? this.config.classify;
     const fallback = options?.fallback;
     let routed: Promise<T>;
     const pool = this.pool;
@@ -120,7 +119,11 @@ class RouterImpl<R> implements Router<R> {
  * @example
  * const router = createRouter({
  *   providers: [{ id: 'eu', resource: euClient }, { id: 'us', resource: usClient }],
- *   protection: { attempts: 2, timeout: 2000, circuit: { threshold: 5, cooldown: 30_000 } },
+ *   protection: {
+ *     attemptTimeoutMs: 2_000,
+ *     retry: { attempts: 2 },
+ *     circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+ *   },
  * });
  * const user = await router.execute((client, { signal }) => client.getUser(id, { signal }));
  */

@@ -111,8 +111,8 @@ describe('long waits on the real host timer', () => {
 
   it.each([
     [
-      "an errorPolicy's 30-day retryAfterMs",
-      { attempts: 4, errorPolicy: () => ({ retryAfterMs: 30 * DAY }) },
+      "a classifier's 30-day retryAfterMs",
+      { attempts: 4, classify: () => ({ retryAfterMs: 30 * DAY }) },
     ],
     // No maxDelay: the first retry waits 2^31 ms.
     [

@@ -1,4 +1,4 @@
-import type { Backoff, Clock, RetryBudget, Sleep } from '@breakwater/core';
+import type { AttemptEngine } from '@breakwater/core';
 import {
   type GrpcRetryEvent,
   type GrpcStatusClassifier,
@@ -18,19 +18,16 @@ import type { AuthContextLike, CallLink } from './types.js';
 
 /** How one method's attempts are run; built once per method and shared by its calls. @internal */
 export interface AttemptPlan {
-  path: string;
-  responseStream: boolean;
-  /** Total attempts, the first included. */
-  maxAttempts: number;
-  /** Hedging: start another attempt when none answered within this many ms. */
-  hedgeDelayMs: number | undefined;
-  perAttemptTimeoutMs: number | undefined;
-  backoff: Backoff;
-  budget: RetryBudget | undefined;
-  classify: GrpcStatusClassifier;
-  clock: Clock;
-  sleep: Sleep;
-  onRetry: ((event: GrpcRetryEvent) => void) | undefined;
+  readonly path: string;
+  readonly responseStream: boolean;
+  /** Decides every retry and hedge (a hedging engine has `hedgeDelayMs`). */
+  readonly engine: AttemptEngine;
+  /** The method is safe to repeat; otherwise only `neverSent` failures are retried. */
+  readonly idempotent: boolean;
+  /** Deadline of each attempt in ms; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
+  readonly classify: GrpcStatusClassifier;
+  readonly onRetry: ((event: GrpcRetryEvent) => void) | undefined;
 }
 
 function deadlineMs(deadline: InterceptorOptions['deadline']): number {
@@ -38,18 +35,11 @@ function deadlineMs(deadline: InterceptorOptions['deadline']): number {
   return deadline instanceof Date ? deadline.getTime() : deadline;
 }
 
-/** Removes `a` from `live`, keeping the order, without `splice`'s per-call array. */
-function removeAttempt(live: Attempt[], a: Attempt): void {
-  const i = live.indexOf(a);
-  if (i < 0) return;
-  for (let j = i + 1; j < live.length; j++) live[j - 1] = live[j] as Attempt;
-  live.length--;
-}
-
 /** One attempt: the listener grpc-js calls for it, and what it buffered before commit. */
 class Attempt implements InterceptingListener {
   call: CallLink | undefined;
   metadata: Metadata | undefined;
+  headersReceived = false;
   message: unknown;
   hasMessage = false;
 
@@ -59,6 +49,7 @@ class Attempt implements InterceptingListener {
     readonly perAttemptDeadline: boolean,
   ) {}
   onReceiveMetadata(metadata: Metadata): void {
+    this.headersReceived = true;
     this.owner.onMetadata(this, metadata);
   }
   onReceiveMessage(message: unknown): void {
@@ -71,10 +62,12 @@ class Attempt implements InterceptingListener {
 
 /**
  * A client call made of one or more attempts (retries in sequence, or hedges
- * in parallel). It buffers the request metadata and message so every attempt
- * re-sends them, holds each attempt's response until it commits to one (unary:
- * at its status; server streaming: at its first message), and owns its own
- * backoff, so `cancelWithStatus` during a wait ends the call at once.
+ * in parallel), every decision taken by the core attempt engine. It buffers
+ * the request metadata and message so every attempt re-sends them, and holds
+ * each attempt's response until it commits to one (unary: at its status;
+ * server streaming: at its first message). Waits run on the engine's
+ * schedule under the call's own signal, so `cancelWithStatus` during a wait
+ * ends the call at once and leaves no timer.
  * @internal
  */
 export class MultiAttemptCall implements CallLink {
@@ -89,7 +82,10 @@ export class MultiAttemptCall implements CallLink {
   private committed: Attempt | undefined;
   private finished = false;
   private cancelled = false;
-  private waiting: AbortController | undefined;
+  /** Aborts every pending wait; created by the first wait only. */
+  private waits: AbortController | undefined;
+  /** Bumped to drop a pending wait (a retry replaces the hedge timer). */
+  private generation = 0;
   private lastDelayMs = 0;
   private readonly deadlineAt: number;
 
@@ -106,9 +102,8 @@ export class MultiAttemptCall implements CallLink {
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
     this.listener = listener;
-    this.plan.budget?.recordRequest();
+    this.plan.engine.budget?.recordRequest();
     this.launch();
-    this.armHedge();
   }
 
   sendMessageWithContext(context: object, message: unknown): void {
@@ -134,7 +129,7 @@ export class MultiAttemptCall implements CallLink {
   cancelWithStatus(code: Status, details: string): void {
     if (this.finished || this.cancelled) return;
     this.cancelled = true;
-    this.stopWaiting();
+    this.waits?.abort();
     if (this.live.length === 0) {
       // Between attempts nothing is in flight: grpc-js would cancel a finished call, so end here.
       this.finish({ code, details, metadata: new Metadata() });
@@ -172,50 +167,47 @@ export class MultiAttemptCall implements CallLink {
   }
 
   onStatus(a: Attempt, status: StatusObject): void {
-    removeAttempt(this.live, a);
+    const at = this.live.indexOf(a);
+    if (at >= 0) this.live.splice(at, 1);
     if (this.finished || (this.committed !== undefined && this.committed !== a)) return;
     if (this.committed === a || status.code === Status.OK || this.cancelled) {
       this.report(a, status);
       return;
     }
-    const verdict = this.plan.classify({
-      path: this.plan.path,
+    const { plan } = this;
+    const verdict = plan.classify({
+      path: plan.path,
       code: status.code,
       details: status.details,
       trailer: trailerGetter(status.metadata),
-      perAttemptDeadline: a.perAttemptDeadline && this.plan.clock() < this.deadlineAt,
+      perAttemptDeadline: a.perAttemptDeadline && plan.engine.clock() < this.deadlineAt,
+      headersReceived: a.headersReceived,
     });
-    if (verdict.retry === false) {
-      this.report(a, status);
-      return;
-    }
-    // A hedge still running may yet answer; wait for it rather than report this failure.
-    if (this.live.length > 0) return;
-    const hedging = this.plan.hedgeDelayMs !== undefined;
-    const retry = this.started;
-    const delayMs = hedging
-      ? (verdict.retryAfterMs ?? 0)
-      : (verdict.retryAfterMs ?? this.plan.backoff.delayFor(retry, this.lastDelayMs));
-    if (
-      this.started >= this.plan.maxAttempts ||
-      this.plan.clock() + delayMs >= this.deadlineAt ||
-      (this.plan.budget !== undefined && !this.plan.budget.tryRetry())
-    ) {
-      this.report(a, status);
+    // Only a request that never left may be repeated for a method not known to be safe.
+    const delayMs =
+      plan.idempotent || verdict.neverSent === true
+        ? plan.engine.afterFailure(
+            this.started,
+            this.lastDelayMs,
+            verdict,
+            undefined,
+            this.deadlineAt,
+          )
+        : -1;
+    if (delayMs < 0) {
+      // A hedge still running may yet answer, unless this failure says no attempt can help.
+      if (this.live.length === 0 || verdict.retry === false) this.report(a, status);
       return;
     }
     this.lastDelayMs = delayMs;
-    this.plan.onRetry?.({ path: this.plan.path, attempt: retry + 1, delayMs, code: status.code });
-    this.stopWaiting();
-    if (delayMs <= 0) {
-      this.launch();
-      this.armHedge();
-    } else {
-      this.wait(delayMs, () => {
-        this.launch();
-        this.armHedge();
-      });
+    if (plan.onRetry !== undefined) {
+      try {
+        plan.onRetry({ path: plan.path, attempt: a.index, delayMs, code: status.code });
+      } catch {
+        // A listener never breaks a call, nor reaches grpc-js.
+      }
     }
+    this.wait(delayMs, () => this.launch());
   }
 
   private launch(): void {
@@ -223,10 +215,10 @@ export class MultiAttemptCall implements CallLink {
     const { plan } = this;
     let options = this.options;
     let perAttempt = false;
-    if (plan.perAttemptTimeoutMs !== undefined) {
-      const at = plan.clock() + plan.perAttemptTimeoutMs;
+    if (plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY) {
+      const at = plan.engine.clock() + plan.attemptTimeoutMs;
       if (at < this.deadlineAt) {
-        // Not a spread: see the deadline interceptor.
+        // Not a spread: see the deadline stage.
         options = Object.assign({}, options, { deadline: at });
         perAttempt = true;
       }
@@ -242,49 +234,40 @@ export class MultiAttemptCall implements CallLink {
     }
     call.start(metadata, attempt);
     if (index > 1) {
+      // grpc-js's own order (a routing channel reads it): unary responses ask to read first.
+      const readFirst = this.readPending && !plan.responseStream;
+      if (readFirst) call.startRead();
       if (this.hasMessage) call.sendMessage(this.message);
       if (this.halfClosed) call.halfClose();
-      if (this.readPending) call.startRead();
+      if (this.readPending && !readFirst) call.startRead();
+    }
+    const hedgeDelayMs = plan.engine.hedgeDelayMs;
+    if (hedgeDelayMs !== undefined && index < plan.engine.attempts && plan.idempotent) {
+      this.wait(hedgeDelayMs, () => {
+        if (this.committed === undefined && !this.cancelled) {
+          if (plan.engine.mayHedge(this.started, this.deadlineAt)) this.launch();
+        }
+      });
     }
   }
 
-  private armHedge(): void {
-    const delay = this.plan.hedgeDelayMs;
-    if (delay === undefined || this.started >= this.plan.maxAttempts || this.finished) return;
-    this.wait(delay, () => {
-      if (this.committed !== undefined || this.cancelled) return;
-      if (this.plan.budget !== undefined && !this.plan.budget.tryRetry()) return;
-      this.plan.onRetry?.({
-        path: this.plan.path,
-        attempt: this.started + 1,
-        delayMs: delay,
-        code: undefined,
-      });
-      this.launch();
-      this.armHedge();
-    });
-  }
-
+  /** Runs `then` after `ms` on the engine's schedule, unless the call ends or a newer wait replaces it. */
   private wait(ms: number, then: () => void): void {
-    const controller = new AbortController();
-    this.waiting = controller;
-    void this.plan.sleep(ms, controller.signal).then(() => {
-      if (this.waiting !== controller) return;
-      this.waiting = undefined;
-      if (!controller.signal.aborted && !this.finished) then();
-    });
-  }
-
-  private stopWaiting(): void {
-    const controller = this.waiting;
-    this.waiting = undefined;
-    controller?.abort();
+    const generation = ++this.generation;
+    this.waits ??= new AbortController();
+    this.plan.engine.schedule(
+      ms,
+      () => {
+        if (generation === this.generation && !this.finished) then();
+      },
+      this.waits.signal,
+    );
   }
 
   private commit(a: Attempt): void {
     if (this.committed !== undefined) return;
     this.committed = a;
-    this.stopWaiting();
+    this.generation++;
     for (const other of this.live) {
       if (other !== a)
         other.call?.cancelWithStatus(
@@ -312,7 +295,7 @@ export class MultiAttemptCall implements CallLink {
   private finish(status: StatusObject): void {
     if (this.finished) return;
     this.finished = true;
-    this.stopWaiting();
+    this.waits?.abort();
     this.listener?.onReceiveStatus?.(status);
   }
 }
