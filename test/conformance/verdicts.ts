@@ -49,7 +49,7 @@ export function callerCode(error: unknown, depth = 0): CallerCode {
   if (typeof e.code === 'number' && e.name !== 'TRPCClientError') {
     return GRPC_NAMES[e.code] ?? 'OTHER';
   }
-  if (e.name === 'AbortError') return 'CANCELLED';
+  if (e.name === 'AbortError' || e.name === 'OperationAbortedError') return 'CANCELLED';
   if (e.name === 'DeadlineExceededError' || e.name === 'TimeoutError') return 'DEADLINE_EXCEEDED';
   if (e.name === 'CircuitOpenError' || e.name === 'BudgetExhaustedError') return 'REFUSED';
   const trpcCode = typeof e.data?.code === 'string' ? BY_TRPC_CODE[e.data.code] : undefined;
