@@ -6,6 +6,7 @@ import {
   echoUnary,
   loadEchoPackageDefinition,
 } from '@breakwater/chaos';
+import type { BackoffOptions } from '@breakwater/core';
 import { type Interceptor, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
@@ -24,7 +25,7 @@ function retryInterceptor(
   options: {
     idempotent?: Iterable<string>;
     attempts?: number;
-    backoff?: typeof fast;
+    backoff?: BackoffOptions;
     attemptTimeoutMs?: number;
   } = {},
 ) {
@@ -318,7 +319,7 @@ describe('the standard stack (no options)', () => {
     let attempts = 0;
     const counter: Interceptor = (options, next) => {
       attempts++;
-      return next(options);
+      return next(options) as ReturnType<Interceptor>;
     };
     const client = createEchoClient(`127.0.0.1:${port}`, {
       ...disableGrpcRetries,

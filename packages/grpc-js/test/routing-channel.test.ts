@@ -58,6 +58,21 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(servers[1]?.observed[0]?.previousAttempts).toBe(1);
   });
 
+  it('retries on the same target per `protection.retry` before failing over', async () => {
+    const { servers, client } = await routingSetup(
+      [{ faults: [{ firstAttempts: 1, status: status.UNAVAILABLE }] }, {}],
+      {
+        idempotent,
+        protection: { retry: { attempts: 2, backoff: { baseDelayMs: 5, jitter: 'none' } } },
+      },
+    );
+    const outcome = await echoUnary(client, {}, { callId: 'r' });
+    expect(outcome.value?.replica).toBe('replica-1');
+    expect(servers[0]?.attempts('r')).toBe(2);
+    expect(servers[0]?.observed[1]?.previousAttempts).toBe(1);
+    expect(servers[1]?.total()).toBe(0);
+  });
+
   it('never fails a non-idempotent call over', async () => {
     const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
       idempotent,
@@ -192,9 +207,15 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(() =>
       createRoutingChannel({
         targets: [{ id: 'a', address: '127.0.0.1:1' }],
-        perAttemptTimeout: 'x' as never,
+        attemptTimeoutMs: 'x' as never,
       }),
-    ).toThrow(TypeError);
+    ).toThrow(/attemptTimeoutMs/);
+    // 0.1's names are gone: the error names the full path.
+    expect(() =>
+      createRoutingChannel({
+        targets: [{ id: 'a', address: '127.0.0.1:1', protection: { attempts: 2 } as never }],
+      }),
+    ).toThrow(/targets\[0\]\.protection\.attempts/);
     expect(ECHO_METHODS.unary).toBe('/breakwater.chaos.v1.Echo/Unary');
   });
 });
