@@ -66,7 +66,9 @@ const PER_CALL_FILES = [
   'packages/nice-grpc/src/internals/attempt.ts',
   'packages/nice-grpc/src/internals/retry-chain.ts',
   'packages/nice-grpc/src/internals/unary-stage.ts',
-  'packages/trpc/src/internals/fused-call.ts',
+  'packages/trpc/src/internals/call.ts',
+  'packages/trpc/src/retry-link.ts',
+  'packages/trpc/src/hedge-link.ts',
   // The chaos Echo server answers every benchmark call: its cost is on their path too.
   'packages/chaos/src/grpc/server.ts',
   'packages/chaos/src/grpc/recorder.ts',

@@ -133,8 +133,8 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return trpcLane(
             variant,
             breakwaterTrpcLinks(trpcTerminal(address), {
-              bulkhead: { pool: { concurrency: bulkhead.concurrency } },
-              rateLimit: { bucket: rateLimit },
+              concurrency: { limit: bulkhead.concurrency },
+              rateLimit,
             }),
           );
         default:

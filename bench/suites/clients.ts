@@ -434,14 +434,17 @@ export function breakwaterTrpcLinks(
 ): Links {
   return [
     resilienceLink<ChaosTrpcRouter>({
+      // The parts this lane leaves out are off, so the comparison is like for like.
+      attemptTimeoutMs: false,
+      concurrency: false,
       ...extra,
-      timeout: { timeoutMs: '10s' },
+      timeoutMs: 10_000,
       retry: {
         attempts: ATTEMPTS,
         backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-        ...(budget ? { budget: createRetryBudget({}) } : {}),
       },
-      circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
+      budget: budget ? createRetryBudget({}) : false,
+      circuit: { failureThreshold: 5, openDurationMs: 1000 },
     }),
     terminal,
   ];

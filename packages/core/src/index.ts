@@ -1,6 +1,19 @@
 // @breakwater/core — user-facing factories first, types and extension points below.
 
-export { AttemptEngine, type RetryBudgetLike, stopReason } from './attempts/engine.js';
+// The one attempt engine and the one options object every adapter stack is built from.
+export {
+  AttemptEngine,
+  DEFAULT_BACKOFF,
+  MAX_ATTEMPTS,
+  type RetryBudgetLike,
+  STOP_ATTEMPTS,
+  STOP_BUDGET,
+  STOP_DEADLINE,
+  STOP_NOT_RETRYABLE,
+  STOP_PUSHBACK,
+  type StopReason,
+  stopReason,
+} from './attempts/engine.js';
 export {
   type ConcurrencyOptions,
   type HedgePolicyOptions,
@@ -12,6 +25,7 @@ export {
   resolveResilience,
   STANDARD_RESILIENCE,
 } from './attempts/resilience-options.js';
+
 export * from './breaker/index.js';
 export * from './cache/index.js';
 export * from './deadline/index.js';
