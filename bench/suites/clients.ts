@@ -461,7 +461,11 @@ export function breakwaterTrpcRoutingLinks(urls: readonly string[], hedge?: Rout
     routingLink<ChaosTrpcRouter>({
       endpoints: urls.map((url, i) => ({ id: `t${i}`, link: trpcTerminal(url, 1) })),
       selection: 'round-robin',
-      protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+      protection: {
+        retry: false,
+        timeoutMs: 10_000,
+        circuit: { failureThreshold: 3, openDurationMs: 1000 },
+      },
       ...(hedge ? { hedge } : {}),
     }),
   ];

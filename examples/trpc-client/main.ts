@@ -21,7 +21,7 @@ export async function main(log: (line: string) => void = console.log) {
       routingLink({
         endpoints: [endpoint('primary', primary.url), endpoint('secondary', secondary.url)],
         selection: { type: 'priority', priorities: { primary: 1 } },
-        protection: { circuit: { threshold: 2, cooldown: 200 }, timeout: 1000 },
+        protection: { circuit: { failureThreshold: 2, openDurationMs: 200 }, timeoutMs: 1000 },
       }),
     ],
   });

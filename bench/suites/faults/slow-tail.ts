@@ -86,7 +86,7 @@ export const slowTailSuite: Suite = {
       ),
       trpcLane(
         'Breakwater tRPC routingLink, hedge at p95',
-        breakwaterTrpcRoutingLinks(trpcServers.urls, { percentile: 95, maxHedges: 1 }),
+        breakwaterTrpcRoutingLinks(trpcServers.urls, { percentile: 95, attempts: 2 }),
       ),
     ];
     await trpcServers.all[2]?.setFault(tail);

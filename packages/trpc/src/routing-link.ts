@@ -33,7 +33,7 @@ export const ENDPOINT_KEYS = {
 
 /** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
 export interface RoutingLinkOptions<TRouter extends AnyRouter>
-  extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'errorPolicy'> {
+  extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'classify'> {
   /** The endpoints, in registration order. At least one. */
   endpoints: readonly TRPCEndpoint<TRouter>[];
   /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
@@ -60,7 +60,6 @@ export const ROUTING_LINK_KEYS = {
   health: true,
   hedge: true,
   concurrency: true,
-  maxQueue: true,
   budget: true,
   clock: true,
   sleep: true,
@@ -108,7 +107,7 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
  *     { id: 'secondary', link: httpBatchLink({ url: b, fetch: createStatusPreservingFetch() }) },
  *   ],
  *   selection: { type: 'priority', priorities: { primary: 1 } },
- *   protection: { circuit: { threshold: 3, cooldown: '10s' } },
+ *   protection: { circuit: { failureThreshold: 3, openDurationMs: 10_000 } },
  * })
  */
 export function routingLink<TRouter extends AnyRouter = AnyRouter>(
@@ -161,13 +160,14 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     // Hedging is router-wide; calls that must not be repeated use a twin without it,
     // sharing the health registry (its circuits are its own).
     const { hedge, ...unhedged } = routerOptions;
-    const single = hedge
-      ? createRouter({
-          ...unhedged,
-          health: { ...unhedged.health, probe: 'none', registry: router.health },
-          providers,
-        })
-      : router;
+    const single =
+      hedge !== undefined && hedge !== false
+        ? createRouter({
+            ...unhedged,
+            health: { ...unhedged.health, probe: 'none', registry: router.health },
+            providers,
+          })
+        : router;
 
     return ({ op }) => {
       // initialized for request
@@ -182,13 +182,13 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
         const onAbort = () => ac.abort(callerSignal?.reason);
         callerSignal?.addEventListener('abort', onAbort, { once: true });
         const repeatable = safe(op);
-        const errorPolicy = repeatable
+        const verdictOf = repeatable
           ? (error: unknown) => classify(error, op)
           : (error: unknown) => onlyIfNeverSent(classify(error, op));
         (repeatable ? router : single)
           .execute((link, { signal }) => runLink(link, op, signal), {
             signal: ac.signal,
-            errorPolicy,
+            classify: verdictOf,
           })
           .then(
             (envelope) => {
