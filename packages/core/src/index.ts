@@ -25,6 +25,7 @@ export {
   resolveResilience,
   STANDARD_RESILIENCE,
 } from './attempts/resilience-options.js';
+export { type RetryLoopHooks, retryAfterFailure } from './attempts/retry-loop.js';
 
 export * from './breaker/index.js';
 export * from './cache/index.js';

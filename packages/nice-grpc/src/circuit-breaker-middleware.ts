@@ -1,6 +1,16 @@
-import type { CallOutcome, CircuitBreaker, Clock } from '@breakwater/core';
-import { optionPath } from '@breakwater/core';
-import { createGrpcCircuits, type GrpcCircuitOptions } from '@breakwater/core/grpc';
+import {
+  type CallOutcome,
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  type Clock,
+  optionPath,
+  resolveResilience,
+} from '@breakwater/core';
+import {
+  createGrpcCircuits,
+  type GrpcCircuitScope,
+  type GrpcStatusClassifier,
+} from '@breakwater/core/grpc';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -9,18 +19,18 @@ import {
 } from 'nice-grpc-common';
 import { failureStatus, refusal } from './internals/errors.js';
 import type { MiddlewareResult } from './internals/next.js';
-import type { UnaryStage } from './internals/unary-stage.js';
 
 /**
- * Options of {@link circuitBreakerMiddleware}, the same as the grpc-js
- * `circuitBreakerInterceptor`'s (`GrpcCircuitOptions` of
- * `@breakwater/core/grpc`): `scope` (`'method'` | `'service'` | `'client'`,
- * defaults to `'method'`), `breaker` (core breaker settings, defaults to the
- * core defaults), `breakerFor` (supply circuits, e.g. shared with a grpc-js
- * client), `classify` (defaults to `createGrpcStatusClassifier()`), `clock`
- * (defaults to `systemClock`).
+ * The `circuit` part of the vocabulary for gRPC: core breaker options plus
+ * `scope` (one circuit per `'method'`, per `'service'`, or one for the whole
+ * `'client'`; defaults to `'method'`), or one `CircuitBreaker` for every method.
  */
-export type CircuitBreakerMiddlewareOptions = GrpcCircuitOptions;
+export type GrpcCircuitPart =
+  | CircuitBreaker
+  | (CircuitBreakerOptions & { scope?: GrpcCircuitScope });
+
+/** Options of {@link circuitBreakerMiddleware}: the circuit part, plus `classify` (defaults to `createGrpcStatusClassifier()`). */
+export type CircuitBreakerMiddlewareOptions = GrpcCircuitPart & { classify?: GrpcStatusClassifier };
 
 /** A circuit-breaker middleware that can also show its circuits. */
 export type CircuitBreakerMiddleware = ClientMiddleware & {
@@ -28,34 +38,69 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
   circuitFor(path: string): CircuitBreaker;
 };
 
+function isBreaker(value: object): value is CircuitBreaker {
+  return typeof (value as Partial<CircuitBreaker>).tryAcquire === 'function';
+}
+
 /**
  * Guards calls with the core circuit breaker, one circuit per method (or
  * service, or client). A refused call is never sent: it rejects with a
  * `ClientError` `UNAVAILABLE` whose `cause` is the `CircuitOpenError` (with
  * `retryAfterMs`). Every call type is guarded; a call counts once, after its
- * retries when this middleware is outside the retry middleware. Statuses
- * the classifier does not count (`INVALID_ARGUMENT`, pushback, …) and
- * caller cancellation are neutral; a Breakwater deadline counts as
+ * retries when this middleware is outside the retry stage. Statuses the
+ * classifier does not count (`INVALID_ARGUMENT`, pushback, …) and caller
+ * cancellation are neutral; a Breakwater deadline counts as
  * `DEADLINE_EXCEEDED` (a slow server).
+ * @example
+ * createClientFactory().use(circuitBreakerMiddleware({ failureThreshold: 5, openDurationMs: 10_000 }))
  */
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
-  return circuitBreakerMiddlewareOf(
-    optionPath('', () => circuitBreakerStage(options), 'circuitBreakerMiddleware'),
-  );
+  const fn = 'circuitBreakerMiddleware';
+  const { classify, ...circuit } = options as CircuitBreakerOptions & {
+    classify?: GrpcStatusClassifier;
+  };
+  return circuitStage(fn, '', isBreaker(options) ? options : circuit, classify);
 }
 
-/** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
-export function circuitBreakerMiddlewareOf(stage: CircuitBreakerStage): CircuitBreakerMiddleware {
-  const { clock } = stage;
+/**
+ * The circuit stage: `part` checked by core (errors under option path
+ * `path` of factory `fn`), one breaker per scope key.
+ * @internal
+ */
+export function circuitStage(
+  fn: string,
+  path: string,
+  part: GrpcCircuitPart,
+  classify: GrpcStatusClassifier | undefined,
+): CircuitBreakerMiddleware {
+  const shared = isBreaker(part) ? part : undefined;
+  const { scope, ...breaker } = (shared === undefined ? part : {}) as CircuitBreakerOptions & {
+    scope?: GrpcCircuitScope;
+  };
+  // Core checks the breaker options (and builds one breaker, thrown away: each key gets its own).
+  resolveResilience(fn, path, { circuit: shared ?? breaker }, false);
+  const circuits = optionPath(
+    path,
+    () =>
+      createGrpcCircuits({
+        ...(scope === undefined ? {} : { scope }),
+        ...(shared === undefined ? { breaker } : { breakerFor: () => shared }),
+        ...(classify === undefined ? {} : { classify }),
+        ...(breaker.clock === undefined ? {} : { clock: breaker.clock }),
+      }),
+    fn,
+  );
+  const clock: Clock = circuits.clock;
   async function* circuitBreakerMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions,
   ): MiddlewareResult<Response> {
     const path = call.method.path;
-    const breaker = stage.circuitFor(path);
-    const permit = stage.acquire(breaker, path);
+    const method = circuits.methodCircuit(path);
+    const permit = method.breaker.tryAcquire();
+    if (permit < 0) throw refusal(path, Status.UNAVAILABLE, circuits.openError(method));
     const startedAt = clock();
     // A stream its consumer leaves early ends in `finally` with neither result: neutral.
     let outcome: CallOutcome = 'neutral';
@@ -64,65 +109,14 @@ export function circuitBreakerMiddlewareOf(stage: CircuitBreakerStage): CircuitB
       outcome = 'success';
       return result;
     } catch (error) {
-      outcome = stage.outcomeOf(path, error, callOptions.signal);
+      const status = failureStatus(error, callOptions.signal);
+      if (status !== undefined) {
+        outcome = circuits.outcomeOf(path, status.code, status.details, undefined, false);
+      }
       throw error;
     } finally {
-      breaker.release(permit, outcome, clock() - startedAt);
+      method.breaker.release(permit, outcome, clock() - startedAt);
     }
   }
-  return Object.assign(circuitBreakerMiddleware, { circuitFor: stage.circuitFor });
-}
-
-/** The unary part of {@link circuitBreakerMiddleware}, with what its middleware shares. @internal */
-export interface CircuitBreakerStage extends UnaryStage {
-  circuitFor(path: string): CircuitBreaker;
-  /** A permit of `breaker`, or throws the `UNAVAILABLE` refusal. */
-  acquire(breaker: CircuitBreaker, path: string): number;
-  /** How a failed call counts. */
-  outcomeOf(path: string, error: unknown, signal: AbortSignal | undefined): CallOutcome;
-  clock: Clock;
-}
-
-/** The unary stage of {@link circuitBreakerMiddleware}. @internal */
-export function circuitBreakerStage(options: CircuitBreakerMiddlewareOptions): CircuitBreakerStage {
-  // The same registry as the grpc-js interceptor's: both adapters key and count circuits alike.
-  const circuits = createGrpcCircuits(options);
-  const { clock } = circuits;
-  const acquire = (breaker: CircuitBreaker, path: string): number => {
-    const permit = breaker.tryAcquire();
-    if (permit >= 0) return permit;
-    throw refusal(path, Status.UNAVAILABLE, circuits.openError(circuits.methodCircuit(path)));
-  };
-  const outcomeOf = (
-    path: string,
-    error: unknown,
-    signal: AbortSignal | undefined,
-  ): CallOutcome => {
-    const status = failureStatus(error, signal);
-    if (status === undefined) return 'neutral';
-    return circuits.outcomeOf(path, status.code, status.details, undefined, false);
-  };
-  return {
-    circuitFor: circuits.circuitFor,
-    acquire,
-    outcomeOf,
-    clock,
-    async unary(call, callOptions, chain, index) {
-      const path = call.method.path;
-      const breaker = circuits.circuitFor(path);
-      const permit = acquire(breaker, path);
-      const startedAt = clock();
-      let outcome: CallOutcome = 'neutral';
-      try {
-        const result = await chain.next(call, callOptions, index);
-        outcome = 'success';
-        return result;
-      } catch (error) {
-        outcome = outcomeOf(path, error, callOptions.signal);
-        throw error;
-      } finally {
-        breaker.release(permit, outcome, clock() - startedAt);
-      }
-    },
-  };
+  return Object.assign(circuitBreakerMiddleware, { circuitFor: circuits.circuitFor });
 }

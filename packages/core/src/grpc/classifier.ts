@@ -23,8 +23,9 @@ export interface GrpcAttemptInfo {
   /** The caller cancelled the call. Defaults to false. */
   cancelledByCaller?: boolean;
   /**
-   * The attempt received response headers, so its request reached the server.
-   * Without them an `UNAVAILABLE` from a failed connection is `neverSent`. Defaults to false.
+   * The attempt received response headers from a server. `false` with a
+   * connection-level `UNAVAILABLE` (no connection, stream refused) marks the
+   * request never sent. Defaults to true (assume the server may have seen it).
    */
   headersReceived?: boolean;
   /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
@@ -47,11 +48,6 @@ export function parsePushback(trailer: TrailerGetter | undefined): number | unde
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
-const RETRY_NEUTRAL: ErrorVerdict = Object.freeze({
-  retry: true,
-  failover: true,
-  countForCircuit: false,
-});
 const FAIL_COUNTED: ErrorVerdict = Object.freeze({
   retry: false,
   failover: true,
@@ -68,16 +64,16 @@ const CALLER_ERROR: ErrorVerdict = Object.freeze({
   countForCircuit: false,
 });
 
-// A retryable failure whose request provably never left (grpc-js's transparent-retry cases:
-// no connection to pick, or the server refused the stream before the application saw it).
-const RETRY_NEVER_SENT: ErrorVerdict = Object.freeze({ ...RETRY, neverSent: true });
-const NEVER_SENT_DETAILS = /^(?:[\w-]+: )?(?:No connection established|Stream refused by server)/;
+// A request that provably never left: safe to repeat for any method (grpc-js's transparent retry).
+const NEVER_SENT: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: true,
+  neverSent: true,
+});
 
-/** `verdict` with the attempt's pushback, if it sent one (gRFC A6: every retryable status). */
-function withPushback(verdict: ErrorVerdict, trailer: TrailerGetter | undefined): ErrorVerdict {
-  const pushback = parsePushback(trailer);
-  return pushback === undefined ? verdict : { ...verdict, retryAfterMs: pushback };
-}
+// grpc-js's own words for a call that found no connection, or whose stream the server refused.
+const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
 
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
@@ -85,15 +81,14 @@ const CLIENT_SIDE_INTERNAL =
 
 /**
  * Maps a gRPC status code to a Breakwater {@link ErrorVerdict} (SPEC §9).
- * Pure: the same inputs always give the same verdict. Defaults, by code:
+ * Pure: the same inputs always give the same verdict. A retryable verdict
+ * carries the `grpc-retry-pushback-ms` trailer as `retryAfterMs` (gRFC A6:
+ * it replaces the backoff; negative or not a whole number, `-1`, stops the
+ * retries), whatever the status. Defaults, by code:
  *
  * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
- *   `neverSent` when no headers came back and grpc-js says no connection was
- *   established or the stream was refused (safe to repeat for any method).
- *
- * Every retryable verdict carries the `grpc-retry-pushback-ms` trailer as
- * `retryAfterMs` when the server sent one (`-1` for a malformed or negative
- * value: do not retry), as gRFC A6 applies pushback to every retryable status.
+ *   `neverSent` when no headers came back and grpc-js reports no connection or a
+ *   refused stream (the request never left, so any method may repeat it).
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
@@ -113,31 +108,42 @@ export function classifyGrpcStatus(
   trailer: TrailerGetter | undefined,
   info: GrpcAttemptInfo = {},
 ): ErrorVerdict {
+  const verdict = statusVerdict(code, trailer, info);
+  if (verdict.retry === false || verdict.retryAfterMs !== undefined) return verdict;
+  // gRFC A6: pushback applies to every retryable status (-1, "do not retry", for a bad value).
+  const pushback = parsePushback(trailer);
+  return pushback === undefined ? verdict : { ...verdict, retryAfterMs: pushback };
+}
+
+function statusVerdict(
+  code: number,
+  trailer: TrailerGetter | undefined,
+  info: GrpcAttemptInfo,
+): ErrorVerdict {
   if (info.cancelledByCaller) return CALLER_ERROR;
   switch (code) {
     case GrpcStatus.OK:
       return CALLER_ERROR;
     case GrpcStatus.UNAVAILABLE:
-      return withPushback(
-        !info.headersReceived && NEVER_SENT_DETAILS.test(info.details ?? '')
-          ? RETRY_NEVER_SENT
-          : RETRY,
-        trailer,
-      );
+      return info.headersReceived === false && CONNECTION_FAILURE.test(info.details ?? '')
+        ? NEVER_SENT
+        : RETRY;
     case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
     }
     case GrpcStatus.DEADLINE_EXCEEDED:
-      return info.perAttemptDeadline ? withPushback(RETRY, trailer) : FAIL_COUNTED;
+      return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
     case GrpcStatus.ABORTED:
-      return info.retryAborted ? withPushback(RETRY_NEUTRAL, trailer) : FAIL_NEUTRAL;
+      return info.retryAborted
+        ? { retry: true, failover: true, countForCircuit: false }
+        : FAIL_NEUTRAL;
     case GrpcStatus.INTERNAL:
       if (CLIENT_SIDE_INTERNAL.test(info.details ?? '')) return CALLER_ERROR;
-      return info.retryInternal ? withPushback(RETRY, trailer) : FAIL_COUNTED;
+      return info.retryInternal ? RETRY : FAIL_COUNTED;
     case GrpcStatus.UNKNOWN:
-      return info.retryUnknown ? withPushback(RETRY, trailer) : FAIL_COUNTED;
+      return info.retryUnknown ? RETRY : FAIL_COUNTED;
     case GrpcStatus.DATA_LOSS:
       return FAIL_COUNTED;
     default:
@@ -240,7 +246,7 @@ export function createGrpcStatusClassifier(
       details: input.details ?? '',
       perAttemptDeadline: input.perAttemptDeadline ?? false,
       cancelledByCaller: input.cancelledByCaller ?? false,
-      headersReceived: input.headersReceived ?? false,
+      headersReceived: input.headersReceived ?? true,
     });
     return override ? override(input, verdict) : verdict;
   };

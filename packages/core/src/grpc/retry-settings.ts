@@ -5,7 +5,7 @@ import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backo
 export interface GrpcRetryEvent {
   /** Full method path. */
   path: string;
-  /** The attempt that failed (1 = the first), as in every Breakwater retry event. */
+  /** The attempt that failed (1 = the first), or for a hedge the attempt outstanding. */
   attempt: number;
   /** Wait before the next attempt starts, in ms (server pushback when it sent one). */
   delayMs: number;

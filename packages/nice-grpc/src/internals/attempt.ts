@@ -14,6 +14,8 @@ export class Attempt {
   header: Metadata | undefined = undefined;
   trailer: Metadata | undefined = undefined;
   committed = false;
+  /** Response headers arrived. */
+  private headerSeen = false;
   readonly options: CallOptions;
 
   /**
@@ -21,12 +23,14 @@ export class Attempt {
    * @param index 1 for the first attempt
    * @param timeoutMs time this attempt may take (sent as `grpc-timeout`); `Infinity` for none
    * @param signal the attempt's signal, when it differs from the caller's
+   * @param perAttempt the attempt runs under its own deadline, earlier than the call's
    */
   constructor(
     private readonly caller: CallOptions,
     readonly index: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    readonly perAttempt = false,
   ) {
     let metadata = caller.metadata;
     if (timeoutMs !== Number.POSITIVE_INFINITY) metadata = withTimeoutHeader(metadata, timeoutMs);
@@ -34,15 +38,24 @@ export class Attempt {
       metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
       (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
-    // The trailer is always read (pushback); the header only matters to a caller who listens.
+    // Both are always read: the trailer for pushback, the header to tell a request that never left.
     // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs per key)
     // to add keys the spread source lacks to a spread copy.
     this.options = Object.assign({}, caller, {
       metadata,
       signal: signal ?? caller.signal,
-      onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
+      onHeader: headerSink(this),
       onTrailer: trailerSink(this),
     });
+  }
+
+  /**
+   * A server answered this attempt: with headers, or with a trailers-only
+   * response, which carries `content-type` (a status grpc-js made up for a
+   * call that found no connection carries no metadata at all).
+   */
+  get headersReceived(): boolean {
+    return this.headerSeen || this.trailer?.has('content-type') === true;
   }
 
   /** Reads this attempt's trailer, for pushback. */
@@ -57,6 +70,7 @@ export class Attempt {
 
   /** Forwards to the caller once committed. @internal */
   forwardHeader(header: Metadata): void {
+    this.headerSeen = true;
     if (this.committed) this.caller.onHeader?.(header);
     else this.header = header;
   }
