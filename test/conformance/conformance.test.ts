@@ -53,6 +53,20 @@ function inRange(label: string, value: number, [min, max]: readonly [number, num
   expect(value, `${label} = ${value}, expected within [${min}, ${max}]`).toBeLessThanOrEqual(max);
 }
 
+/** Aborts `controller` `ms` after a server received the call's first attempt (not on a timer from the start: a loaded machine may take longer than that to deliver it). */
+async function cancelAfterArrival(
+  servers: readonly ScriptedServer[],
+  callId: string,
+  ms: number,
+  controller: AbortController,
+): Promise<void> {
+  for (let waited = 0; attemptsOf(servers, callId).length === 0 && waited < 5_000; waited += 10) {
+    await systemSleep(10);
+  }
+  await systemSleep(ms);
+  controller.abort();
+}
+
 async function run(scenario: Scenario, driver: Driver): Promise<void> {
   const servers: ScriptedServer[] = [
     await startScripted(driver.transport, 'primary', scenario.primary),
@@ -71,10 +85,9 @@ async function run(scenario: Scenario, driver: Driver): Promise<void> {
     );
     const outcomes: CallOutcome[] = [];
     for (let i = 1; i <= (scenario.calls ?? 1); i++) {
-      const controller =
-        scenario.call?.cancelAfterMs === undefined ? undefined : new AbortController();
-      if (controller)
-        void systemSleep(scenario.call?.cancelAfterMs ?? 0).then(() => controller.abort());
+      const cancelMs = scenario.call?.cancelAfterArrivalMs;
+      const controller = cancelMs === undefined ? undefined : new AbortController();
+      if (controller) void cancelAfterArrival(servers, `call-${i}`, cancelMs ?? 0, controller);
       outcomes.push(
         await harness.call(`call-${i}`, { ...scenario.call, signal: controller?.signal }),
       );

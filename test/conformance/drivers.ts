@@ -40,7 +40,7 @@ type Untyped = Record<string, unknown>;
  */
 const loose = <R>(factory: unknown) => factory as (options: Untyped) => R;
 
-/** The per-target part of the options (router provider protection), and the rest. */
+/** The per-target part of the options (the router's provider protection), and the rest. */
 function splitProtection(options: ConformanceOptions): { protection: Untyped; rest: Untyped } {
   const { retry, attemptTimeoutMs, timeoutMs, circuit, ...rest } = options;
   const protection: Untyped = {};
@@ -70,12 +70,16 @@ function grpcUnary(
   callId: string,
   plan: CallRequest,
   signal: AbortSignal | undefined,
+  timeoutMs?: number,
 ): Promise<{ servedBy: string }> {
   return new Promise((resolve, reject) => {
     const call = client[methodOf(plan.unsafe)](
       { message: callId },
       callMetadata(callId),
-      {},
+      // performance.timeOrigin + now(): the wall clock without the call the repo rule scans for.
+      timeoutMs === undefined
+        ? {}
+        : { deadline: performance.timeOrigin + performance.now() + timeoutMs },
       (error: ServiceError | null, value?: EchoResponse) =>
         error ? reject(error) : resolve({ servedBy: (value as EchoResponse).replica }),
     );
@@ -209,28 +213,50 @@ const interceptorDriver: Driver = {
   },
 };
 
+/**
+ * The routing channel's shape differs from the router's provider protection (p-grpcjs):
+ * `protection` holds only `retry`, `attemptTimeoutMs` is top-level, circuits are
+ * `health: { failures, reset }`, and the call's deadline is grpc-js's own `deadline`.
+ */
+function routingChannelOptions(options: ConformanceOptions): Untyped {
+  const { retry, attemptTimeoutMs, timeoutMs: _perCall, circuit, ...rest } = options;
+  const out: Untyped = { ...rest };
+  if (retry !== undefined) out.protection = { retry };
+  if (attemptTimeoutMs !== undefined) out.attemptTimeoutMs = attemptTimeoutMs;
+  if (circuit) {
+    out.health = {
+      ...(circuit.failureThreshold === undefined ? {} : { failures: circuit.failureThreshold }),
+      ...(circuit.openDurationMs === undefined ? {} : { reset: circuit.openDurationMs }),
+    };
+  }
+  return out;
+}
+
 const routingChannelDriver: Driver = {
   entry: 'grpc-js routing channel',
   transport: 'grpc',
   routing: true,
   open(targets, options) {
-    const { protection, rest } = splitProtection(options);
     const list = [{ id: 'primary', address: targets.primary, options: FAST_RECONNECT }];
     if (targets.secondary !== undefined) {
       list.push({ id: 'secondary', address: targets.secondary, options: FAST_RECONNECT });
     }
     const channel = loose<ReturnType<typeof createRoutingChannel>>(createRoutingChannel)({
-      ...rest,
+      ...routingChannelOptions(options),
       targets: list,
       idempotent: IDEMPOTENT,
-      protection,
     });
     // The address is ignored: every call goes through the routing channel.
-    const harness = grpcHarness(createEchoClient('routed', { channelOverride: channel }));
+    const client = createEchoClient('routed', { channelOverride: channel });
+    const timeoutMs = options.timeoutMs;
     return {
-      call: harness.call,
+      call: (callId, request) =>
+        timed(
+          performance.now(),
+          grpcUnary(client, callId, request, request.signal, timeoutMs || undefined),
+        ),
       close: async () => {
-        await harness.close();
+        client.close();
         channel.close();
       },
     };

@@ -2,7 +2,9 @@ import type { EntryPoint } from './types.js';
 
 const NOT_PORTED = (what: string) =>
   `not ported on this branch yet: ${what} rejects the new vocabulary's keys at construction`;
-const TRPC_ROUTING_OLD = 'routingLink still runs its old rules (p-trpc not merged here)';
+
+const SERVER_CANCELLED =
+  'core/grpc classifyGrpcStatus answers every CANCELLED with "no retry, no failover"; the rule says a server-sent CANCELLED may fail over (only the caller’s is final)';
 
 /**
  * Pairs (entry point, scenario id) known to fail on this branch, each with the
@@ -12,9 +14,14 @@ const TRPC_ROUTING_OLD = 'routingLink still runs its old rules (p-trpc not merge
  */
 export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {
   protect: { '*': NOT_PORTED('protect (p-core: `retry`, `timeoutMs`, `classify`)') },
-  router: {
-    'server-cancelled-failover':
-      'core/grpc classifyGrpcStatus answers every CANCELLED with "no retry, no failover"; the rule says a server-sent CANCELLED may fail over',
+  router: { 'server-cancelled-failover': SERVER_CANCELLED },
+  'grpc-js routing channel': {
+    'server-cancelled-failover': SERVER_CANCELLED,
+    'deadline-skip':
+      'the call deadline does not bound the per-target retry: it waits the 2 s backoff past a 1 s deadline, then ends DEADLINE_EXCEEDED (rule: skip the retry, the last attempt’s UNAVAILABLE at once)',
+    'never-sent-retried':
+      'a non-idempotent call refused before it was sent is not retried on its target (no neverSent handling in the routing channel)',
+    'never-sent-failover':
+      'a non-idempotent call refused before it was sent does not fail over to the secondary (no neverSent handling in the routing channel)',
   },
-  'nice-grpc middleware': { '*': NOT_PORTED('resilienceMiddleware (p-nice not merged)') },
 };

@@ -98,8 +98,8 @@ export interface ServerAttempt {
 export interface CallPlan {
   /** The non-idempotent method (gRPC `UnaryUnsafe`, tRPC mutation). Defaults to the idempotent one. */
   unsafe?: boolean;
-  /** The caller aborts the call after this many ms. Defaults to never. */
-  cancelAfterMs?: number;
+  /** The caller aborts the call this many ms after the server received its first attempt. Defaults to never. */
+  cancelAfterArrivalMs?: number;
 }
 
 /** A value that differs by transport (e.g. a proxy's 502 is UNAVAILABLE in gRPC). */

@@ -46,10 +46,11 @@ export function callerCode(error: unknown, depth = 0): CallerCode {
     const last = e.errors.at(-1);
     return last === undefined ? 'REFUSED' : callerCode(last, depth + 1);
   }
+  // Before the numeric-code check: a DOMException AbortError has `code` 20.
+  if (e.name === 'AbortError' || e.name === 'OperationAbortedError') return 'CANCELLED';
   if (typeof e.code === 'number' && e.name !== 'TRPCClientError') {
     return GRPC_NAMES[e.code] ?? 'OTHER';
   }
-  if (e.name === 'AbortError' || e.name === 'OperationAbortedError') return 'CANCELLED';
   if (e.name === 'DeadlineExceededError' || e.name === 'TimeoutError') return 'DEADLINE_EXCEEDED';
   if (e.name === 'CircuitOpenError' || e.name === 'BudgetExhaustedError') return 'REFUSED';
   const trpcCode = typeof e.data?.code === 'string' ? BY_TRPC_CODE[e.data.code] : undefined;
