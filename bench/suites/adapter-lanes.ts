@@ -90,13 +90,17 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return breakwaterGrpcLane(
             variant,
             address,
-            breakwaterGrpcOptions({ bulkhead, rateLimit }),
+            breakwaterGrpcOptions({ concurrency: { limit: bulkhead.concurrency }, rateLimit }),
           );
         case 'stackNoDeadline':
           return breakwaterGrpcLane(
             variant,
             address,
-            breakwaterGrpcOptions({ bulkhead, rateLimit, deadline: false }),
+            breakwaterGrpcOptions({
+              concurrency: { limit: bulkhead.concurrency },
+              rateLimit,
+              timeoutMs: false,
+            }),
           );
       }
       break;

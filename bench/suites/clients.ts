@@ -148,13 +148,15 @@ export function breakwaterGrpcOptions(
 ): ResilienceInterceptorOptions {
   return {
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    deadline: { timeout: '10s' },
-    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    timeoutMs: 10_000,
+    attemptTimeoutMs: false,
+    concurrency: false,
+    circuit: { failureThreshold: 5, openDurationMs: 1000 },
     retry: {
       attempts: ATTEMPTS,
       backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-      ...(budget ? { budget: createRetryBudget({}) } : {}),
     },
+    budget: budget ? createRetryBudget({}) : false,
     ...extra,
   };
 }

@@ -53,8 +53,13 @@ export async function main(log: (line: string) => void = console.log) {
     // Deadline and bulkhead per call; failover between replicas is the channel's job.
     interceptors: [
       resilienceInterceptor({
-        deadline: { timeout: '2s' },
-        bulkhead: { concurrency: 16, maxQueue: 64 },
+        timeoutMs: 2_000,
+        concurrency: { limit: 16, maxQueue: 64 },
+        // Retries above a routing channel would multiply its failovers: the channel does them.
+        retry: false,
+        attemptTimeoutMs: false,
+        budget: false,
+        circuit: false,
       }),
     ],
   });

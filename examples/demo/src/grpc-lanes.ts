@@ -83,7 +83,7 @@ export function createGrpcLanes(
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    hedge: { percentile: 95, maxHedges: 1 },
+    hedge: { percentile: 95, attempts: 2 },
     health: {
       failures: 3,
       reset: '1s',
