@@ -409,10 +409,10 @@ const niceRows: Row[] = [
   {
     pkg: 'nice-grpc',
     name: 'bulkheadMiddleware',
-    call: (o) => niceGrpc.bulkheadMiddleware(o),
-    valid: () => ({ concurrency: 2, maxQueue: 1 }),
+    call: (o) => niceGrpc.bulkheadMiddleware(o as never),
+    valid: () => ({ limit: 2, maxQueue: 1 }),
     nested: [],
-    numbers: [n('concurrency', { infinity: true }), n('maxQueue', { infinity: true })],
+    numbers: [n('limit'), n('maxQueue', { infinity: true })],
   },
   {
     pkg: 'nice-grpc',
@@ -426,64 +426,55 @@ const niceRows: Row[] = [
     pkg: 'nice-grpc',
     name: 'deadlineMiddleware',
     call: (o) => niceGrpc.deadlineMiddleware(o),
-    valid: () => ({ timeout: 1000 }),
+    valid: () => ({ timeoutMs: 1000 }),
     nested: [],
-    numbers: [n('timeout')],
+    numbers: [n('timeoutMs', { infinity: true })],
   },
   {
     pkg: 'nice-grpc',
     name: 'hedgingMiddleware',
     call: (o) => niceGrpc.hedgingMiddleware(o as never),
-    valid: () => ({ delay: 10, attempts: 2 }),
+    valid: () => ({ delayMs: 10, attempts: 2 }),
     nested: [],
-    numbers: [n('delay'), n('attempts')],
+    numbers: [n('delayMs'), n('attempts')],
   },
   {
     pkg: 'nice-grpc',
     name: 'retryMiddleware',
     call: (o) => niceGrpc.retryMiddleware(o),
-    valid: () => ({ retryAttempts: 3, backoff: { baseDelayMs: 10 }, perAttemptTimeout: 1000 }),
+    valid: () => ({ attempts: 3, backoff: { baseDelayMs: 10 }, attemptTimeoutMs: 1000 }),
     nested: ['backoff'],
-    numbers: [n('retryAttempts'), n('backoff.baseDelayMs'), n('perAttemptTimeout')],
+    numbers: [n('attempts'), n('backoff.baseDelayMs'), n('attemptTimeoutMs', { infinity: true })],
   },
   {
     pkg: 'nice-grpc',
     name: 'circuitBreakerMiddleware',
     call: (o) => niceGrpc.circuitBreakerMiddleware(o),
-    valid: () => ({ breaker: { failureThreshold: 3 } }),
-    nested: ['breaker'],
-    numbers: [n('breaker.failureThreshold', { infinity: true })],
+    valid: () => ({ failureThreshold: 3 }),
+    nested: [],
+    numbers: [n('failureThreshold', { infinity: true })],
   },
   {
     pkg: 'nice-grpc',
     name: 'resilienceMiddleware',
     call: (o) => niceGrpc.resilienceMiddleware(o),
     valid: () => ({
-      deadline: { timeout: 1000 },
-      circuitBreaker: { breaker: { failureThreshold: 3 } },
+      timeoutMs: 1000,
+      circuit: { failureThreshold: 3 },
       rateLimit: { capacity: 10, refillPerSecond: 5 },
-      bulkhead: { concurrency: 2 },
-      retry: { retryAttempts: 3, backoff: { baseDelayMs: 10 } },
-      hedge: { delay: 10 },
+      concurrency: { limit: 2 },
+      retry: { attempts: 3, backoff: { baseDelayMs: 10 } },
+      hedge: { delayMs: 10 },
     }),
-    nested: [
-      'deadline',
-      'circuitBreaker',
-      'circuitBreaker.breaker',
-      'rateLimit',
-      'bulkhead',
-      'retry',
-      'retry.backoff',
-      'hedge',
-    ],
+    nested: ['circuit', 'rateLimit', 'concurrency', 'retry', 'retry.backoff', 'hedge'],
     numbers: [
-      n('deadline.timeout'),
-      n('circuitBreaker.breaker.failureThreshold', { infinity: true }),
+      n('timeoutMs', { infinity: true }),
+      n('circuit.failureThreshold', { infinity: true }),
       n('rateLimit.capacity'),
-      n('bulkhead.concurrency', { infinity: true }),
-      n('retry.retryAttempts'),
+      n('concurrency.limit'),
+      n('retry.attempts'),
       n('retry.backoff.baseDelayMs'),
-      n('hedge.delay'),
+      n('hedge.delayMs'),
     ],
   },
 ];
@@ -770,10 +761,10 @@ describe('the issue examples', () => {
     ).toThrow(/^resilienceLink: unknown option `circuit\.circuit`/);
   });
 
-  it('resilienceMiddleware({ retry: { attempts } }) suggests retry.retryAttempts', () => {
-    expect(() => niceGrpc.resilienceMiddleware({ retry: { attempts: 3 } } as never)).toThrow(
+  it('resilienceMiddleware({ retry: { retryAttempts } }) suggests retry.attempts', () => {
+    expect(() => niceGrpc.resilienceMiddleware({ retry: { retryAttempts: 3 } } as never)).toThrow(
       new TypeError(
-        'resilienceMiddleware: unknown option `retry.attempts` — did you mean `retry.retryAttempts`?',
+        'resilienceMiddleware: unknown option `retry.retryAttempts` — did you mean `retry.attempts`?',
       ),
     );
   });

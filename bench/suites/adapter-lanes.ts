@@ -116,15 +116,15 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
         case 'stack':
           return breakwaterNiceLane(variant, address, {
             ...breakwaterNiceOptions(),
-            bulkhead,
+            concurrency: { limit: bulkhead.concurrency },
             rateLimit,
           });
         case 'stackNoDeadline':
           return breakwaterNiceLane(variant, address, {
             ...breakwaterNiceOptions(),
-            bulkhead,
+            concurrency: { limit: bulkhead.concurrency },
             rateLimit,
-            deadline: false,
+            timeoutMs: false,
           });
       }
       break;

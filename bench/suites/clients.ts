@@ -349,13 +349,15 @@ export function niceRetryLane(name: string, target: string): Lane {
 export function breakwaterNiceOptions(): ResilienceMiddlewareOptions {
   return {
     idempotent: [`/${ECHO}/Unary`],
-    deadline: { timeout: '10s' },
-    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    timeoutMs: 10_000,
+    attemptTimeoutMs: false,
+    circuit: { failureThreshold: 5, openDurationMs: 1000 },
+    concurrency: false,
     retry: {
-      retryAttempts: ATTEMPTS,
+      attempts: ATTEMPTS,
       backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-      budget: createRetryBudget({}),
     },
+    budget: createRetryBudget({}),
   };
 }
 

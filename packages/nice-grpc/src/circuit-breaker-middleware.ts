@@ -4,7 +4,6 @@ import {
   type CircuitBreakerOptions,
   type Clock,
   optionPath,
-  resolveResilience,
 } from '@breakwater/core';
 import {
   createGrpcCircuits,
@@ -19,6 +18,7 @@ import {
 } from 'nice-grpc-common';
 import { failureStatus, refusal } from './internals/errors.js';
 import type { MiddlewareResult } from './internals/next.js';
+import { resolvePart } from './internals/parts.js';
 
 /**
  * The `circuit` part of the vocabulary for gRPC: core breaker options plus
@@ -80,7 +80,7 @@ export function circuitStage(
     scope?: GrpcCircuitScope;
   };
   // Core checks the breaker options (and builds one breaker, thrown away: each key gets its own).
-  resolveResilience(fn, path, { circuit: shared ?? breaker }, false);
+  resolvePart(fn, 'circuit', { circuit: shared ?? breaker }, path);
   const circuits = optionPath(
     path,
     () =>

@@ -23,13 +23,22 @@ import type { ChainSettings } from './retry-chain.js';
 
 /**
  * The plan of a single-purpose middleware whose flat options are the `key`
- * part of the vocabulary: errors name the option as the caller wrote it.
+ * part of the vocabulary (found at option path `at`): errors name the
+ * option as the caller wrote it.
  * @internal
  */
-export function resolvePart(fn: string, key: string, shared: ResilienceOptions): ResiliencePlan {
-  const unprefix = (path: string) =>
-    path === key ? '' : path.startsWith(`${key}.`) ? path.slice(key.length + 1) : path;
-  return optionPath(unprefix, () => resolveResilience(fn, '', shared, false), fn);
+export function resolvePart(
+  fn: string,
+  key: string,
+  shared: ResilienceOptions,
+  at = '',
+): ResiliencePlan {
+  const rebase = (path: string) => {
+    if (path !== key && !path.startsWith(`${key}.`)) return path;
+    const rest = path.slice(key.length + 1);
+    return at === '' ? rest : rest === '' ? at : `${at}.${rest}`;
+  };
+  return optionPath(rebase, () => resolveResilience(fn, '', shared, false), fn);
 }
 
 /** `o` without its `undefined` values (options built from a caller's flat keys). @internal */
