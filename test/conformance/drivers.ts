@@ -134,31 +134,49 @@ function closeAll(clients: ReadonlyArray<{ client: EchoClient }>): Promise<void>
   return Promise.resolve();
 }
 
+/** Runs one wrapped operation through protect or the router. */
+type Runner = (
+  op: (client: EchoClient, signal: AbortSignal) => Promise<{ servedBy: string }>,
+  signal: AbortSignal | undefined,
+) => Promise<unknown>;
+
+/** protect and the router wrap a plain grpc-js call and judge it with the shared gRPC classifier. */
+function wrappedHarness(
+  clients: Array<{ id: string; client: EchoClient }>,
+  options: ConformanceOptions,
+  make: (classify: (error: unknown) => ErrorVerdict) => Runner,
+): Harness {
+  let unsafe = false;
+  const runner = make(grpcClassify(options, () => unsafe));
+  return {
+    call(callId, request) {
+      unsafe = request.unsafe === true;
+      const op = (client: EchoClient, signal: AbortSignal) =>
+        grpcUnary(client, callId, request, signal);
+      return timed(performance.now(), runner(op, request.signal) as Promise<{ servedBy?: string }>);
+    },
+    close: () => closeAll(clients),
+  };
+}
+
 const protectDriver: Driver = {
   entry: 'protect',
   transport: 'grpc',
   routing: false,
   open(targets, options) {
-    const [primary] = grpcClients({ primary: targets.primary });
-    const client = (primary as { client: EchoClient }).client;
-    let unsafe = false;
-    const run = loose<(fn: unknown, o?: unknown) => Promise<unknown>>(protect)({
-      ...options,
-      classify: grpcClassify(options, () => unsafe),
-    });
-    return {
-      call(callId, plan) {
-        unsafe = plan.unsafe === true;
-        const signal = plan.signal;
-        const fn = ({ signal: attempt }: { signal: AbortSignal }) =>
-          grpcUnary(client, callId, plan, attempt);
-        return timed(
-          performance.now(),
-          run(fn, signal === undefined ? undefined : { signal }) as Promise<{ servedBy: string }>,
+    const clients = grpcClients({ primary: targets.primary });
+    const client = (clients[0] as { client: EchoClient }).client;
+    return wrappedHarness(clients, options, (classify) => {
+      const run = loose<(fn: unknown, o?: unknown) => Promise<unknown>>(protect)({
+        ...options,
+        classify,
+      });
+      return (op, signal) =>
+        run(
+          ({ signal: attempt }: { signal: AbortSignal }) => op(client, attempt),
+          signal === undefined ? undefined : { signal },
         );
-      },
-      close: () => closeAll([{ client }]),
-    };
+    });
   },
 };
 
@@ -169,25 +187,19 @@ const routerDriver: Driver = {
   open(targets, options) {
     const clients = grpcClients(targets);
     const { protection, rest } = splitProtection(options);
-    let unsafe = false;
-    const router = loose<ReturnType<typeof createRouter<EchoClient>>>(createRouter)({
-      ...rest,
-      providers: clients.map(({ id, client }) => ({ id, resource: client })),
-      protection,
-      classify: grpcClassify(options, () => unsafe),
-    });
-    return {
-      call(callId, plan) {
-        unsafe = plan.unsafe === true;
-        const op = (client: EchoClient, ctx: { signal: AbortSignal }) =>
-          grpcUnary(client, callId, plan, ctx.signal);
-        return timed(
-          performance.now(),
-          router.execute(op, plan.signal === undefined ? {} : { signal: plan.signal }),
+    return wrappedHarness(clients, options, (classify) => {
+      const router = loose<ReturnType<typeof createRouter<EchoClient>>>(createRouter)({
+        ...rest,
+        providers: clients.map(({ id, client }) => ({ id, resource: client })),
+        protection,
+        classify,
+      });
+      return (op, signal) =>
+        router.execute(
+          (client, ctx) => op(client, ctx.signal),
+          signal === undefined ? {} : { signal },
         );
-      },
-      close: () => closeAll(clients),
-    };
+    });
   },
 };
 
