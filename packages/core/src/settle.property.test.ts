@@ -94,10 +94,9 @@ function badOptions(bad: NonNullable<Call['bad']>, api: Api): unknown {
 
 function runners(clock: ManualClock) {
   const run = protect({
-    attempts: 2,
-    timeout: TIMEOUT,
-    concurrency: 2,
-    maxQueue: 3,
+    retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+    attemptTimeoutMs: TIMEOUT,
+    concurrency: { limit: 2, maxQueue: 3 },
     clock,
     sleep: clock.sleep,
   });

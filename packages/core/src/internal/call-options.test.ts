@@ -17,9 +17,9 @@ describe('per-call options', () => {
   it('protect: a bad signal, fallback or classify throws naming it and leaves no slot taken', async () => {
     const clock = createManualClock();
     const run = protect({
-      concurrency: 1,
-      timeout: 50,
-      circuit: { threshold: 1, cooldown: 1000 },
+      concurrency: { limit: 1 },
+      attemptTimeoutMs: 50,
+      circuit: { failureThreshold: 1, openDurationMs: 1000 },
       clock,
       sleep: clock.sleep,
     });

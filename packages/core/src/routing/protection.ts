@@ -94,19 +94,7 @@ export function resolveProtection(
   if (typeof circuit === 'object' && circuit !== null && !('tryAcquire' in circuit)) {
     merged.circuit = { halfOpenMaxCalls: 1, name: id, ...circuit };
   }
-  const retry = merged.retry as { backoff?: unknown } | undefined | false;
-  if (
-    env.random !== undefined &&
-    typeof retry === 'object' &&
-    retry !== null &&
-    typeof retry.backoff === 'object' &&
-    retry.backoff !== null &&
-    !('delayFor' in retry.backoff) &&
-    !('random' in retry.backoff)
-  ) {
-    // The router's injected randomness drives jitter too, unless the backoff names its own.
-    merged.retry = { ...retry, backoff: { ...retry.backoff, random: env.random } };
-  }
+  if (env.random !== undefined) merged.random = env.random;
   if (env.budget !== undefined) merged.budget = env.budget;
   if (env.clock !== undefined) merged.clock = env.clock;
   if (env.sleep !== undefined) merged.sleep = env.sleep;
