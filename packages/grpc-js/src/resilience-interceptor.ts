@@ -159,42 +159,19 @@ export function resilienceInterceptor(
         stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
       }
       const { retry, hedge } = plan;
-      const onRetry = plan.onRetry as ((event: GrpcRetryEvent) => void) | undefined;
-      if (retry !== undefined || hedge !== undefined) {
-        if (idempotent === undefined || isEmpty(idempotent)) {
-          warn(onWarning, {
-            code: 'no-idempotent-methods',
-            message:
-              'resilienceInterceptor: retries are on but `idempotent` selects no method, so only calls that never reached the server are retried; list the methods safe to repeat (e.g. idempotentMethods(packageDefinition)).',
-          });
-        }
+      if ((retry !== undefined || hedge !== undefined) && isEmpty(idempotent)) {
+        warn(onWarning, {
+          code: 'no-idempotent-methods',
+          message:
+            'resilienceInterceptor: retries are on but `idempotent` selects no method, so only calls that never reached the server are retried; list the methods safe to repeat (e.g. idempotentMethods(packageDefinition)).',
+        });
       }
       if (
         retry !== undefined ||
         hedge !== undefined ||
         plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY
       ) {
-        stack.push(
-          attemptStage(
-            (method) => {
-              if (method.requestStream) return undefined;
-              const safe = isSafe(method.path);
-              const engine = safe && hedge !== undefined ? hedge : retry;
-              if (engine === undefined) return undefined;
-              return {
-                path: method.path,
-                responseStream: method.responseStream,
-                engine,
-                idempotent: safe,
-                attemptTimeoutMs: plan.attemptTimeoutMs,
-                classify: judge,
-                onRetry: engine === retry ? onRetry : undefined,
-              };
-            },
-            plan.attemptTimeoutMs,
-            clock,
-          ),
-        );
+        stack.push(attemptStage(plan, isSafe, judge, clock));
       }
       const interceptor: Interceptor =
         stack.length === 0
@@ -208,7 +185,8 @@ export function resilienceInterceptor(
   );
 }
 
-function isEmpty(selector: MethodSelector): boolean {
+function isEmpty(selector: MethodSelector | undefined): boolean {
+  if (selector === undefined) return true;
   if (typeof selector === 'string' || typeof selector === 'function') return false;
   for (const _ of selector) return false;
   return true;

@@ -169,4 +169,23 @@ describe('hedge', () => {
     expect(server.attempts('h')).toBe(2);
     await expect.poll(() => server.observed[0]?.outcome).toBe('CANCELLED');
   });
+
+  it('asks the budget for every hedge: a refused one is not sent', async () => {
+    let asked = 0;
+    const refusing = {
+      recordRequest() {},
+      tryRetry() {
+        asked++;
+        return false;
+      },
+    };
+    const { server, client } = await echoSetup(
+      [only({ idempotent, hedge: { delayMs: 20, attempts: 3 }, budget: refusing as never })],
+      { faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 200 } }] },
+    );
+    const outcome = await echoUnary(client, {}, { callId: 'b' });
+    expect(outcome.value?.attempt).toBe(1);
+    expect(server.attempts('b')).toBe(1);
+    expect(asked).toBeGreaterThanOrEqual(1);
+  });
 });

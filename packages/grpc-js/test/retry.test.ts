@@ -358,3 +358,24 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+describe('attemptTimeoutMs', () => {
+  it('retries a DEADLINE_EXCEEDED the server sent under the attempt deadline, not one without it', async () => {
+    const faults = [{ firstAttempts: 1, status: status.DEADLINE_EXCEEDED }];
+    const under = await echoSetup([retryInterceptor({ backoff: fast, attemptTimeoutMs: 1_000 })], {
+      faults,
+    });
+    const retried = await echoUnary(
+      under.client,
+      {},
+      { callId: 't', callOptions: { deadline: Date.now() + 5_000 } },
+    );
+    expect(retried.ok).toBe(true);
+    expect(under.server.attempts('t')).toBe(2);
+
+    const without = await echoSetup([retryInterceptor({ backoff: fast })], { faults });
+    const once = await echoUnary(without.client, {}, { callId: 't' });
+    expect(once.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(without.server.attempts('t')).toBe(1);
+  });
+});
