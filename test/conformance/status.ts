@@ -1,8 +1,5 @@
 import type { EntryPoint } from './types.js';
 
-const NOT_PORTED = (what: string) =>
-  `not ported on this branch yet: ${what} rejects the new vocabulary's keys at construction`;
-
 const SERVER_CANCELLED =
   'core/grpc classifyGrpcStatus answers every CANCELLED with "no retry, no failover"; the rule says a server-sent CANCELLED may fail over (only the caller’s is final)';
 
@@ -13,7 +10,6 @@ const SERVER_CANCELLED =
  * suite until its line here is deleted, so this list can only shrink honestly.
  */
 export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {
-  protect: { '*': NOT_PORTED('protect (p-core: `retry`, `timeoutMs`, `classify`)') },
   router: { 'server-cancelled-failover': SERVER_CANCELLED },
   'grpc-js routing channel': {
     'server-cancelled-failover': SERVER_CANCELLED,
