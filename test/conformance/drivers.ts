@@ -34,12 +34,6 @@ import { callerCode } from './verdicts.js';
 
 type Untyped = Record<string, unknown>;
 
-/**
- * The entry point's factory typed loosely: the drivers are written against the new
- * vocabulary while the ports that give it its types are merged in.
- */
-const loose = <R>(factory: unknown) => factory as (options: Untyped) => R;
-
 /** The per-target part of the options (the router's provider protection), and the rest. */
 function splitProtection(options: ConformanceOptions): { protection: Untyped; rest: Untyped } {
   const { retry, attemptTimeoutMs, timeoutMs, circuit, ...rest } = options;
@@ -167,7 +161,7 @@ const protectDriver: Driver = {
     const clients = grpcClients({ primary: targets.primary });
     const client = (clients[0] as { client: EchoClient }).client;
     return wrappedHarness(clients, options, (classify) => {
-      const run = loose<(fn: unknown, o?: unknown) => Promise<unknown>>(protect)({
+      const run = protect({
         ...options,
         classify,
       });
@@ -188,7 +182,7 @@ const routerDriver: Driver = {
     const clients = grpcClients(targets);
     const { protection, rest } = splitProtection(options);
     return wrappedHarness(clients, options, (classify) => {
-      const router = loose<ReturnType<typeof createRouter<EchoClient>>>(createRouter)({
+      const router = createRouter<EchoClient>({
         ...rest,
         providers: clients.map(({ id, client }) => ({ id, resource: client })),
         protection,
@@ -215,7 +209,7 @@ const interceptorDriver: Driver = {
   transport: 'grpc',
   routing: false,
   open(targets, options) {
-    const interceptor = loose<ReturnType<typeof resilienceInterceptor>>(resilienceInterceptor)({
+    const interceptor = resilienceInterceptor({
       ...options,
       idempotent: IDEMPOTENT,
     });
@@ -253,7 +247,7 @@ const routingChannelDriver: Driver = {
     if (targets.secondary !== undefined) {
       list.push({ id: 'secondary', address: targets.secondary, options: FAST_RECONNECT });
     }
-    const channel = loose<ReturnType<typeof createRoutingChannel>>(createRoutingChannel)({
+    const channel = createRoutingChannel({
       ...routingChannelOptions(options),
       targets: list,
       idempotent: IDEMPOTENT,
@@ -280,7 +274,7 @@ const niceDriver: Driver = {
   transport: 'grpc',
   routing: false,
   open(targets, options) {
-    const middleware = loose<ReturnType<typeof resilienceMiddleware>>(resilienceMiddleware)({
+    const middleware = resilienceMiddleware({
       ...options,
       idempotent: IDEMPOTENT,
     });
@@ -337,7 +331,7 @@ const resilienceLinkDriver: Driver = {
   transport: 'trpc',
   routing: false,
   open(targets, options) {
-    const link = loose<TRPCLink<ChaosTrpcRouter>>(resilienceLink)({ ...options });
+    const link = resilienceLink({ ...options });
     return trpcHarness([link, trpcTerminal(targets.primary)]);
   },
 };
@@ -352,7 +346,7 @@ const routingLinkDriver: Driver = {
     if (targets.secondary !== undefined) {
       endpoints.push({ id: 'secondary', link: trpcTerminal(targets.secondary) });
     }
-    const link = loose<TRPCLink<ChaosTrpcRouter>>(routingLink)({
+    const link = routingLink<ChaosTrpcRouter>({
       ...rest,
       endpoints,
       protection,
