@@ -1,7 +1,7 @@
 import { systemSleep } from '@breakwater/core';
 import { describe, expect, it } from 'vitest';
 import { DRIVERS } from './drivers.js';
-import { SCENARIOS } from './scenarios.js';
+import { OPTION_ROWS, SCENARIOS } from './scenarios.js';
 import { type ScriptedServer, startScripted } from './servers.js';
 import { KNOWN_FAILURES } from './status.js';
 import {
@@ -140,6 +140,12 @@ describe('conformance table', () => {
       expect(scenario.expect !== undefined || scenario.check !== undefined).toBe(true);
     }
     expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
+    for (const row of OPTION_ROWS) {
+      for (const [entry, reason] of Object.entries(row.notApplicable ?? {})) {
+        expect(ENTRY_POINTS, `${row.id}: unknown entry point`).toContain(entry);
+        expect(reason.length, `${row.id} × ${entry}: a reason`).toBeGreaterThan(20);
+      }
+    }
     for (const [entry, pairs] of Object.entries(KNOWN_FAILURES)) {
       for (const id of Object.keys(pairs ?? {})) {
         if (id === '*') continue;
@@ -159,6 +165,27 @@ describe('conformance table', () => {
         const test = failing === undefined ? it : it.fails;
         const name = failing === undefined ? entry : `${entry} (known failure: ${failing})`;
         test(name, () => run(scenario, DRIVERS[entry]), 15_000);
+      }
+    });
+  }
+
+  for (const row of OPTION_ROWS) {
+    describe(`bad options ${row.id}: ${row.error.name} naming ${row.path.source}`, () => {
+      for (const entry of ENTRY_POINTS) {
+        if (row.notApplicable?.[entry] !== undefined) continue;
+        it(entry, async () => {
+          let harness: ReturnType<Driver['open']> | undefined;
+          // No server: construction must refuse before anything is sent.
+          const open = () => {
+            harness = DRIVERS[entry].open({ primary: '127.0.0.1:1' }, row.options);
+          };
+          try {
+            expect(open).toThrow(row.error);
+            expect(open).toThrow(row.path);
+          } finally {
+            await harness?.close();
+          }
+        });
       }
     });
   }

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { ConformanceOptions, EntryPoint, Scenario } from './types.js';
+import type { ConformanceOptions, EntryPoint, OptionRow, Scenario } from './types.js';
 
 // Why a row does not apply to an entry point: said once, used wherever it holds.
 const NO_METHODS =
@@ -287,6 +287,40 @@ export const SCENARIOS: readonly Scenario[] = [
       budget: { ratio: 0, minRetriesPerSecond: 0 },
     },
     expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [750, 2_500] },
+    notApplicable: { protect: NO_HEDGE },
+  },
+];
+
+/**
+ * Bad options, refused the same way by every entry point at construction: the
+ * error class and the option path (the router's and the routing channel's
+ * per-target retries sit under `protection.`, so the path is matched as a suffix).
+ */
+export const OPTION_ROWS: readonly OptionRow[] = [
+  {
+    id: 'attempts-above-10',
+    options: { retry: { attempts: 11 } },
+    error: RangeError,
+    path: /retry\.attempts/,
+  },
+  {
+    id: 'attempts-not-integer',
+    options: { retry: { attempts: 2.5 } },
+    error: RangeError,
+    path: /retry\.attempts/,
+  },
+  {
+    id: 'hedge-negative-delay',
+    options: { hedge: { delayMs: -1 } },
+    error: RangeError,
+    path: /hedge\.delayMs/,
+    notApplicable: { protect: NO_HEDGE },
+  },
+  {
+    id: 'hedge-attempts-above-10',
+    options: { hedge: { delayMs: 10, attempts: 11 } },
+    error: RangeError,
+    path: /hedge\.attempts/,
     notApplicable: { protect: NO_HEDGE },
   },
 ];

@@ -176,3 +176,16 @@ export interface Driver {
   routing: boolean;
   open(targets: Targets, options: ConformanceOptions): Harness;
 }
+
+/** A bad options object and how every entry point must refuse it. */
+export interface OptionRow {
+  id: string;
+  options: ConformanceOptions;
+  /** `RangeError` or `TypeError`. */
+  error: new (
+    ...args: never[]
+  ) => Error;
+  /** The option path the message must name. */
+  path: RegExp;
+  notApplicable?: Partial<Record<EntryPoint, string>>;
+}
