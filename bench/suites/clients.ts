@@ -209,7 +209,10 @@ export function breakwaterRouterLane(
   const router = createRouter({
     providers: clients.map((resource, i) => ({ id: `r${i}`, resource })),
     selection: 'round-robin',
-    protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+    protection: {
+      attemptTimeoutMs: 10_000,
+      circuit: { failureThreshold: 3, openDurationMs: 1000 },
+    },
     ...(hedge ? { hedge } : {}),
   });
   return {

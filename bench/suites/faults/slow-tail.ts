@@ -60,7 +60,7 @@ export const slowTailSuite: Suite = {
       breakwaterRouterLane('Breakwater router, no hedging', servers.grpcAddresses),
       breakwaterRouterLane('Breakwater router, hedge at p95', servers.grpcAddresses, {
         percentile: 95,
-        maxHedges: 1,
+        attempts: 2,
       }),
       routingChannelLane('Breakwater routing channel, no hedging', servers.grpcAddresses),
       routingChannelLane('Breakwater routing channel, hedge at p95', servers.grpcAddresses, {

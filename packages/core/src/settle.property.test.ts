@@ -150,7 +150,7 @@ function start(clock: ManualClock, r: Runners, call: Call, signal: AbortSignal):
     case 'withRetry':
       return withRetry((s) => op(s), {
         attempts: 2,
-        shouldRetry: () => true,
+        classify: () => true,
         timeoutMs: 4 * TIMEOUT,
         signal,
         sleep: clock.sleep,

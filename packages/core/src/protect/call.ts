@@ -341,7 +341,7 @@ export class Call<T> extends WheelEntry {
     if (this.deadlineAt !== Number.POSITIVE_INFINITY) {
       const left = this.deadlineAt - config.clock();
       if (left < ms) {
-        ms = left < 1 ? 1 : left;
+        ms = Math.max(left, 1);
         this.timerMs = config.timeoutMs;
       }
     }
