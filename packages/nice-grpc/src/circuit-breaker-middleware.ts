@@ -1,5 +1,4 @@
 import {
-  type CallOutcome,
   type CircuitBreaker,
   type CircuitBreakerOptions,
   type Clock,
@@ -7,17 +6,13 @@ import {
 } from '@breakwater/core';
 import {
   createGrpcCircuits,
+  type GrpcCircuitOptions,
   type GrpcCircuitScope,
+  type GrpcCircuits,
   type GrpcStatusClassifier,
 } from '@breakwater/core/grpc';
-import {
-  type CallOptions,
-  type ClientMiddleware,
-  type ClientMiddlewareCall,
-  Status,
-} from 'nice-grpc-common';
-import { failureStatus, refusal } from './internals/errors.js';
-import type { MiddlewareResult } from './internals/next.js';
+import type { ClientMiddleware } from 'nice-grpc-common';
+import { admissionStage } from './internals/admission.js';
 import { resolvePart } from './internals/parts.js';
 
 /**
@@ -61,62 +56,34 @@ export function circuitBreakerMiddleware(
   const { classify, ...circuit } = options as CircuitBreakerOptions & {
     classify?: GrpcStatusClassifier;
   };
-  return circuitStage(fn, '', isBreaker(options) ? options : circuit, classify);
+  const circuits = circuitRegistry(fn, '', isBreaker(options) ? options : circuit, classify);
+  return Object.assign(admissionStage({ circuits }), { circuitFor: circuits.circuitFor });
 }
 
 /**
- * The circuit stage: `part` checked by core (errors under option path
- * `path` of factory `fn`), one breaker per scope key.
+ * The circuits of `part`, checked by core (errors under option path `path`
+ * of factory `fn`): one breaker per scope key, timed by the breaker
+ * options' `clock`, else `clock`.
  * @internal
  */
-export function circuitStage(
+export function circuitRegistry(
   fn: string,
   path: string,
   part: GrpcCircuitPart,
   classify: GrpcStatusClassifier | undefined,
-): CircuitBreakerMiddleware {
+  clock?: Clock,
+): GrpcCircuits {
   const shared = isBreaker(part) ? part : undefined;
   const { scope, ...breaker } = (shared === undefined ? part : {}) as CircuitBreakerOptions & {
     scope?: GrpcCircuitScope;
   };
   // Core checks the breaker options (and builds one breaker, thrown away: each key gets its own).
   resolvePart(fn, 'circuit', { circuit: shared ?? breaker }, path);
-  const circuits = optionPath(
-    path,
-    () =>
-      createGrpcCircuits({
-        ...(scope === undefined ? {} : { scope }),
-        ...(shared === undefined ? { breaker } : { breakerFor: () => shared }),
-        ...(classify === undefined ? {} : { classify }),
-        ...(breaker.clock === undefined ? {} : { clock: breaker.clock }),
-      }),
-    fn,
-  );
-  const clock: Clock = circuits.clock;
-  async function* circuitBreakerMiddleware<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions,
-  ): MiddlewareResult<Response> {
-    const path = call.method.path;
-    const method = circuits.methodCircuit(path);
-    const permit = method.breaker.tryAcquire();
-    if (permit < 0) throw refusal(path, Status.UNAVAILABLE, circuits.openError(method));
-    const startedAt = clock();
-    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
-    let outcome: CallOutcome = 'neutral';
-    try {
-      const result = yield* call.next(call.request, callOptions);
-      outcome = 'success';
-      return result;
-    } catch (error) {
-      const status = failureStatus(error, callOptions.signal);
-      if (status !== undefined) {
-        outcome = circuits.outcomeOf(path, status.code, status.details, undefined, false);
-      }
-      throw error;
-    } finally {
-      method.breaker.release(permit, outcome, clock() - startedAt);
-    }
-  }
-  return Object.assign(circuitBreakerMiddleware, { circuitFor: circuits.circuitFor });
+  const options: GrpcCircuitOptions =
+    shared === undefined ? { breaker } : { breakerFor: () => shared };
+  if (scope !== undefined) options.scope = scope;
+  if (classify !== undefined) options.classify = classify;
+  const timing = breaker.clock ?? clock;
+  if (timing !== undefined) options.clock = timing;
+  return optionPath(path, () => createGrpcCircuits(options), fn);
 }

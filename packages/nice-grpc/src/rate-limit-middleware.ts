@@ -1,12 +1,6 @@
 import type { TokenBucket, TokenBucketOptions } from '@breakwater/core';
-import {
-  type CallOptions,
-  type ClientMiddleware,
-  type ClientMiddlewareCall,
-  Status,
-} from 'nice-grpc-common';
-import { refusal } from './internals/errors.js';
-import type { MiddlewareResult } from './internals/next.js';
+import type { ClientMiddleware } from 'nice-grpc-common';
+import { admissionStage } from './internals/admission.js';
 import { requireObject, resolvePart } from './internals/parts.js';
 
 /** Options of {@link rateLimitMiddleware}: a core token bucket (e.g. shared with other clients), or its options. */
@@ -23,17 +17,5 @@ export type RateLimitMiddlewareOptions = TokenBucket | TokenBucketOptions;
 export function rateLimitMiddleware(options: RateLimitMiddlewareOptions): ClientMiddleware {
   requireObject('rateLimitMiddleware', options);
   const plan = resolvePart('rateLimitMiddleware', 'rateLimit', { rateLimit: options });
-  return rateLimitStage(plan.rateLimit as TokenBucket);
-}
-
-/** The rate-limit stage around `bucket`. @internal */
-export function rateLimitStage(bucket: TokenBucket): ClientMiddleware {
-  return async function* rateLimitMiddleware<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions,
-  ): MiddlewareResult<Response> {
-    const taken = bucket.tryAcquire();
-    if (!taken.ok) throw refusal(call.method.path, Status.RESOURCE_EXHAUSTED, taken.error);
-    return yield* call.next(call.request, callOptions);
-  };
+  return admissionStage({ bucket: plan.rateLimit });
 }

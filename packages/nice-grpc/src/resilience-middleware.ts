@@ -11,11 +11,10 @@ import {
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
-import { bulkheadStage } from './bulkhead-middleware.js';
-import { circuitStage, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
+import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
 import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';
+import { admissionStage } from './internals/admission.js';
 import { attemptStage } from './internals/parts.js';
-import { rateLimitStage } from './rate-limit-middleware.js';
 import {
   attemptsMiddleware,
   type ResilienceWarning,
@@ -111,11 +110,19 @@ export function resilienceMiddleware(
     // The retry stage writes `grpc-timeout` on every attempt: the deadline stage leaves it.
     deadlineStage(plan.timeoutMs, clock, rest.sleep ?? systemSleep, false),
   ];
-  if (part !== false) stack.push(circuitStage(fn, 'circuit', part, classify));
-  if (plan.rateLimit !== undefined) stack.push(rateLimitStage(plan.rateLimit));
   const slots = plan.concurrency;
-  if (slots !== undefined) {
-    stack.push(bulkheadStage(createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue })));
+  const admission = {
+    circuits:
+      part === false ? undefined : circuitRegistry(fn, 'circuit', part, classify, rest.clock),
+    bucket: plan.rateLimit,
+    pool:
+      slots === undefined
+        ? undefined
+        : createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
+  };
+  // Circuit, rate limit and concurrency run as one stage (one generator a call, not three).
+  if (admission.circuits || admission.bucket || admission.pool) {
+    stack.push(admissionStage(admission));
   }
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep };
   stack.push(attemptsMiddleware(attemptStage(fn, plan, extras, 'retry.')));

@@ -2,7 +2,7 @@ import { isDeadlineExceededError } from '@breakwater/core';
 import { ClientError, composeClientMiddleware, Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { deadlineMiddleware, resilienceMiddleware, retryMiddleware } from '../src/index.js';
-import { callId, chaosServer, echoClient, rejection } from './helpers.js';
+import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js';
 
 const fast = { baseDelayMs: 20, jitter: 'none' as const };
 
@@ -199,9 +199,12 @@ describe('deadlineMiddleware against a chaos server', () => {
       const server = await chaosServer({ faults: [{ hang: true }] });
       const client = echoClient(server.address, withDeadline[kind](5_000));
       const controller = new AbortController();
-      setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+      const pending = rejection(client.Unary({}, { signal: controller.signal }));
+      // Abort once the server holds the call (a cold channel may take a while to connect).
+      while (server.total() === 0) await sleep(5);
       const started = performance.now();
-      const error = await rejection(client.Unary({}, { signal: controller.signal }));
+      controller.abort(new Error('caller gave up'));
+      const error = await pending;
       expect(error.name).toBe('AbortError');
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(server.total()).toBe(1);

@@ -38,21 +38,24 @@ export class Attempt {
       metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
       (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
-    // Both are always read: the trailer for pushback, the header to tell a request that never left.
+    // The trailer is always read (pushback, and whether a server answered); the header only
+    // for a caller who listens: nice-grpc converts it for every call that has a listener.
     // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs per key)
     // to add keys the spread source lacks to a spread copy.
     this.options = Object.assign({}, caller, {
       metadata,
       signal: signal ?? caller.signal,
-      onHeader: headerSink(this),
+      onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
       onTrailer: trailerSink(this),
     });
   }
 
   /**
-   * A server answered this attempt: with headers, or with a trailers-only
-   * response, which carries `content-type` (a status grpc-js made up for a
-   * call that found no connection carries no metadata at all).
+   * A server answered this attempt: a trailers-only response carries
+   * `content-type` in its trailer, and a status grpc-js made up for a call
+   * that found no connection carries no metadata at all. (Headers seen count
+   * too, when the caller listens to them; a server that sent headers and then
+   * grpc-js's own "No connection established" text is not a case we expect.)
    */
   get headersReceived(): boolean {
     return this.headerSeen || this.trailer?.has('content-type') === true;
