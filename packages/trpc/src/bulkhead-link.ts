@@ -1,7 +1,7 @@
 import type { ConcurrencyOptions } from '@breakwater/core';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { partLink } from './resilience-link.js';
+import { stackOf } from './resilience-link.js';
 
 /** Options of {@link bulkheadLink}: `concurrency` of `resilienceLink`. */
 export type BulkheadLinkOptions = ConcurrencyOptions;
@@ -18,5 +18,5 @@ export type BulkheadLinkOptions = ConcurrencyOptions;
 export function bulkheadLink<TRouter extends AnyRouter = AnyRouter>(
   options: BulkheadLinkOptions,
 ): TRPCLink<TRouter> {
-  return partLink('bulkheadLink', undefined, {}, { concurrency: options }, 'concurrency');
+  return stackOf('bulkheadLink', { concurrency: options }, 'concurrency');
 }

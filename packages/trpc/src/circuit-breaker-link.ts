@@ -2,7 +2,7 @@ import type { CircuitBreaker, CircuitBreakerOptions } from '@breakwater/core';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { TRPCClassify } from './internals/call.js';
-import { partLink } from './resilience-link.js';
+import { partLink, stackOf } from './resilience-link.js';
 
 /** Options of {@link circuitBreakerLink}: `createCircuitBreaker`'s options plus the classifier. */
 export interface CircuitBreakerLinkOptions extends CircuitBreakerOptions {
@@ -24,8 +24,7 @@ export function circuitBreakerLink<TRouter extends AnyRouter = AnyRouter>(
   circuit: CircuitBreaker | CircuitBreakerLinkOptions = {},
 ): TRPCLink<TRouter> {
   if (typeof (circuit as CircuitBreaker).tryAcquire === 'function') {
-    return partLink('circuitBreakerLink', {}, {}, { circuit: circuit as CircuitBreaker });
+    return stackOf('circuitBreakerLink', { circuit: circuit as CircuitBreaker });
   }
-  const { classify, ...options } = circuit as CircuitBreakerLinkOptions;
-  return partLink('circuitBreakerLink', undefined, {}, { circuit: options, classify }, 'circuit');
+  return partLink('circuitBreakerLink', circuit, undefined, 'circuit');
 }

@@ -11,3 +11,13 @@ export interface BreakwaterOperationContext {
   /** Deadline of this call in ms, overriding the link's `timeoutMs`. Defaults to the link's. */
   timeoutMs?: number;
 }
+
+/** Keys every single-purpose link that judges errors takes beside its part's own. @internal (here, in a module importing nothing, so the links' key lists can spread it at load) */
+export const PART_EXTRA_KEYS = {
+  budget: true,
+  idempotent: true,
+  classify: true,
+  clock: true,
+  sleep: true,
+  random: true,
+} as const;

@@ -1,7 +1,7 @@
-import { optionTypeError } from '@breakwater/core';
+import { checkOptions, optionPath, optionTypeError } from '@breakwater/core';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { partLink } from './resilience-link.js';
+import { stackOf } from './resilience-link.js';
 
 /** Options of {@link deadlineLink}. */
 export interface DeadlineLinkOptions {
@@ -26,7 +26,8 @@ export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
   if (timeoutMs === undefined) {
     throw optionTypeError('timeoutMs', 'is required (a number of ms)', 'deadlineLink');
   }
-  return partLink('deadlineLink', options, DEADLINE_LINK_KEYS, { timeoutMs });
+  optionPath('', () => checkOptions(undefined, options, DEADLINE_LINK_KEYS), 'deadlineLink');
+  return stackOf('deadlineLink', { timeoutMs });
 }
 
 /** Keys of {@link DeadlineLinkOptions}. @internal */

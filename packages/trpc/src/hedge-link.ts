@@ -1,6 +1,7 @@
-import type { RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { KnownKeys, RetryBudget, RetryBudgetOptions } from '@breakwater/core';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
+import { PART_EXTRA_KEYS } from './context.js';
 import type { Attempt, ResilientCall } from './internals/call.js';
 import { partLink, type StackExtras } from './resilience-link.js';
 
@@ -28,35 +29,14 @@ export interface HedgeLinkOptions extends StackExtras {
 export function hedgeLink<TRouter extends AnyRouter = AnyRouter>(
   options: HedgeLinkOptions,
 ): TRPCLink<TRouter> {
-  const { budget, idempotent, classify, clock, sleep, random, ...hedge } = options;
-  return partLink(
-    'hedgeLink',
-    options,
-    HEDGE_LINK_KEYS,
-    {
-      hedge,
-      budget,
-      idempotent,
-      classify,
-      clock,
-      sleep,
-      random,
-    },
-    'hedge',
-  );
+  return partLink('hedgeLink', options, HEDGE_LINK_KEYS, 'hedge');
 }
 
 /** Keys of {@link HedgeLinkOptions}. @internal */
-export const HEDGE_LINK_KEYS = {
+export const HEDGE_LINK_KEYS: KnownKeys<HedgeLinkOptions> = Object.assign({}, PART_EXTRA_KEYS, {
   delayMs: true,
   attempts: true,
-  budget: true,
-  idempotent: true,
-  classify: true,
-  clock: true,
-  sleep: true,
-  random: true,
-} as const;
+} as const);
 
 /** A hedged call started an attempt: arms the timer for the next one, if any may follow. @internal */
 export function hedgeTimer(call: ResilientCall): void {

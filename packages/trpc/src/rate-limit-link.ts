@@ -1,7 +1,7 @@
 import type { TokenBucket, TokenBucketOptions } from '@breakwater/core';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { partLink } from './resilience-link.js';
+import { stackOf } from './resilience-link.js';
 
 /**
  * Client-side rate limiting (`rateLimit` of `resilienceLink`): one token per
@@ -14,5 +14,5 @@ import { partLink } from './resilience-link.js';
 export function rateLimitLink<TRouter extends AnyRouter = AnyRouter>(
   bucket: TokenBucket | TokenBucketOptions,
 ): TRPCLink<TRouter> {
-  return partLink('rateLimitLink', undefined, {}, { rateLimit: bucket }, 'rateLimit');
+  return stackOf('rateLimitLink', { rateLimit: bucket }, 'rateLimit');
 }

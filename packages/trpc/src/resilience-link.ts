@@ -1,4 +1,5 @@
 import {
+  checkObject,
   checkOptions,
   createPool,
   type KnownKeys,
@@ -12,7 +13,7 @@ import {
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { classifyTRPCError } from './classify.js';
-import type { BreakwaterOperationContext } from './context.js';
+import { type BreakwaterOperationContext, PART_EXTRA_KEYS } from './context.js';
 import { type Stack, stackLink, type TRPCClassify } from './internals/call.js';
 import type { TRPCRetryEvent } from './retry-link.js';
 
@@ -124,22 +125,45 @@ export function resolveStack(
 }
 
 /**
- * A single-purpose link: `options` of `fn` (checked against `keys`) are one
- * part of the stack, mapped into `stack` with every other part off.
+ * A single-purpose link: `options` of `fn` are part `part` of the stack,
+ * except {@link PART_EXTRA_KEYS}, which stay at the top; every other part is
+ * off. `keys` (when given) are checked first, for the link's own names.
  * @internal
  */
 export function partLink<TRouter extends AnyRouter>(
   fn: string,
-  options: object | undefined,
-  keys: Readonly<Record<string, true>>,
-  stack: { [K in keyof ResilienceLinkOptions]?: ResilienceLinkOptions[K] | undefined },
+  options: object,
+  keys: Readonly<Record<string, true>> | undefined,
+  part: string,
+): TRPCLink<TRouter> {
+  optionPath(
+    '',
+    () =>
+      keys === undefined
+        ? checkObject('', options, false)
+        : checkOptions(undefined, options, keys, '', false),
+    fn,
+  );
+  const given: Record<string, unknown> = {};
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options ?? {})) {
+    // A key left `undefined` is left out, not given.
+    if (value !== undefined) (key in PART_EXTRA_KEYS ? given : own)[key] = value;
+  }
+  given[part] = own;
+  return stackOf(fn, given, part);
+}
+
+/**
+ * The link of a stack with only the parts in `given`; errors name the path
+ * the link's caller wrote (`retry.attempts` is `attempts` to `retryLink`).
+ * @internal
+ */
+export function stackOf<TRouter extends AnyRouter>(
+  fn: string,
+  given: ResilienceLinkOptions,
   part = '',
 ): TRPCLink<TRouter> {
-  optionPath('', () => checkOptions(undefined, options, keys), fn);
-  const given: Record<string, unknown> = {};
-  // Parts left out stay out (`undefined` would otherwise count as given).
-  for (const [key, value] of Object.entries(stack)) if (value !== undefined) given[key] = value;
-  // The link's own options are the part's: `retry.attempts` is `attempts` to its caller.
   const unpart = (path: string) =>
     part === '' ? path : path === part ? '' : path.replace(`${part}.`, '');
   return stackLink(optionPath(unpart, () => resolveStack(fn, given, false), fn));

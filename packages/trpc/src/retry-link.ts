@@ -1,6 +1,13 @@
-import type { Backoff, BackoffOptions, RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type {
+  Backoff,
+  BackoffOptions,
+  KnownKeys,
+  RetryBudget,
+  RetryBudgetOptions,
+} from '@breakwater/core';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
+import { PART_EXTRA_KEYS } from './context.js';
 import type { ResilientCall } from './internals/call.js';
 import { partLink, type StackExtras } from './resilience-link.js';
 
@@ -47,37 +54,16 @@ export interface RetryLinkOptions extends StackExtras {
 export function retryLink<TRouter extends AnyRouter = AnyRouter>(
   options: RetryLinkOptions = {},
 ): TRPCLink<TRouter> {
-  const { budget, idempotent, classify, clock, sleep, random, ...retry } = options;
-  return partLink(
-    'retryLink',
-    options,
-    RETRY_LINK_KEYS,
-    {
-      retry,
-      budget,
-      idempotent,
-      classify,
-      clock,
-      sleep,
-      random,
-    },
-    'retry',
-  );
+  return partLink('retryLink', options, RETRY_LINK_KEYS, 'retry');
 }
 
 /** Keys of {@link RetryLinkOptions}. @internal */
-export const RETRY_LINK_KEYS = {
+export const RETRY_LINK_KEYS: KnownKeys<RetryLinkOptions> = Object.assign({}, PART_EXTRA_KEYS, {
   attempts: true,
   backoff: true,
-  budget: true,
   maxPushbackMs: true,
   onRetry: true,
-  idempotent: true,
-  classify: true,
-  clock: true,
-  sleep: true,
-  random: true,
-} as const;
+} as const);
 
 /**
  * Attempt `call.started` failed with `error` (not hedging): asks the engine

@@ -69,3 +69,22 @@ describe('rateLimitLink, bulkheadLink, hedgeLink, resilienceLink', () => {
     expect(isCircuitOpenError((third as Error).cause)).toBe(true);
   });
 });
+
+describe('a call that fails, times out or is aborted leaves nothing behind', () => {
+  it('gives back its bulkhead slot every time', async () => {
+    const server = await chaos();
+    const client = clientOf([
+      resilienceLink({ concurrency: { limit: 1 }, retry: false }),
+      batchLink(server.url),
+    ]);
+    await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
+    await errorOf(client.slow.query({ ms: 300 }, { context: { timeoutMs: 50 } }));
+    const ac = new AbortController();
+    const aborted = errorOf(client.slow.query({ ms: 300 }, { signal: ac.signal }));
+    ac.abort();
+    await aborted;
+    // One slot: each of these would be refused with QueueFullError had a slot leaked.
+    await expect(client.echo.query('a')).resolves.toMatchObject({ value: 'a' });
+    await expect(client.echo.query('b')).resolves.toMatchObject({ value: 'b' });
+  });
+});
