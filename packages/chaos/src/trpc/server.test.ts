@@ -162,6 +162,38 @@ describe('createChaosTrpcServer', () => {
     expect(await second).toBe('closed');
   });
 
+  it('scripts each attempt of a call and records what became of every request', async () => {
+    const s = await serve({
+      faults: {
+        steps: [
+          { error: { type: 'status', status: 503, retryAfterSeconds: 'soon' } },
+          { hang: true },
+        ],
+        errorRate: 1,
+        error: { type: 'html' },
+      },
+    });
+    const get = (signal?: AbortSignal) =>
+      fetch(echoUrl(s), { headers: { 'x-call-id': 's1' }, ...(signal ? { signal } : {}) });
+    const first = await get();
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('soon');
+    const ac = new AbortController();
+    const hung = get(ac.signal).catch((e: Error) => e.name);
+    await expect.poll(() => s.stats().requests).toBe(2);
+    ac.abort();
+    expect(await hung).toBe('AbortError');
+    expect((await get()).status).toBe(502); // after the script: the rest of the plan
+    await expect
+      .poll(() => s.stats().observed.map((o) => [o.attempt, o.outcome, o.httpStatus]))
+      .toEqual([
+        [1, 'answered', 503],
+        [2, 'cancelled', undefined],
+        [3, 'answered', 502],
+      ]);
+    expect(s.stats().observed[0]).toMatchObject({ callId: 's1', paths: ['echo'] });
+  });
+
   it('validates the fault plan', async () => {
     await expect(createChaosTrpcServer({ faults: { errorRate: 2 } })).rejects.toThrow(/errorRate/);
     const s = await serve({});

@@ -98,12 +98,18 @@ describe('classifyGrpcStatus', () => {
 
   it('marks UNAVAILABLE neverSent only for a connection that never carried the request', () => {
     const refused = 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1';
-    expect(classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: refused }).neverSent).toBe(
-      true,
-    );
+    // Merge of p-grpcjs and p-nice: p-nice's default (headersReceived: true, "the server may
+    // have seen it") kept; both adapters pass headersReceived explicitly.
+    const noHeaders = { headersReceived: false };
     expect(
-      classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: 'Stream refused by server' })
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { ...noHeaders, details: refused })
         .neverSent,
+    ).toBe(true);
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, {
+        ...noHeaders,
+        details: 'Stream refused by server',
+      }).neverSent,
     ).toBe(true);
     expect(
       classifyGrpcStatus(status.UNAVAILABLE, undefined, {
