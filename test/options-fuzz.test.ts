@@ -766,9 +766,9 @@ describe('the table covers every public factory', () => {
 });
 
 describe('the issue examples', () => {
-  it('protect({ timout }) names the key and suggests timeout', () => {
-    expect(() => core.protect({ timout: 1000 } as never)).toThrow(
-      new TypeError('protect: unknown option `timout` — did you mean `timeout`?'),
+  it('protect({ timoutMs }) names the key and suggests timeoutMs', () => {
+    expect(() => core.protect({ timoutMs: 1000 } as never)).toThrow(
+      new TypeError('protect: unknown option `timoutMs` — did you mean `timeoutMs`?'),
     );
   });
 

@@ -111,8 +111,12 @@ export class Call<T> extends WheelEntry {
   private lastError: unknown = undefined;
   /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
   private lastCounted = true;
-  /** The call's absolute deadline on the runner's clock (`timeoutMs`); `Infinity` for none. */
-  private deadlineAt = Number.POSITIVE_INFINITY;
+  /**
+   * The call's absolute deadline on the runner's clock (`timeoutMs`); 0 for
+   * none. Not `Infinity`: a field that starts as a small integer costs no
+   * number box per call on the success path of a runner without `timeoutMs`.
+   */
+  private deadlineAt = 0;
   /** The configured deadline the current attempt's timer stands for, in ms. */
   private timerMs = 0;
   /** The wait before the current attempt (0 for the first). */
@@ -338,7 +342,7 @@ export class Call<T> extends WheelEntry {
   private armDeadline(config: ProtectConfig): void {
     let ms = config.attemptTimeoutMs;
     this.timerMs = ms;
-    if (this.deadlineAt !== Number.POSITIVE_INFINITY) {
+    if (this.deadlineAt !== 0) {
       const left = this.deadlineAt - config.clock();
       if (left < ms) {
         ms = Math.max(left, 1);
@@ -407,7 +411,7 @@ export class Call<T> extends WheelEntry {
         this.previousDelayMs,
         verdict,
         error,
-        this.deadlineAt,
+        this.deadlineAt === 0 ? Number.POSITIVE_INFINITY : this.deadlineAt,
       );
       if (delay >= 0) {
         this.retryAfter(engine, error, delay);

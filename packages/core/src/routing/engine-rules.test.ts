@@ -113,3 +113,34 @@ describe('router decisions go through the attempt engine', () => {
     expect(heard).toEqual([1, 2]);
   });
 });
+
+describe('router concurrency and abandoned attempts', () => {
+  it('an attempt abandoned at its timeout keeps the slot until its operation settles', async () => {
+    const { router, res, clock } = setup(['a'], {
+      concurrency: { limit: 1, maxQueue: 1 },
+      protection: { attemptTimeoutMs: 50 },
+    });
+    let running = 0;
+    let maxRunning = 0;
+    res.a!.behave = async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      // Ignores its signal: runs on at the provider for 200 ms.
+      await clock.sleep(200);
+      running--;
+      return 'late';
+    };
+    const first = run(router).catch((e: unknown) => e);
+    const second = run(router).catch((e: unknown) => e);
+    await clock.advanceAsync(50);
+    expect(isRoutingError(await first)).toBe(true);
+    // The caller has its answer, but the operation still runs: the slot stays taken.
+    expect([router.active, router.queued]).toEqual([1, 1]);
+    await clock.advanceAsync(150);
+    expect(res.a!.calls).toBe(2);
+    await clock.advanceAsync(300);
+    expect(isRoutingError(await second)).toBe(true);
+    expect(maxRunning).toBe(1);
+    expect([router.active, router.queued]).toEqual([0, 0]);
+  });
+});

@@ -226,7 +226,12 @@ export interface RouterOptions<R> {
   health?: RouteHealthOptions<R>;
   /** Start another provider when the current one is slow. Defaults to no hedging. */
   hedge?: RouteHedge | false;
-  /** A bulkhead: requests routed at once (one slot covers the whole traversal) and requests waiting. Defaults to unbounded. */
+  /**
+   * A bulkhead: requests routed at once (one slot covers the whole traversal)
+   * and requests waiting. An attempt abandoned at its timeout keeps the slot
+   * until its operation settles, so the operations running at the providers
+   * never exceed `limit`. Defaults to unbounded.
+   */
   concurrency?: ConcurrencyOptions | false;
   /** Judges each failed attempt: `retry`, `failover`, `countForCircuit`, `retryAfterMs`. Defaults to allowing all three. */
   classify?: ErrorPolicy;
