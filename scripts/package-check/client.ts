@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runProbe } from '@breakwater/core';
+import { runProbe } from '@breakwater/core/internal';
 import { tcpProbe } from '@breakwater/core/node';
 import { disableGrpcRetries, idempotentMethods, resilienceInterceptor } from '@breakwater/grpc-js';
 import { grpcHealthProbe } from '@breakwater/grpc-js/health';

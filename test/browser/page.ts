@@ -53,8 +53,8 @@ const scenarios = {
     queries(
       [
         resilienceLink({
-          timeout: { timeoutMs: 1_000 },
-          attemptTimeout: { timeoutMs: 150 },
+          timeoutMs: 1_000,
+          attemptTimeoutMs: 150,
           retry: { attempts: 2, backoff: { baseDelayMs: 10 } },
         }),
         endpoint(url, 'deadline'),
@@ -65,7 +65,10 @@ const scenarios = {
   circuit: (url: string) =>
     queries(
       [
-        resilienceLink({ circuit: { circuit: { failureThreshold: 2, openDurationMs: 60_000 } } }),
+        resilienceLink({
+          retry: false,
+          circuit: { failureThreshold: 2, openDurationMs: 60_000 },
+        }),
         endpoint(url, 'circuit'),
       ],
       4,
@@ -80,7 +83,7 @@ const scenarios = {
             { id: 'secondary', link: endpoint(secondary, 'routing') },
           ],
           selection: { type: 'priority', priorities: { primary: 1, secondary: 0 } },
-          protection: { circuit: { threshold: 2, cooldown: 60_000 } },
+          protection: { circuit: { failureThreshold: 2, openDurationMs: 60_000 } },
         }),
       ],
       4,

@@ -86,8 +86,6 @@ export type { HealthChecker, HealthCheckerOptions, ProbeResultEvent } from './he
 // Health
 export { createHealthChecker } from './health/checker.js';
 export { all, any } from './health/combinators.js';
-export type { HttpProbeOptions, HttpTarget } from './health/http-probe.js';
-export { createHttpProbe, httpProbe } from './health/http-probe.js';
 export type {
   HealthVerdict,
   Probe,
@@ -95,10 +93,6 @@ export type {
   ProbeResult,
   ProbeSetting,
 } from './health/probe.js';
-// TRANSITIONAL — not part of the API. The adapters still import these helpers
-// from the main index; they move to `@breakwater/core/internal` (where they
-// already are) when the adapters' imports are switched, and go from here then.
-export { runProbe } from './health/probe.js';
 export type {
   BelowLimitOptions,
   RatioBelowOptions,
@@ -123,21 +117,8 @@ export type {
 } from './health/registry.js';
 export { createHealthRegistry } from './health/registry.js';
 export type { HealthTargets, NamedTarget } from './health/targets.js';
-export type { TcpProbeOptions, TcpTarget } from './health/tcp-probe.js';
-export { createTcpProbe, tcpProbe } from './health/tcp-probe.js';
 export type { Duration } from './internal/duration.js';
-export { parseDuration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';
-export {
-  checkKeys,
-  checkNumber,
-  checkObject,
-  checkOptions,
-  type KnownKeys,
-  optionPath,
-  optionRangeError,
-  optionTypeError,
-} from './internal/validate.js';
 export type {
   AdaptiveThrottle,
   AdaptiveThrottleOptions,

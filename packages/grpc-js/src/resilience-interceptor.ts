@@ -2,11 +2,8 @@ import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
   createPool,
-  optionPath,
-  optionTypeError,
   type ResilienceOptions,
   type RetryPolicyOptions,
-  resolveResilience,
   STANDARD_RESILIENCE,
   systemClock,
 } from '@breakwater/core';
@@ -18,6 +15,7 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import { optionPath, optionTypeError, resolveResilience } from '@breakwater/core/internal';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-stage.js';
 import { bulkheadStage } from './internals/bulkhead-stage.js';

@@ -1,7 +1,5 @@
 import {
   type Clock,
-  checkNumber,
-  checkOptions,
   createHealthChecker,
   createHealthRegistry,
   createRouter,
@@ -10,9 +8,6 @@ import {
   type Event,
   type HealthChecker,
   type HealthRegistry,
-  type KnownKeys,
-  optionPath,
-  optionTypeError,
   type ProbeResultEvent,
   type ProbeSetting,
   type RandomSource,
@@ -37,6 +32,13 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import {
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '@breakwater/core/internal';
 import {
   Channel,
   type ChannelCredentials,

@@ -1,5 +1,5 @@
 import { startGrpcChaosServer } from '@breakwater/chaos';
-import { runProbe } from '@breakwater/core';
+import { runProbe } from '@breakwater/core/internal';
 import { describe, expect, it } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';
 

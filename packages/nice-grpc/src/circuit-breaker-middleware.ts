@@ -1,9 +1,4 @@
-import {
-  type CircuitBreaker,
-  type CircuitBreakerOptions,
-  type Clock,
-  optionPath,
-} from '@breakwater/core';
+import type { CircuitBreaker, CircuitBreakerOptions, Clock } from '@breakwater/core';
 import {
   createGrpcCircuits,
   type GrpcCircuitOptions,
@@ -11,6 +6,7 @@ import {
   type GrpcCircuits,
   type GrpcStatusClassifier,
 } from '@breakwater/core/grpc';
+import { optionPath } from '@breakwater/core/internal';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { admissionStage } from './internals/admission.js';
 import { resolvePart } from './internals/parts.js';

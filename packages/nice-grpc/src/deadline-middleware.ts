@@ -1,15 +1,13 @@
 import {
   type Clock,
-  checkOptions,
   DeadlineExceededError,
   isDeadlineExceededError,
-  type KnownKeys,
-  resolveResilience,
   type Sleep,
   systemClock,
   systemSleep,
   withTimeout,
 } from '@breakwater/core';
+import { checkOptions, type KnownKeys, resolveResilience } from '@breakwater/core/internal';
 import {
   type CallOptions,
   ClientError,

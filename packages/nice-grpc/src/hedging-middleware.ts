@@ -1,13 +1,12 @@
-import {
-  type Clock,
-  checkOptions,
-  type HedgePolicyOptions,
-  type KnownKeys,
-  type RetryBudget,
-  type RetryBudgetOptions,
-  type Sleep,
+import type {
+  Clock,
+  HedgePolicyOptions,
+  RetryBudget,
+  RetryBudgetOptions,
+  Sleep,
 } from '@breakwater/core';
 import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
+import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { attemptStage, compact, resolvePart } from './internals/parts.js';
 import { attemptsMiddleware, type RetryCallOptions } from './retry-middleware.js';

@@ -1,15 +1,13 @@
 import {
-  checkOptions,
   createPool,
-  type KnownKeys,
   type ResilienceOptions,
   type RetryPolicyOptions,
-  resolveResilience,
   STANDARD_RESILIENCE,
   systemClock,
   systemSleep,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
+import { checkOptions, type KnownKeys, resolveResilience } from '@breakwater/core/internal';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
 import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
 import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';

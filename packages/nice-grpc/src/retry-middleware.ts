@@ -1,11 +1,7 @@
 import {
-  AttemptEngine,
   type Backoff,
   type BackoffOptions,
   type Clock,
-  checkNumber,
-  checkOptions,
-  type KnownKeys,
   MAX_ATTEMPTS,
   type RetryBudget,
   type RetryBudgetOptions,
@@ -13,6 +9,12 @@ import {
   type Sleep,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
+import {
+  AttemptEngine,
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+} from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import { HedgedCall } from './internals/hedged-call.js';
 import { type MiddlewareResult, type UnaryNext, unaryNext } from './internals/next.js';

@@ -1,15 +1,14 @@
 import {
   type Clock,
-  checkOptions,
   type ErrorVerdict,
   isCircuitOpenError,
   isDeadlineExceededError,
   isOperationAbortedError,
   isQueueFullError,
   isRateLimitError,
-  type KnownKeys,
   systemClock,
 } from '@breakwater/core';
+import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import { retryAfterMsFrom } from './internals/retry-after.js';
 
 /** tRPC error codes (the `data.code` a tRPC server sends). */

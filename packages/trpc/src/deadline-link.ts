@@ -1,4 +1,4 @@
-import { checkOptions, optionPath, optionTypeError } from '@breakwater/core';
+import { checkOptions, optionPath, optionTypeError } from '@breakwater/core/internal';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { stackOf } from './resilience-link.js';

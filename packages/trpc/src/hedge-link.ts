@@ -1,4 +1,5 @@
-import type { KnownKeys, RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { KnownKeys } from '@breakwater/core/internal';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { PART_EXTRA_KEYS } from './context.js';

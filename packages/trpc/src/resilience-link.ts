@@ -1,15 +1,17 @@
 import {
+  createPool,
+  type ResilienceOptions,
+  type RetryPolicyOptions,
+  systemClock,
+} from '@breakwater/core';
+import {
   checkObject,
   checkOptions,
-  createPool,
   type KnownKeys,
   optionPath,
   optionTypeError,
-  type ResilienceOptions,
-  type RetryPolicyOptions,
   resolveResilience,
-  systemClock,
-} from '@breakwater/core';
+} from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { classifyTRPCError } from './classify.js';

@@ -1,10 +1,5 @@
-import type {
-  Backoff,
-  BackoffOptions,
-  KnownKeys,
-  RetryBudget,
-  RetryBudgetOptions,
-} from '@breakwater/core';
+import type { Backoff, BackoffOptions, RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { KnownKeys } from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { PART_EXTRA_KEYS } from './context.js';

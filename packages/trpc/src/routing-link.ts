@@ -1,14 +1,16 @@
 import {
-  checkOptions,
   createRouter,
   type ErrorVerdict,
   isRoutingError,
-  type KnownKeys,
-  optionPath,
-  optionTypeError,
   type Router,
   type RouterOptions,
 } from '@breakwater/core';
+import {
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '@breakwater/core/internal';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { observable } from '@trpc/server/observable';

@@ -1,5 +1,6 @@
-import type { Clock, ResiliencePlan } from '@breakwater/core';
+import type { Clock } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
+import type { ResiliencePlan } from '@breakwater/core/internal';
 import { withDeadline } from './deadline-stage.js';
 import { type AttemptPlan, MultiAttemptCall } from './multi-attempt-call.js';
 import type { Stage } from './stage.js';

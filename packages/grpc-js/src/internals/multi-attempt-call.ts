@@ -1,5 +1,5 @@
-import type { AttemptEngine } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
+import type { AttemptEngine } from '@breakwater/core/internal';
 import type {
   InterceptingListener,
   InterceptorOptions,

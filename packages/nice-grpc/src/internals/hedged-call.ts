@@ -1,4 +1,4 @@
-import type { AttemptEngine } from '@breakwater/core';
+import type { AttemptEngine } from '@breakwater/core/internal';
 import type { CallOptions } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';

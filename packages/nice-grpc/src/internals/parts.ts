@@ -1,20 +1,17 @@
-import {
-  type AttemptEngine,
-  optionPath,
-  optionTypeError,
-  type ResilienceOptions,
-  type ResiliencePlan,
-  resolveResilience,
-  type Sleep,
-  systemClock,
-  systemSleep,
-} from '@breakwater/core';
+import { type ResilienceOptions, type Sleep, systemClock, systemSleep } from '@breakwater/core';
 import {
   createGrpcStatusClassifier,
   type GrpcRetryEvent,
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  optionPath,
+  optionTypeError,
+  type ResiliencePlan,
+  resolveResilience,
+} from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-grpc-common';
 import { idempotencyRule } from '../idempotency.js';
 import type { ResilienceWarning } from '../retry-middleware.js';

@@ -1,14 +1,16 @@
 import {
-  type AttemptEngine,
   type Clock,
   type ErrorVerdict,
   isDeadlineExceededError,
-  type RetryLoopHooks,
-  retryAfterFailure,
   type Sleep,
   withTimeout,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  type RetryLoopHooks,
+  retryAfterFailure,
+} from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';

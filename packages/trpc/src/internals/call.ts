@@ -1,14 +1,13 @@
 import {
-  type AttemptEngine,
   type CallOutcome,
   type CircuitBreaker,
   CircuitOpenError,
   type Clock,
   type ErrorVerdict,
   type Pool,
-  type RetryBudgetLike,
   type TokenBucket,
 } from '@breakwater/core';
+import type { AttemptEngine, RetryBudgetLike } from '@breakwater/core/internal';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
