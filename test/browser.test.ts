@@ -18,6 +18,12 @@ import type { Outcome, Scenarios } from './browser/page.js';
 const CHROMIUM = process.env.BREAKWATER_CHROMIUM ?? '/usr/bin/chromium';
 const source = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
+const PACKAGE_SOURCES: Record<string, string> = {
+  '@breakwater/core': 'packages/core/src/index.ts',
+  '@breakwater/core/internal': 'packages/core/src/internal/index.ts',
+  '@breakwater/trpc': 'packages/trpc/src/index.ts',
+};
+
 /** The page bundle: the workspace sources of the browser-safe packages, nothing else. */
 async function bundlePage(): Promise<string> {
   const result = await build({
@@ -28,10 +34,17 @@ async function bundlePage(): Promise<string> {
     target: 'es2022',
     write: false,
     logLevel: 'silent',
-    alias: {
-      '@breakwater/core': source('packages/core/src/index.ts'),
-      '@breakwater/trpc': source('packages/trpc/src/index.ts'),
-    },
+    // Exact names (esbuild's `alias` would also rewrite `@breakwater/core/internal` by prefix).
+    plugins: [
+      {
+        name: 'workspace-sources',
+        setup(b) {
+          b.onResolve({ filter: /^@breakwater\/(core|core\/internal|trpc)$/ }, (args) => ({
+            path: source(PACKAGE_SOURCES[args.path] as string),
+          }));
+        },
+      },
+    ],
   });
   return result.outputFiles[0]?.text ?? '';
 }

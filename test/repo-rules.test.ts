@@ -129,7 +129,12 @@ describe('package layering', () => {
   });
 
   it('@breakwater/nice-grpc loads neither grpc-js nor the grpc-js adapter', () => {
-    const allowed = ['@breakwater/core', '@breakwater/core/grpc', 'nice-grpc-common'];
+    const allowed = [
+      '@breakwater/core',
+      '@breakwater/core/grpc',
+      '@breakwater/core/internal',
+      'nice-grpc-common',
+    ];
     expect([...bareImports('packages/nice-grpc/src')].filter((n) => !allowed.includes(n))).toEqual(
       [],
     );
