@@ -92,10 +92,13 @@ const outageScenario: Builder = (t, totalMs) => {
   ];
 };
 
+/** The slow replica's latency in the `tail` scenario: 10% of its calls take 400 ms more. */
+export const TAIL_LATENCY = { kind: 'tail', percent: 10, extraMs: 400 } as const;
+
 /** One replica of each protocol grows a long tail: shows hedging. */
 const tailScenario: Builder = (t, totalMs) => {
   const [healthy, slow] = split(totalMs, [1, 3]) as [number, number];
-  const tail = { kind: 'tail', percent: 10, extraMs: 400 } as const;
+  const tail = TAIL_LATENCY;
   return [
     { name: 'healthy', durationMs: healthy },
     {
