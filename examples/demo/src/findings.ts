@@ -130,6 +130,8 @@ export function computeFindings(
       const bw = clients.find((c) => flavour(c.client) === 'breakwater');
       const others = clients.filter((c) => c !== bw);
       const losses: string[] = [];
+      // Whether a loss came from circuits still open after failures (then say once how they close).
+      let circuits = false;
       if (bw) {
         // Success, phase by phase.
         for (const [i, phase] of bw.phases.entries()) {
@@ -142,10 +144,8 @@ export function computeFindings(
           if (!best || phase.successRate >= best.rate - 0.01) continue;
           const failed = windowCalls(bw.client, window.startMs, window.endMs).filter((c) => !c.ok);
           const unsent = failed.filter((c) => (index.count.get(c.callId) ?? 0) === 0).length;
-          let why = `its failures: ${topErrors(failed)}; the servers saw ${failed.length - unsent === 0 ? 'none' : failed.length - unsent} of those ${failed.length} calls`;
-          if (window.kind === 'recovery' || window.kind === 'outage') {
-            why += ` — ${describeLane(bw.client).recovery}`;
-          }
+          const why = `its failures: ${topErrors(failed)}; the servers saw ${failed.length - unsent === 0 ? 'none' : failed.length - unsent} of those ${failed.length} calls`;
+          if (window.kind === 'recovery' || window.kind === 'outage') circuits = true;
           losses.push(
             `In “${phase.phase}”${phase.phase === phase.kind ? '' : ` (${phase.kind})`} Breakwater answered ${pct(phase.successRate)} of calls, ${flavour(best.o.client)} ${pct(best.rate)}: ${why}`,
           );
@@ -192,11 +192,15 @@ export function computeFindings(
             if (seen.length === 0) continue;
             const fastest = seen.sort((a, b) => (a[key] ?? 0) - (b[key] ?? 0))[0] as RecoveryRow;
             if (mine !== undefined && mine <= (fastest[key] ?? 0) + 100) continue;
+            circuits = true;
             losses.push(
-              `After “${row.phase}” Breakwater took ${mine === undefined ? 'the rest of the run (never)' : ms(mine)} ${what}, ${flavour(fastest.client)} ${ms(fastest[key])}: ${describeLane(bw.client).recovery}`,
+              mine === undefined
+                ? `After “${row.phase}” Breakwater did not manage ${what} in the rest of the run; ${flavour(fastest.client)} did after ${ms(fastest[key])}.`
+                : `After “${row.phase}” Breakwater took ${ms(mine)} ${what}, ${flavour(fastest.client)} ${ms(fastest[key])}.`,
             );
           }
         }
+        if (circuits) losses.push(`How Breakwater comes back: ${describeLane(bw.client).recovery}`);
         // The cost of hedges and failovers, stated whether or not it lost anything.
         const mine = attemptsPerCall(bw);
         const none = clients.find((c) => flavour(c.client) === 'none');

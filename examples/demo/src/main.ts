@@ -51,8 +51,10 @@ export async function runDemo(
 ): Promise<DemoResult> {
   const totalMs = Math.round(options.durationS * 1000);
   const columns = options.columns;
-  log(`Breakwater demo — scenario "${options.scenario}", ${options.rate} calls/s per client,`);
-  log(`${options.durationS} s. Starting 3 gRPC replicas and 2 tRPC servers (one process each)…`);
+  log(
+    `Breakwater demo: scenario "${options.scenario}", ${options.durationS} s at ${options.rate} calls/s per client`,
+  );
+  log('Starting 3 gRPC replicas and 2 tRPC servers, each in its own process…');
   const servers = await startDemoServers();
   const grpc = createGrpcLanes(servers.grpc);
   const trpc = createTrpcLanes(servers.trpc);
