@@ -28,6 +28,10 @@ function synthetic(breakwaterOkInRecovery: boolean) {
         ...(refused ? { error: 'UNAVAILABLE' } : { replica: i % 2 ? 'grpc-a' : 'grpc-b' }),
       });
       if (!refused) attempts.push({ callId, replica: i % 2 ? 'grpc-a' : 'grpc-b' });
+      // One hedged call: its hedge reached the other replica too.
+      if (!breakwaterOkInRecovery && client === 'grpc/breakwater' && i === 5) {
+        attempts.push({ callId, replica: 'grpc-b' });
+      }
     }
   }
   const report = analyzeScenario({
@@ -118,6 +122,9 @@ describe('demo output', () => {
     expect(text).toContain('In “recovered” (recovery) Breakwater answered 50.0% of calls');
     expect(text).toContain('10 × UNAVAILABLE; the servers saw none of those 10 calls');
     expect(text).toContain(LANE_DESCRIPTIONS['grpc/breakwater']?.recovery);
+    expect(text).toContain(
+      'Hedges and failovers cost the servers 1 extra attempts for the 30 Breakwater calls that reached one (+3.3% work); 1 calls reached two replicas.',
+    );
     const row = f.recovery.find((r) => r.client === 'grpc/breakwater');
     expect(row?.first2s).toBe(0.5);
     expect(row?.firstSuccessMs).toBeGreaterThan(900);
