@@ -97,11 +97,19 @@ describe('pnpm demo --quick', () => {
 
 // The other two scenarios, end to end: each asserts the behaviour it exists to show.
 describe('pnpm demo --scenario', () => {
-  async function quickRun(scenario: string) {
+  async function quickRun(scenario: string, ...extra: string[]) {
     const dir = await mkdtemp(join(tmpdir(), `breakwater-demo-${scenario}-`));
     try {
       const options = parseDemoArgs(
-        ['--quick', '--scenario', scenario, '--no-progress', '--out', join(dir, 'r.html')],
+        [
+          '--quick',
+          '--scenario',
+          scenario,
+          '--no-progress',
+          '--out',
+          join(dir, 'r.html'),
+          ...extra,
+        ],
         false,
       );
       if (options === 'help') throw new Error('unexpected help');
@@ -130,7 +138,8 @@ describe('pnpm demo --scenario', () => {
   // race" when it received an attempt of a call another replica answered:
   // a hedge won. Without hedging Breakwater cannot make it lose a race.
   it('--scenario tail: Breakwater races the slow replica and does not wait for it; the plain client does', async () => {
-    const { report, calls, attempts } = await quickRun('tail');
+    // 40 calls/s: enough slow answers (5% of one replica's calls) in a 6 s phase to count.
+    const { report, calls, attempts } = await quickRun('tail', '--rate', '40');
     const phase = report.phases.find((p) => p.kind === 'fault');
     if (!phase) throw new Error('the tail scenario has a fault phase');
     const from = report.startedAt + phase.startMs;
