@@ -1,20 +1,4 @@
 // `pnpm demo` — runs examples/demo from its TypeScript sources through tsx (no build step).
-// Workspace packages resolve to their sources through the root tsconfig.json `paths`.
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runDemoEntry } from './run-ts.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const demo = join(root, 'examples', 'demo');
-const tsx = createRequire(join(demo, 'package.json')).resolve('tsx');
-const child = spawn(
-  process.execPath,
-  ['--import', pathToFileURL(tsx).href, join(demo, 'src', 'main.ts'), ...process.argv.slice(2)],
-  {
-    stdio: 'inherit',
-    env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
-  },
-);
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+runDemoEntry('main.ts');

@@ -15,6 +15,8 @@ export interface DemoOptions {
   progress: boolean;
   /** Write the report's JSON next to it as well. */
   json: boolean;
+  /** Width of the terminal output (tables, bars, notes) in characters. */
+  columns: number;
 }
 
 export const USAGE = `Usage: pnpm demo [--quick] [--duration <s>] [--rate <per s>] [--scenario <name>] [--out <file>]
@@ -27,8 +29,15 @@ export const USAGE = `Usage: pnpm demo [--quick] [--duration <s>] [--rate <per s
   --json             also write the report data as <out>.json
   --no-progress      plain log lines instead of progress bars`;
 
-/** Parses `argv` (without node and script); throws a `TypeError` naming a bad option. */
-export function parseDemoArgs(argv: readonly string[], isTTY: boolean): DemoOptions | 'help' {
+/**
+ * Parses `argv` (without node and script); throws a `TypeError` naming a bad
+ * option. `columns` is the terminal's width (80 when stdout is not a terminal).
+ */
+export function parseDemoArgs(
+  argv: readonly string[],
+  isTTY: boolean,
+  columns = 80,
+): DemoOptions | 'help' {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -66,5 +75,7 @@ export function parseDemoArgs(argv: readonly string[], isTTY: boolean): DemoOpti
     out: values.out as string,
     json: values.json === true,
     progress: values['no-progress'] ? false : (values.progress ?? isTTY),
+    // Below 60 columns nothing lines up anyway; wrap as if there were 60.
+    columns: Math.max(60, Math.floor(columns)),
   };
 }

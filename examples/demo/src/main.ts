@@ -1,19 +1,23 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  type AttemptRecord,
+  type CallRecord,
   runScenario,
   type ScenarioClient,
   type ScenarioReport,
   timelineDuration,
 } from '@breakwater/chaos';
 import { type DemoOptions, parseDemoArgs, USAGE } from './args.js';
+import { computeFindings, type Findings } from './findings.js';
 import { createGrpcLanes } from './grpc-lanes.js';
+import { describeLane } from './lane-descriptions.js';
 import { barsView, linesView, type ProgressView } from './progress.js';
 import { renderReport } from './report-html.js';
 import { SCENARIOS } from './scenarios.js';
 import { startDemoServers } from './servers.js';
-import { formatTable, type TableRow, tableRows } from './table.js';
+import { formatTable, type TableRow, tableRows, wrapLabelled } from './table.js';
 import { createTrpcLanes } from './trpc-lanes.js';
 
 /** What a demo run produced. */
@@ -21,6 +25,12 @@ export interface DemoResult {
   report: ScenarioReport;
   rows: TableRow[];
   reportPath: string;
+  /** Every call every client made. */
+  calls: CallRecord[];
+  /** Every attempt the servers counted, by call id and replica. */
+  attempts: AttemptRecord[];
+  /** The computed notes the terminal and the report show. */
+  findings: Findings;
 }
 
 /** Opens connections before the clock starts, so the first second measures the clients, not TCP setup. */
@@ -40,14 +50,30 @@ export async function runDemo(
   log: (line: string) => void = console.log,
 ): Promise<DemoResult> {
   const totalMs = Math.round(options.durationS * 1000);
+  const columns = options.columns;
   log(
-    `Breakwater demo — scenario "${options.scenario}", ${options.rate} calls/s per client for ${options.durationS} s`,
+    `Breakwater demo: scenario "${options.scenario}", ${options.durationS} s at ${options.rate} calls/s per client`,
   );
   log('Starting 3 gRPC replicas and 2 tRPC servers, each in its own process…');
   const servers = await startDemoServers();
   const grpc = createGrpcLanes(servers.grpc);
   const trpc = createTrpcLanes(servers.trpc);
   const lanes = [...grpc.lanes, ...trpc.lanes];
+  const nameWidth = Math.max(...lanes.map((l) => l.name.length));
+  log('');
+  log('The clients (every call has a 1 s deadline):');
+  for (const lane of lanes) {
+    for (const line of wrapLabelled(
+      lane.name,
+      describeLane(lane.name).config,
+      nameWidth,
+      columns,
+    )) {
+      log(line);
+    }
+  }
+  log('');
+  let attempts: AttemptRecord[] = [];
   let view: ProgressView | undefined;
   try {
     await warmUp(lanes);
@@ -58,20 +84,34 @@ export async function runDemo(
           phases,
           lanes.map((l) => l.name),
           expected,
+          columns,
         )
       : linesView(log);
     const run = await runScenario({
       phases,
       clients: lanes,
       rate: options.rate,
-      attempts: () => servers.attempts(),
+      attempts: async () => {
+        attempts = await servers.attempts();
+        return attempts;
+      },
       onProgress: (p) => view?.update(p),
     });
     view.stop();
     view = undefined;
     const rows = tableRows(run.report);
+    const findings = computeFindings(run.report, run.calls, attempts);
     log('');
-    log(formatTable(rows));
+    log(formatTable(rows, columns));
+    log('');
+    log('Where Breakwater did worse in this run, measured:');
+    for (const p of findings.protocols) {
+      for (const loss of p.losses.length > 0
+        ? p.losses
+        : ['nowhere: no phase, p99 or recovery worse than another client.']) {
+        for (const line of wrapLabelled(`${p.protocol}:`, loss, 5, columns)) log(line);
+      }
+    }
     const reportPath = resolve(options.out);
     const meta = {
       scenario: options.scenario,
@@ -81,7 +121,7 @@ export async function runDemo(
       date: new Date().toISOString(),
     };
     await mkdir(dirname(reportPath), { recursive: true });
-    await writeFile(reportPath, renderReport(run.report, rows, meta));
+    await writeFile(reportPath, renderReport(run.report, rows, meta, findings));
     if (options.json) {
       await writeFile(
         `${reportPath}.json`,
@@ -89,8 +129,8 @@ export async function runDemo(
       );
     }
     log('');
-    log(`Report: ${reportPath}`);
-    return { report: run.report, rows, reportPath };
+    log(`Report: ${shortPath(reportPath)}`);
+    return { report: run.report, rows, reportPath, calls: run.calls, attempts, findings };
   } finally {
     view?.stop();
     grpc.close();
@@ -98,10 +138,17 @@ export async function runDemo(
   }
 }
 
+/** `path` relative to the working directory when it is inside it (shorter on a narrow terminal). */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 async function cli(): Promise<number> {
   let options: ReturnType<typeof parseDemoArgs>;
   try {
-    options = parseDemoArgs(process.argv.slice(2), process.stdout.isTTY === true);
+    const tty = process.stdout.isTTY === true;
+    options = parseDemoArgs(process.argv.slice(2), tty, tty ? process.stdout.columns : 80);
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;

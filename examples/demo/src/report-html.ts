@@ -1,4 +1,6 @@
 import type { ClientReport, ScenarioReport } from '@breakwater/chaos';
+import { type Findings, type ProtocolFindings, recoveryCells } from './findings.js';
+import { describeLane } from './lane-descriptions.js';
 import { type ChartBand, renderLineChart } from './svg-chart.js';
 import { COLUMNS, type TableRow } from './table.js';
 
@@ -39,7 +41,17 @@ function bands(report: ScenarioReport): ChartBand[] {
 const flavour = (c: ClientReport) => c.client.split('/')[1] ?? c.client;
 const mid = (report: ScenarioReport, t: number) => t + report.bucketMs / 2000;
 
-function protocolCharts(report: ScenarioReport, protocol: string): string {
+// "How to read this" for each kind of chart; the computed line follows it.
+const HOW = {
+  success:
+    'Share of the calls started in each second that succeeded; the shaded bands are the phases listed above. A dip is a second in which calls failed.',
+  latency:
+    'The 99th-percentile latency of the calls started in each second, failures included: a refused call is fast, a call that runs into the 1 s deadline counts about 1000 ms.',
+  load: "Attempts each replica received per second for this client's calls, as counted by the servers. A line at 0 is a replica that got none of its calls (killed, or its circuit open); a total above the client's rate is retries, failovers or hedges.",
+};
+
+function protocolCharts(report: ScenarioReport, found: ProtocolFindings | undefined): string {
+  const protocol = found?.protocol ?? '';
   const clients = report.clients.filter((c) => c.client.startsWith(`${protocol}/`));
   const xMax = report.durationMs / 1000;
   const common = { bands: bands(report), xMax };
@@ -48,6 +60,7 @@ function protocolCharts(report: ScenarioReport, protocol: string): string {
     title: `${protocol}: success rate per second`,
     yMax: 100,
     yFormat: (v) => `${v}%`,
+    note: `${esc(HOW.success)} <b>${esc(found?.charts.success ?? '')}</b>`,
     series: clients.map((c) => ({
       name: flavour(c),
       color: COLORS[flavour(c)] ?? '#000',
@@ -63,9 +76,10 @@ function protocolCharts(report: ScenarioReport, protocol: string): string {
   const latencyMax = Math.max(50, ...clients.flatMap((c) => c.seconds.map((s) => s.p99 ?? 0)));
   const latency = renderLineChart({
     ...common,
-    title: `${protocol}: p99 latency per second (all calls, ms)`,
+    title: `${protocol}: p99 latency per second (ms)`,
     yMax: Math.ceil(latencyMax / 50) * 50,
     yFormat: (v) => `${v}`,
+    note: `${esc(HOW.latency)} <b>${esc(found?.charts.latency ?? '')}</b>`,
     series: clients.map((c) => ({
       name: flavour(c),
       color: COLORS[flavour(c)] ?? '#000',
@@ -77,17 +91,20 @@ function protocolCharts(report: ScenarioReport, protocol: string): string {
     1,
     ...clients.flatMap((c) => c.seconds.flatMap((s) => replicas.map((r) => s.load[r] ?? 0))),
   );
-  const loads = clients.map((c) =>
+  const loads = clients.map((c, i) =>
     renderLineChart({
       ...common,
-      width: 660,
-      height: 190,
-      title: `${c.client}: server-side attempts per second, by replica`,
+      height: 170,
+      title: `${c.client}: server attempts per second, by replica`,
       yMax: Math.ceil(loadMax / 10) * 10,
       yFormat: (v) => `${v}`,
-      series: replicas.map((r, i) => ({
+      // One note for the three load charts, under the last.
+      ...(i === clients.length - 1
+        ? { note: `${esc(HOW.load)} <b>${esc(found?.charts.load ?? '')}</b>` }
+        : {}),
+      series: replicas.map((r, j) => ({
         name: r,
-        color: REPLICA_COLORS[i % REPLICA_COLORS.length] ?? '#000',
+        color: REPLICA_COLORS[j % REPLICA_COLORS.length] ?? '#000',
         points: c.seconds.map((s) => [mid(report, s.t), s.load[r] ?? 0] as const),
       })),
     }),
@@ -95,56 +112,143 @@ function protocolCharts(report: ScenarioReport, protocol: string): string {
   return `<section><h2>${esc(protocol === 'grpc' ? 'gRPC (3 replicas)' : 'tRPC (2 servers)')}</h2>${success}${latency}${loads.join('')}</section>`;
 }
 
-function table(rows: readonly TableRow[]): string {
-  const head = COLUMNS.map(([, t]) => `<th>${esc(t)}</th>`).join('');
+/** A table that reflows into one card per row on a narrow screen (each cell labelled). */
+function responsiveTable(
+  head: readonly string[],
+  rows: ReadonlyArray<{ cells: readonly string[]; highlight: boolean }>,
+  cls = '',
+): string {
+  const th = head.map((t) => `<th>${esc(t)}</th>`).join('');
   const body = rows
-    .map((r) => {
-      const cls = r.client.endsWith('/breakwater') ? ' class="bw"' : '';
-      return `<tr${cls}>${COLUMNS.map(([k]) => `<td>${esc(r[k])}</td>`).join('')}</tr>`;
-    })
+    .map(
+      (r) =>
+        `<tr${r.highlight ? ' class="bw"' : ''}>${r.cells.map((c, i) => `<td data-label="${esc(head[i] ?? '')}">${esc(c)}</td>`).join('')}</tr>`,
+    )
     .join('');
-  return `<table><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+  return `<table class="reflow${cls ? ` ${cls}` : ''}"><thead><tr>${th}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
+function table(rows: readonly TableRow[]): string {
+  return responsiveTable(
+    COLUMNS.map(([, t]) => t),
+    rows.map((r) => ({
+      cells: COLUMNS.map(([k]) => r[k]),
+      highlight: r.client.endsWith('/breakwater'),
+    })),
+  );
+}
+
+function recoveryTable(findings: Findings): string {
+  if (findings.recovery.length === 0) return '';
+  const head = [
+    'client',
+    'phase',
+    'first success',
+    'restored replica answering',
+    'success, first 2 s',
+    'how it comes back',
+  ];
+  const rows = findings.recovery.map((r) => ({
+    cells: [r.client, r.phase, ...recoveryCells(r), describeLane(r.client).recovery],
+    highlight: r.client.endsWith('/breakwater'),
+  }));
+  return `<h2>Recovery: how each client came back</h2>
+${responsiveTable(head, rows, 'recovery')}
+<p class="how"><b>How to read this:</b> “first success” is the time from the phase's change (the replicas healed or restarted) until the client's first call that succeeded after it; “restored replica answering” is the time until the replica that was brought back answered this client (“not seen”: it never did in the seconds left); “success, first 2 s” covers the calls started in the first two seconds of the phase. A client that sheds load in an outage (stops sending to a replica whose circuit is open) has to notice the replica is back before it sends to it again: the last column says how each client does that, and the numbers say what it cost in this run.</p>`;
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;padding:16px 24px;color:#222;max-width:1400px}
+h1{font-size:22px;margin:0 0 4px;line-height:1.25} h2{font-size:17px;margin:20px 0 6px}
+.meta{color:#555;margin-bottom:12px;overflow-wrap:anywhere}
+.how{color:#333;font-size:14px;margin:4px 0 14px;max-width:80ch}
+table{border-collapse:collapse;margin:8px 0 6px}
+th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left;white-space:nowrap} tr.bw td{font-weight:600;background:#eef5fc}
+table.recovery td:last-child{text-align:left;font-weight:400;min-width:24ch}
+dl.clients{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:6px 0 12px}
+dl.clients dt{font-weight:600;white-space:nowrap} dl.clients dd{margin:0}
+ul{margin:4px 0 8px 18px;padding:0} li{margin:2px 0}
+.swatch{display:inline-block;width:12px;height:12px;border:1px solid #bbb;vertical-align:-1px;margin-right:6px}
+.grid-2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:12px 28px}
+figure.chart{margin:10px 0 6px}
+figure.chart figcaption{display:flex;flex-wrap:wrap;gap:2px 14px;align-items:baseline;font-size:14px}
+.legend{display:flex;flex-wrap:wrap;gap:2px 12px;font-size:13px}
+.key i{display:inline-block;width:18px;vertical-align:middle;margin-right:5px}
+svg{display:block;width:100%;height:auto;margin:2px 0;background:#fff}
+svg .tick{font-size:10px;fill:#555} svg .band{font-size:10px;fill:#444}
+svg .grid{stroke:#eee} svg .frame{fill:none;stroke:#bbb}
+@media (max-width:760px){
+  body{padding:12px}
+  .grid-2{grid-template-columns:minmax(0,1fr)}
+  dl.clients{grid-template-columns:minmax(0,1fr)} dl.clients dd{margin:0 0 8px}
+  table.reflow,table.reflow tbody,table.reflow tr,table.reflow td{display:block;width:100%}
+  table.reflow thead{display:none}
+  table.reflow tr{border:1px solid #ddd;border-radius:6px;margin:0 0 8px;padding:4px 0}
+  table.reflow td{display:flex;justify-content:space-between;gap:12px;border:0;padding:2px 10px;text-align:right;white-space:normal}
+  table.reflow td::before{content:attr(data-label);color:#555;font-weight:400;text-align:left}
+  table.reflow td:first-child{font-size:16px}
+  table.recovery td:last-child{display:block;text-align:left;min-width:0}
+  table.recovery td:last-child::before{display:block}
+}
+@media (max-width:560px){
+  svg .tick{font-size:14px} svg .band{display:none}
+}`;
+
 /**
- * A self-contained HTML report: the comparison table, charts over time as
- * inline SVG, and every number as JSON in `<script id="demo-data">`.
+ * A self-contained HTML report: what each client is, the comparison table,
+ * where Breakwater did worse (computed), how each client recovered, charts
+ * over time as inline SVG, a "how to read this" under each, and every number
+ * as JSON in `<script id="demo-data">`. Readable from 375 px up.
  */
 export function renderReport(
   report: ScenarioReport,
   rows: readonly TableRow[],
   meta: ReportMeta,
+  findings: Findings,
 ): string {
-  const data = JSON.stringify({ meta, table: rows, report }).replace(/</g, '\\u003c');
+  const data = JSON.stringify({ meta, table: rows, report, findings }).replace(/</g, '\\u003c');
   const phases = report.phases
     .map(
       (p) =>
-        `<li><b>${esc(p.name)}</b> (${p.kind}) ${(p.startMs / 1000).toFixed(1)}–${(p.endMs / 1000).toFixed(1)} s</li>`,
+        `<li><span class="swatch" style="background:${BAND_FILL[p.kind] ?? 'none'}"></span><b>${esc(p.name)}</b> (${p.kind}) ${(p.startMs / 1000).toFixed(1)}–${(p.endMs / 1000).toFixed(1)} s</li>`,
     )
     .join('');
+  const clients = report.clients
+    .map((c) => `<dt>${esc(c.client)}</dt><dd>${esc(describeLane(c.client).config)}</dd>`)
+    .join('');
+  const losses = findings.protocols
+    .map(
+      (p) =>
+        `<li><b>${esc(p.protocol)}</b>: ${
+          p.losses.length === 0
+            ? 'nowhere: no phase, p99 or recovery worse than another client.'
+            : `<ul>${p.losses.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`
+        }</li>`,
+    )
+    .join('');
+  const byProtocol = new Map(findings.protocols.map((p) => [p.protocol, p]));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Breakwater demo report</title>
-<style>
-body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1400px}
-h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:18px 0 6px}
-.meta{color:#555;margin-bottom:12px}
-table{border-collapse:collapse;margin:8px 0 16px} th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}
-th:first-child,td:first-child{text-align:left} tr.bw td{font-weight:600;background:#eef5fc}
-.grid-2{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:12px}
-svg{display:block;margin:6px 0;background:#fff}
-svg .title{font-size:13px;font-weight:600;fill:#222} svg .tick{font-size:10px;fill:#555}
-svg .band{font-size:10px;fill:#444} svg .legend{font-size:11px;fill:#333}
-svg .grid{stroke:#eee} svg .frame{fill:none;stroke:#bbb}
-ul{margin:4px 0 8px 18px;padding:0}
-</style></head>
+<style>${STYLE}</style></head>
 <body>
 <h1>Breakwater demo: the same load, three clients, replicas failing on a schedule</h1>
 <div class="meta">scenario <b>${esc(meta.scenario)}</b> · ${meta.rate} calls/s per client (open loop) · ${meta.durationS} s · Node ${esc(meta.node)} · ${esc(meta.date)}</div>
+<h2>The clients</h2>
+<dl class="clients">${clients}</dl>
+<h2>The timeline</h2>
 <ul>${phases}</ul>
+<h2>Results</h2>
 ${table(rows)}
-<p class="meta">Latency covers every call, failures included (1 s deadline). Attempts per call are counted by the servers (x-call-id). “back on restarted” is the time from the restarted replica listening again until it answered this client.</p>
-<div class="grid-2">${protocolCharts(report, 'grpc')}${protocolCharts(report, 'trpc')}</div>
+<p class="how"><b>How to read this:</b> “success” is the share of started calls that succeeded within the 1 s deadline; “success in faults” the same over the fault and outage phases. Latency covers every call, failures included: a call refused at once is fast, one that runs into the deadline counts about 1 s. “attempts/call” is what the servers counted (by x-call-id) per call started in those phases: below 1 when calls failed before reaching any server (connection refused, circuit open), above 1 for retries, failovers and hedges — in an outage, above 1 is load piled on servers that are already failing. “back on restarted” is the time from the restarted replica listening again until it answered this client. Numbers vary between runs; on a busy machine the latency columns mostly measure CPU starvation.</p>
+<h2>Where Breakwater did worse in this run</h2>
+<ul>${losses}</ul>
+<p class="how">Computed from this run's numbers (not written in advance): every phase where Breakwater's success rate was more than a point below another client's, its p99 when clearly above the best, each recovery where it was more than 100 ms behind, and the extra server work its hedges and failovers cost.</p>
+${recoveryTable(findings)}
+<div class="grid-2">${protocolCharts(report, byProtocol.get('grpc'))}${protocolCharts(report, byProtocol.get('trpc'))}</div>
 <script type="application/json" id="demo-data">${data}</script>
 </body></html>
 `;

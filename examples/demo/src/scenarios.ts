@@ -92,14 +92,22 @@ const outageScenario: Builder = (t, totalMs) => {
   ];
 };
 
+/**
+ * The slow replica's latency in the `tail` scenario: 5% of its calls take
+ * 400 ms more. With 2 tRPC servers that is 2.5% of all calls, below the 5%
+ * that a hedge at p95 waits for; at 10% the slow calls were the p95 itself
+ * and a hedge fired only when the slow answer was already due.
+ */
+export const TAIL_LATENCY = { kind: 'tail', percent: 5, extraMs: 400 } as const;
+
 /** One replica of each protocol grows a long tail: shows hedging. */
 const tailScenario: Builder = (t, totalMs) => {
   const [healthy, slow] = split(totalMs, [1, 3]) as [number, number];
-  const tail = { kind: 'tail', percent: 10, extraMs: 400 } as const;
+  const tail = TAIL_LATENCY;
   return [
     { name: 'healthy', durationMs: healthy },
     {
-      name: 'B long tail (10% +400 ms)',
+      name: `B long tail (${TAIL_LATENCY.percent}% +${TAIL_LATENCY.extraMs} ms)`,
       kind: 'fault',
       durationMs: slow,
       enter: () => both(t.grpc.b.setFault({ latency: tail }), t.trpc.b.setFault({ latency: tail })),

@@ -27,6 +27,8 @@ export interface LineChart {
   yFormat: (v: number) => string;
   width?: number;
   height?: number;
+  /** "How to read this" HTML shown under the chart (already escaped). Defaults to none. */
+  note?: string;
 }
 
 const esc = (s: string) =>
@@ -39,11 +41,15 @@ function niceStep(range: number, target: number): number {
   return (norm >= 5 ? 5 : norm >= 2 ? 2 : 1) * mag;
 }
 
-/** Renders `chart` as an `<svg>` element string. */
+/**
+ * Renders `chart` as a `<figure>`: the title and legend as HTML (they stay
+ * readable when the chart shrinks on a phone), the plot as an `<svg>` that
+ * scales with its `viewBox`, then the note.
+ */
 export function renderLineChart(chart: LineChart): string {
-  const width = chart.width ?? 660;
-  const height = chart.height ?? 230;
-  const m = { left: 56, right: 12, top: 44, bottom: 40 };
+  const width = chart.width ?? 480;
+  const height = chart.height ?? 200;
+  const m = { left: 50, right: 10, top: 16, bottom: 36 };
   const w = width - m.left - m.right;
   const h = height - m.top - m.bottom;
   const xMax = Math.max(chart.xMax, 1e-9);
@@ -53,15 +59,19 @@ export function renderLineChart(chart: LineChart): string {
   const parts: string[] = [];
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(chart.title)}">`,
-    `<text x="${m.left}" y="18" class="title">${esc(chart.title)}</text>`,
   );
   for (const b of chart.bands ?? []) {
     const x0 = sx(b.from);
     const x1 = sx(b.to);
     parts.push(
       `<rect x="${x0.toFixed(1)}" y="${m.top}" width="${Math.max(0, x1 - x0).toFixed(1)}" height="${h}" fill="${b.fill}"/>`,
-      `<text x="${(x0 + 3).toFixed(1)}" y="${m.top + 11}" class="band">${esc(b.label)}</text>`,
     );
+    // A label wider than its band would run into the next one (about 5.5 units a character at 10 px).
+    if (b.label.length * 5.5 + 6 <= x1 - x0) {
+      parts.push(
+        `<text x="${(x0 + 3).toFixed(1)}" y="${m.top + 11}" class="band">${esc(b.label)}</text>`,
+      );
+    }
   }
   const yStep = niceStep(yMax, 4);
   for (let y = 0; y <= yMax + 1e-9; y += yStep) {
@@ -70,14 +80,14 @@ export function renderLineChart(chart: LineChart): string {
       `<text x="${m.left - 6}" y="${(sy(y) + 4).toFixed(1)}" class="tick" text-anchor="end">${esc(chart.yFormat(y))}</text>`,
     );
   }
-  const xStep = niceStep(xMax, 8);
+  const xStep = niceStep(xMax, 6);
   for (let x = 0; x <= xMax + 1e-9; x += xStep) {
     parts.push(
       `<text x="${sx(x).toFixed(1)}" y="${m.top + h + 16}" class="tick" text-anchor="middle">${Number(x.toFixed(2))}</text>`,
     );
   }
   parts.push(
-    `<text x="${m.left + w / 2}" y="${height - 6}" class="tick" text-anchor="middle">seconds</text>`,
+    `<text x="${m.left + w / 2}" y="${height - 4}" class="tick" text-anchor="middle">seconds</text>`,
     `<rect x="${m.left}" y="${m.top}" width="${w}" height="${h}" class="frame"/>`,
   );
   for (const s of chart.series) {
@@ -95,16 +105,12 @@ export function renderLineChart(chart: LineChart): string {
       `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}><title>${esc(s.name)}</title></path>`,
     );
   }
-  // Legend on its own row under the title, so long titles never collide with it.
-  let lx = m.left;
-  for (const s of chart.series) {
-    const label = esc(s.name);
-    parts.push(
-      `<line x1="${lx}" x2="${lx + 18}" y1="30" y2="30" stroke="${s.color}" stroke-width="3"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
-      `<text x="${lx + 22}" y="34" class="legend">${label}</text>`,
-    );
-    lx += label.length * 6.5 + 40;
-  }
   parts.push('</svg>');
-  return parts.join('');
+  const legend = chart.series
+    .map(
+      (s) =>
+        `<span class="key"><i style="border-top:3px ${s.dash ? 'dashed' : 'solid'} ${s.color}"></i>${esc(s.name)}</span>`,
+    )
+    .join('');
+  return `<figure class="chart"><figcaption><b>${esc(chart.title)}</b><span class="legend">${legend}</span></figcaption>${parts.join('')}${chart.note ? `<p class="how">${chart.note}</p>` : ''}</figure>`;
 }

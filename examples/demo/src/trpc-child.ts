@@ -61,7 +61,8 @@ export async function forkTrpcServer(options: { name: string; seed: number }): P
   }
 
   async function current(): Promise<AttemptRecord[]> {
-    if (!child) return [];
+    // A child that died (e.g. a restart that never got to listen) has nothing left to count.
+    if (!child?.connected) return [];
     const reply = await command({ cmd: 'stats' });
     return Object.entries(reply.attempts as Record<string, number>).map(([callId, count]) => ({
       callId,
