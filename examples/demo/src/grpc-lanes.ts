@@ -78,13 +78,13 @@ export function createGrpcLanes(
   // scenario; see README), a circuit per replica
   // fed by call outcomes and health checks (when every replica's
   // circuit is open, calls are refused without touching the network),
-  // failover, hedging of the slowest 5% of attempts, and a retry budget that
+  // failover, hedging of attempts slower than 150 ms, and a retry budget that
   // caps failovers and hedges at about 20% extra.
   const routing = createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    hedge: { percentile: 95, attempts: 2 },
+    hedge: { delayMs: 150, attempts: 2 },
     health: {
       failures: 3,
       reset: '1s',

@@ -27,7 +27,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'grpc/breakwater': {
     config:
-      'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, lets a call through 1 s after the last failure), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after the p95 latency (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
+      'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, lets a call through 1 s after the last failure), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
       'a replica whose circuit is open gets no calls until its circuit lets a call through (1 s after the last failure) or a health probe succeeds; a failed probe keeps it open for another second.',
   },
@@ -44,7 +44,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'trpc/breakwater': {
     config:
-      'routingLink from @breakwater/trpc over one httpLink per server: round-robin, a circuit per server (opens after 3 failures in a row, lets a call through 1 s after the last failure), failover, a hedge after the p95 latency (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
+      'routingLink from @breakwater/trpc over one httpLink per server: round-robin, a circuit per server (opens after 3 failures in a row, lets a call through 1 s after the last failure), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
       'no active health checks: a server whose circuit is open is tried again only when its circuit lets a call through (1 s after the last failure); a call that fails there keeps it open for another second.',
   },

@@ -94,9 +94,9 @@ const outageScenario: Builder = (t, totalMs) => {
 
 /**
  * The slow replica's latency in the `tail` scenario: 5% of its calls take
- * 400 ms more. With 2 tRPC servers that is 2.5% of all calls, below the 5%
- * that a hedge at p95 waits for; at 10% the slow calls were the p95 itself
- * and a hedge fired only when the slow answer was already due.
+ * 400 ms more. Breakwater's lanes hedge after a fixed 150 ms: a percentile
+ * delay (p95) followed the machine's own stalls on a loaded CI host and fired
+ * only when the slow answer was already due.
  */
 export const TAIL_LATENCY = { kind: 'tail', percent: 5, extraMs: 400 } as const;
 
