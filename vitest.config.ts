@@ -17,6 +17,7 @@ export default defineConfig({
       '@breakwater/nice-grpc': src('nice-grpc'),
       '@breakwater/trpc': src('trpc'),
       '@breakwater/chaos': src('chaos'),
+      '@breakwater/redis': src('redis'),
     },
   },
   test: {
@@ -42,6 +43,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'trpc', include: ['packages/trpc/{src,test}/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'redis', include: ['packages/redis/{src,test}/**/*.test.ts'] },
       },
       {
         extends: true,

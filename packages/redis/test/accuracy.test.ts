@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runFleet } from './fleet.js';
+import { type RedisServer, startRedisServer } from './redis-server.js';
+
+// Four client processes share one redis-server; each offers three times the
+// fleet's limit on a fixed (open-loop) schedule. Every child also feeds the
+// same schedule to a local core limiter, which admits ~4x: that is what the
+// shared one must not do.
+const PROCESSES = 4;
+
+let server: RedisServer;
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
+  it('a shared token bucket admits the configured fleet rate within 5%', async () => {
+    const rate = 200;
+    const measureMs = 4000;
+    const { total, each } = await runFleet(PROCESSES, {
+      port: server.port,
+      kind: 'bucket',
+      name: 'accuracy-bucket',
+      warmMs: 1000,
+      measureMs,
+      offeredPerSecond: 3 * rate,
+      capacity: rate,
+      refillPerSecond: rate,
+      localShare: 1 / PROCESSES,
+    });
+    const expected = (rate * measureMs) / 1000;
+    expect(total.offered).toBe(PROCESSES * 3 * expected);
+    expect(
+      Math.abs(total.shared - expected) / expected,
+      `admitted ${total.shared} of ${expected}`,
+    ).toBeLessThanOrEqual(0.05);
+    // Local buckets: each process admits the whole limit.
+    expect(total.local / expected).toBeGreaterThan(3.5);
+    // Every process got a share: the lease goes to whoever asks, not to one winner.
+    for (const r of each) expect(r.shared).toBeGreaterThan(expected / PROCESSES / 3);
+  });
+
+  it('a shared keyed limiter admits each key its configured fleet rate within 5% (many keys)', async () => {
+    const keys = 100;
+    const perKey = 10;
+    const measureMs = 4000;
+    const { total } = await runFleet(PROCESSES, {
+      port: server.port,
+      kind: 'keyed',
+      name: 'accuracy-keyed',
+      warmMs: 1000,
+      measureMs,
+      offeredPerSecond: 3 * perKey * keys,
+      keys,
+      capacity: perKey,
+      refillPerSecond: perKey,
+      localShare: 1 / PROCESSES,
+    });
+    const expected = (keys * perKey * measureMs) / 1000;
+    expect(
+      Math.abs(total.shared - expected) / expected,
+      `admitted ${total.shared} of ${expected}`,
+    ).toBeLessThanOrEqual(0.05);
+    expect(total.local / expected).toBeGreaterThan(3.5);
+  });
+});
