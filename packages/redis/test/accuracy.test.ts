@@ -67,3 +67,33 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
     expect(total.local / expected).toBeGreaterThan(3.5);
   });
 });
+
+describe('fleet retry budget (4 processes in a sustained outage)', () => {
+  it('fleet retries stay within ratio x fleet requests + the minimum per second', async () => {
+    const ratio = 0.05;
+    const minRetriesPerSecond = 50;
+    const measureMs = 4000;
+    const { total } = await runFleet(PROCESSES, {
+      port: server.port,
+      kind: 'budget',
+      name: 'accuracy-budget',
+      warmMs: 1000,
+      measureMs,
+      offeredPerSecond: 200,
+      retriesPerCall: 2,
+      ratio,
+      minRetriesPerSecond,
+      // Windows of 1 s, so the counted 4 s hold four of them.
+      ttlMs: 1000,
+      localShare: 1 / PROCESSES,
+    });
+    // Every call fails, so each asks for its retries: the budget is the only limit.
+    const allowed = ratio * total.offered + (minRetriesPerSecond * measureMs) / 1000;
+    const message = `${total.sharedRetries} retries for ${total.offered} requests, allowed ${allowed}`;
+    expect(total.sharedRetries, message).toBeLessThanOrEqual(allowed * 1.05);
+    // The fleet does get its budget (leases do not strand it).
+    expect(total.sharedRetries, message).toBeGreaterThanOrEqual(allowed * 0.8);
+    // Local budgets each grant the whole minimum: several times what the fleet may add.
+    expect(total.localRetries / allowed).toBeGreaterThan(2);
+  });
+});
