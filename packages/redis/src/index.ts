@@ -1,4 +1,9 @@
 export {
+  createRedisCircuitBreaker,
+  type RedisCircuitBreaker,
+  type RedisCircuitBreakerOptions,
+} from './circuit-breaker.js';
+export {
   createRedisKeyedLimiter,
   type RedisKeyedLimiter,
   type RedisKeyedLimiterOptions,

@@ -226,18 +226,20 @@ export class RedisLink {
 
   /**
    * Runs `s` and resolves with its reply, or with `undefined` when Redis failed
-   * or did not answer within `timeoutMs` (decisions are then local). Never rejects.
+   * or did not answer within `budgetMs` (default `timeoutMs`; decisions are then
+   * local). Never rejects.
    */
   async run(
     s: Script,
     keys: readonly string[],
     args: readonly (string | number)[],
+    budgetMs = this.settings.timeoutMs,
   ): Promise<unknown> {
     this.counters.calls++;
     const sentAt = this.settings.clock();
     const timer = new AbortController();
     const reply = this.send(s, keys, args);
-    const timeout = this.settings.sleep(this.settings.timeoutMs, timer.signal).then(
+    const timeout = this.settings.sleep(budgetMs, timer.signal).then(
       // The reply may have arrived in the same event-loop turn as the timer: give I/O one more turn.
       () => new Promise<typeof TIMED_OUT>((resolve) => setImmediate(() => resolve(TIMED_OUT))),
     );
