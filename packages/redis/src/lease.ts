@@ -4,8 +4,10 @@ import type { RedisLink } from './link.js';
  * Takes up to `want` tokens from a shared bucket in one atomic step, on Redis's
  * own clock (so processes with skewed clocks agree). The state is in
  * milli-tokens, so integer rates refill without floating drift.
- * KEYS[1] bucket hash; ARGV capacity, tokens per second, want.
- * Replies { granted, ms until `want` more tokens would be there }.
+ * KEYS[1] bucket hash; ARGV capacity, tokens per second, want, lease ms.
+ * Replies { granted, ms before asking again }: when short, until `want` tokens
+ * are back but at most the lease ms, and never before one token is back (a
+ * slow bucket is not polled faster than it refills).
  * @internal
  */
 export const TAKE_TOKENS = `
@@ -32,7 +34,10 @@ units = units - granted * 1000
 redis.call('HSET', KEYS[1], 'u', string.format('%.3f', units), 't', last)
 redis.call('PEXPIRE', KEYS[1], math.ceil(max / perMs) + 1000)
 local wait = 0
-if units < want * 1000 then wait = math.ceil((want * 1000 - units) / perMs) end
+if units < want * 1000 then
+  wait = math.min(math.ceil((want * 1000 - units) / perMs), tonumber(ARGV[4]))
+  if units < 1000 then wait = math.max(wait, math.ceil((1000 - units) / perMs)) end
+end
 return { granted, wait }
 `;
 
@@ -137,7 +142,7 @@ export class Lease {
       this.stock += granted;
       this.at = now;
     }
-    // Short grant: the shared stock is empty; ask again when it will have refilled, within leaseMs.
-    this.nextAt = granted < want ? now + Math.min(Number(reply[1]), this.leaseMs) : 0;
+    // Short grant: the shared stock is empty; the script says when asking again is worth it.
+    this.nextAt = granted < want ? now + Number(reply[1]) : 0;
   }
 }

@@ -21,7 +21,7 @@ import {
  * it holds), `q<slot>` requests and `r<slot>` retries. One atomic step adds
  * this process's pending requests, gives back unused retries, and grants up to
  * `want` retries while retries < ratio × requests + reserve over the window.
- * KEYS[1] hash; ARGV sliceMs, slices, ratio, reserve, deposit, want, refund.
+ * KEYS[1] hash; ARGV sliceMs, slices, ratio, reserve, deposit, want, refund, lease ms.
  * Replies { granted, ms to wait when short, requests, retries }.
  * @internal
  */
@@ -67,7 +67,7 @@ if granted < 0 then granted = 0 end
 redis.call('HSET', KEYS[1], 'i' .. slot, cur, 'q' .. slot, qcur + deposit, 'r' .. slot, rcur - back + granted)
 redis.call('PEXPIRE', KEYS[1], sliceMs * slices * 2)
 local wait = 0
-if granted < want then wait = sliceMs end
+if granted < want then wait = math.min(sliceMs, tonumber(ARGV[8])) end
 return { granted, wait, q + deposit, r + granted }
 `;
 
@@ -163,7 +163,7 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
     pending = 0;
     refund = 0;
     return link
-      .run(step, keys, [sliceMs, SLICES, ratio, reserve, deposit, want, back])
+      .run(step, keys, [sliceMs, SLICES, ratio, reserve, deposit, want, back, leaseMs])
       .then((reply) => {
         // Requests Redis did not count are dropped, not resent: that can only lower the budget.
         if (!Array.isArray(reply)) return reply;
