@@ -40,6 +40,7 @@ const connect = () => {
   return c;
 };
 const rows: string[] = [];
+const breakersToClose: { close(): Promise<void> }[] = [];
 const row = (...cells: (string | number)[]) => rows.push(`| ${cells.join(' | ')} |`);
 const us = (ns: number | undefined) => ((ns ?? 0) / 1000).toFixed(2);
 
@@ -68,7 +69,7 @@ try {
     ],
     [
       'keyed limiter, 10,000 keys x 1/s',
-      { kind: 'keyed' as const, keys: 10_000, capacity: 1, refillPerSecond: 1 },
+      { kind: 'keyed' as const, keys: 10_000, capacity: 2, refillPerSecond: 1 },
       30_000,
       10_000,
     ],
@@ -145,6 +146,7 @@ try {
     () => rc.release(rc.tryAcquire(), 'success'),
     () => lc.release(lc.tryAcquire(), 'success'),
   ]);
+  breakersToClose.push(rc);
   for (const [label, redis, local] of pairs) {
     await latency(redis, 2000);
     const [r50, r99] = await latency(redis);
@@ -252,6 +254,7 @@ try {
     `local ${localAt - killedAt} ms after the kill; shared again ${sharedAt - restartedAt} ms after the restart`,
   );
 } finally {
+  for (const b of breakersToClose) await b.close();
   for (const c of clients) c.disconnect();
   await server.stop();
 }

@@ -196,6 +196,9 @@ export function createRedisCircuitBreaker(
   const ownSubscriber = options.subscriber === undefined;
   const subscriber =
     options.subscriber ?? (settings.client as { duplicate(): RedisClient }).duplicate();
+  // Connection errors of our own subscriber are handled by reconnecting: never unhandled.
+  const ignore = () => {};
+  if (ownSubscriber) subscriber.on('error', ignore);
 
   /** This process holds the probe lock of the current cool-down. */
   let prober = false;
@@ -355,6 +358,7 @@ export function createRedisCircuitBreaker(
       changes.dispose();
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
+      subscriber.off('error', ignore);
       if (ownSubscriber) subscriber.disconnect();
       else await subscriber.unsubscribe(channel).catch(() => {});
     },

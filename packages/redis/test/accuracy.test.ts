@@ -98,3 +98,24 @@ describe('fleet retry budget (4 processes in a sustained outage)', () => {
     expect(total.localRetries / allowed).toBeGreaterThan(2);
   });
 });
+
+describe('fleet circuit (4 processes in a sustained outage)', () => {
+  it('once open, the fleet sends about one probe per cool-down; local breakers send one each', async () => {
+    const openDurationMs = 100;
+    const measureMs = 3000;
+    const { total } = await runFleet(PROCESSES, {
+      port: server.port,
+      kind: 'circuit',
+      name: 'fleet-circuit',
+      warmMs: 500,
+      measureMs,
+      offeredPerSecond: 500,
+      openDurationMs,
+    });
+    const coolDowns = measureMs / openDurationMs;
+    const message = `${total.shared} probes in ${coolDowns} cool-downs (local: ${total.local})`;
+    expect(total.shared, message).toBeLessThanOrEqual(coolDowns * 1.1);
+    expect(total.shared, message).toBeGreaterThanOrEqual(coolDowns / 3);
+    expect(total.local, message).toBeGreaterThanOrEqual(coolDowns * 3);
+  });
+});

@@ -2,6 +2,7 @@
 // and, for comparison, to the same core object kept locally; prints one JSON
 // line of counts over the measured window. Config as JSON in argv[2].
 import {
+  createCircuitBreaker,
   createKeyedLimiter,
   createRetryBudget,
   createTokenBucket,
@@ -10,6 +11,7 @@ import {
 } from '@breakwater/core';
 import { Redis } from 'ioredis';
 import {
+  createRedisCircuitBreaker,
   createRedisKeyedLimiter,
   createRedisRetryBudget,
   createRedisTokenBucket,
@@ -18,7 +20,7 @@ import {
 /** What the parent asks a child to do. */
 export interface FleetChildConfig {
   port: number;
-  kind: 'bucket' | 'keyed' | 'budget';
+  kind: 'bucket' | 'keyed' | 'budget' | 'circuit';
   name: string;
   /** Calls before this long after `startAt` are not counted (bursts, first leases). */
   warmMs: number;
@@ -36,6 +38,8 @@ export interface FleetChildConfig {
   minRetriesPerSecond?: number;
   ttlMs?: number;
   localShare?: number;
+  /** Circuit: the breakers' cool-down. */
+  openDurationMs?: number;
 }
 
 /** What a child prints. */
@@ -83,6 +87,7 @@ const counts: FleetChildResult = {
 };
 let counted = false;
 let stats = () => ({ calls: 0, fallbacks: 0 });
+let cleanup = async () => {};
 
 if (config.kind === 'bucket') {
   const shared = createRedisTokenBucket(Object.assign({}, common, shape));
@@ -101,6 +106,40 @@ if (config.kind === 'bucket') {
     const key = keys[i % keys.length] as string;
     if (shared.tryAcquire(key).ok && counted) counts.shared++;
     if (local.tryAcquire(key).ok && counted) counts.local++;
+  };
+} else if (config.kind === 'circuit') {
+  // Every call fails (a sustained outage). Counted: calls that reach the
+  // upstream once this process has seen the circuit open — the probes.
+  const breaker = { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 };
+  const shared = createRedisCircuitBreaker({
+    client: redis,
+    name: config.name,
+    timeoutMs: 50,
+    breaker,
+  });
+  await shared.ready;
+  const local = createCircuitBreaker(breaker);
+  let sharedOpened = false;
+  let localOpened = false;
+  shared.onStateChange((e) => {
+    if (e.to === 'open') sharedOpened = true;
+  });
+  local.onStateChange((e) => {
+    if (e.to === 'open') localOpened = true;
+  });
+  stats = () => shared.linkStats();
+  cleanup = () => shared.close();
+  call = () => {
+    const p = shared.tryAcquire();
+    if (p >= 0) {
+      if (sharedOpened && counted) counts.shared++;
+      shared.release(p, 'failure');
+    }
+    const q = local.tryAcquire();
+    if (q >= 0) {
+      if (localOpened && counted) counts.local++;
+      local.release(q, 'failure');
+    }
   };
 } else {
   const shared = createRedisRetryBudget(Object.assign({}, common, budgetShape));
@@ -144,4 +183,5 @@ const s = stats();
 counts.redisCalls = s.calls;
 counts.fallbacks = s.fallbacks;
 process.stdout.write(`${JSON.stringify(counts)}\n`);
+await cleanup();
 redis.disconnect();
