@@ -1,24 +1,30 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const src = (pkg: string) =>
-  fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const src = (pkg: string, entry = 'index') =>
+  fileURLToPath(new URL(`./packages/${pkg}/src/${entry}.ts`, import.meta.url));
+// Exact matches only: a plain string key would also rewrite the subpaths below.
+const exact = (specifier: string, replacement: string) => ({
+  find: new RegExp(`^${specifier.replace(/[/.]/g, '\\$&')}$`),
+  replacement,
+});
 
-// Tests import every package from source through these aliases: no build needed to test.
+// Tests import every package (and subpath export) from source through these
+// aliases: no build needed to test. Keep in step with tsconfig.json `paths`.
 export default defineConfig({
   resolve: {
-    alias: {
-      // Before '@breakwater/core', which would otherwise match the subpath as a prefix.
-      '@breakwater/core/grpc': fileURLToPath(
-        new URL('./packages/core/src/grpc/index.ts', import.meta.url),
-      ),
-      '@breakwater/core': src('core'),
-      '@breakwater/grpc-js': src('grpc-js'),
-      '@breakwater/nice-grpc': src('nice-grpc'),
-      '@breakwater/trpc': src('trpc'),
-      '@breakwater/chaos': src('chaos'),
-      '@breakwater/redis': src('redis'),
-    },
+    alias: [
+      exact('@breakwater/core', src('core')),
+      exact('@breakwater/core/node', src('core', 'node')),
+      exact('@breakwater/core/grpc', src('core', 'grpc/index')),
+      exact('@breakwater/core/internal', src('core', 'internal/index')),
+      exact('@breakwater/grpc-js', src('grpc-js')),
+      exact('@breakwater/grpc-js/health', src('grpc-js', 'health')),
+      exact('@breakwater/nice-grpc', src('nice-grpc')),
+      exact('@breakwater/trpc', src('trpc')),
+      exact('@breakwater/chaos', src('chaos')),
+      exact('@breakwater/redis', src('redis')),
+    ],
   },
   test: {
     // CI sets BREAKWATER_TEST_JSON to a path so it can print the pass/fail count.

@@ -26,7 +26,7 @@ describe('a nice-grpc client over the grpc-js routing channel', () => {
     });
     onCleanup(() => channel.close());
     const client = createClientFactory()
-      .use(resilienceMiddleware({ deadline: { timeout: '2s' }, retry: {} }))
+      .use(resilienceMiddleware({ timeoutMs: 2_000 }))
       .create(echoDefinition(), channel);
 
     const replicas: string[] = [];

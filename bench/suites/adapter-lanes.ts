@@ -90,13 +90,17 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return breakwaterGrpcLane(
             variant,
             address,
-            breakwaterGrpcOptions({ bulkhead, rateLimit }),
+            breakwaterGrpcOptions({ concurrency: { limit: bulkhead.concurrency }, rateLimit }),
           );
         case 'stackNoDeadline':
           return breakwaterGrpcLane(
             variant,
             address,
-            breakwaterGrpcOptions({ bulkhead, rateLimit, deadline: false }),
+            breakwaterGrpcOptions({
+              concurrency: { limit: bulkhead.concurrency },
+              rateLimit,
+              timeoutMs: false,
+            }),
           );
       }
       break;
@@ -112,15 +116,15 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
         case 'stack':
           return breakwaterNiceLane(variant, address, {
             ...breakwaterNiceOptions(),
-            bulkhead,
+            concurrency: { limit: bulkhead.concurrency },
             rateLimit,
           });
         case 'stackNoDeadline':
           return breakwaterNiceLane(variant, address, {
             ...breakwaterNiceOptions(),
-            bulkhead,
+            concurrency: { limit: bulkhead.concurrency },
             rateLimit,
-            deadline: false,
+            timeoutMs: false,
           });
       }
       break;
@@ -133,8 +137,8 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return trpcLane(
             variant,
             breakwaterTrpcLinks(trpcTerminal(address), {
-              bulkhead: { pool: { concurrency: bulkhead.concurrency } },
-              rateLimit: { bucket: rateLimit },
+              concurrency: { limit: bulkhead.concurrency },
+              rateLimit,
             }),
           );
         default:

@@ -148,13 +148,15 @@ export function breakwaterGrpcOptions(
 ): ResilienceInterceptorOptions {
   return {
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    deadline: { timeout: '10s' },
-    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    timeoutMs: 10_000,
+    attemptTimeoutMs: false,
+    concurrency: false,
+    circuit: { failureThreshold: 5, openDurationMs: 1000 },
     retry: {
       attempts: ATTEMPTS,
       backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-      ...(budget ? { budget: createRetryBudget({}) } : {}),
     },
+    budget: budget ? createRetryBudget({}) : false,
     ...extra,
   };
 }
@@ -207,7 +209,10 @@ export function breakwaterRouterLane(
   const router = createRouter({
     providers: clients.map((resource, i) => ({ id: `r${i}`, resource })),
     selection: 'round-robin',
-    protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+    protection: {
+      attemptTimeoutMs: 10_000,
+      circuit: { failureThreshold: 3, openDurationMs: 1000 },
+    },
     ...(hedge ? { hedge } : {}),
   });
   return {
@@ -347,13 +352,15 @@ export function niceRetryLane(name: string, target: string): Lane {
 export function breakwaterNiceOptions(): ResilienceMiddlewareOptions {
   return {
     idempotent: [`/${ECHO}/Unary`],
-    deadline: { timeout: '10s' },
-    circuitBreaker: { breaker: { failureThreshold: 5, openDurationMs: 1000 } },
+    timeoutMs: 10_000,
+    attemptTimeoutMs: false,
+    circuit: { failureThreshold: 5, openDurationMs: 1000 },
+    concurrency: false,
     retry: {
-      retryAttempts: ATTEMPTS,
+      attempts: ATTEMPTS,
       backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-      budget: createRetryBudget({}),
     },
+    budget: createRetryBudget({}),
   };
 }
 
@@ -434,14 +441,17 @@ export function breakwaterTrpcLinks(
 ): Links {
   return [
     resilienceLink<ChaosTrpcRouter>({
+      // The parts this lane leaves out are off, so the comparison is like for like.
+      attemptTimeoutMs: false,
+      concurrency: false,
       ...extra,
-      timeout: { timeoutMs: '10s' },
+      timeoutMs: 10_000,
       retry: {
         attempts: ATTEMPTS,
         backoff: { baseDelayMs: BASE_DELAY_MS, strategy: 'exponential', jitter: 'full' },
-        ...(budget ? { budget: createRetryBudget({}) } : {}),
       },
-      circuit: { circuit: { failureThreshold: 5, openDurationMs: 1000 } },
+      budget: budget ? createRetryBudget({}) : false,
+      circuit: { failureThreshold: 5, openDurationMs: 1000 },
     }),
     terminal,
   ];
@@ -458,7 +468,11 @@ export function breakwaterTrpcRoutingLinks(urls: readonly string[], hedge?: Rout
     routingLink<ChaosTrpcRouter>({
       endpoints: urls.map((url, i) => ({ id: `t${i}`, link: trpcTerminal(url, 1) })),
       selection: 'round-robin',
-      protection: { attempts: 1, timeout: 10_000, circuit: { threshold: 3, cooldown: 1000 } },
+      protection: {
+        retry: false,
+        timeoutMs: 10_000,
+        circuit: { failureThreshold: 3, openDurationMs: 1000 },
+      },
       ...(hedge ? { hedge } : {}),
     }),
   ];

@@ -55,10 +55,10 @@ function groups(): Record<string, { title: string; cases: MicroCase[] }> {
   const bucket = createTokenBucket({ capacity: 1e15, refillPerSecond: 1e15 });
 
   const runner = protect({
-    attempts: 3,
-    timeout: 1000,
-    circuit: { threshold: 5, cooldown: 30_000 },
-    concurrency: 100,
+    retry: { attempts: 3 },
+    attemptTimeoutMs: 1000,
+    circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+    concurrency: { limit: 100 },
   });
   const stackCockatiel = wrap(
     retry(handleAll, { maxAttempts: 2 }),
@@ -81,7 +81,10 @@ function groups(): Record<string, { title: string; cases: MicroCase[] }> {
       { id: 'c', resource: client(3) },
     ],
     selection: { type: 'priority', priorities: { a: 3, b: 2, c: 1 } },
-    protection: { attempts: 3, circuit: { threshold: 5, cooldown: 30_000 } },
+    protection: {
+      retry: { attempts: 3 },
+      circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+    },
   });
   const direct = client(1);
   const routeOp = (c: { get(): Promise<number> }) => c.get();

@@ -12,11 +12,11 @@ import {
   startGrpcChaosServer,
 } from '@breakwater/chaos';
 import {
-  createGrpcHealthProbe,
   createRoutingChannel,
   idempotentMethods,
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
+import { createGrpcHealthProbe } from '@breakwater/grpc-js/health';
 
 /** What the client saw in one phase: calls answered per replica, and failed calls. */
 export interface PhaseReport {
@@ -53,8 +53,13 @@ export async function main(log: (line: string) => void = console.log) {
     // Deadline and bulkhead per call; failover between replicas is the channel's job.
     interceptors: [
       resilienceInterceptor({
-        deadline: { timeout: '2s' },
-        bulkhead: { concurrency: 16, maxQueue: 64 },
+        timeoutMs: 2_000,
+        concurrency: { limit: 16, maxQueue: 64 },
+        // Retries above a routing channel would multiply its failovers: the channel does them.
+        retry: false,
+        attemptTimeoutMs: false,
+        budget: false,
+        circuit: false,
       }),
     ],
   });

@@ -12,17 +12,11 @@ import {
   loadEchoPackageDefinition,
   startGrpcChaosServer,
 } from '@breakwater/chaos';
-import { createRetryBudget, isCircuitOpenError } from '@breakwater/core';
-import { idempotentMethods } from '@breakwater/grpc-js';
+import { isCircuitOpenError } from '@breakwater/core';
+import { idempotentMethods } from '@breakwater/core/grpc';
 import { resilienceMiddleware } from '@breakwater/nice-grpc';
-import { status } from '@grpc/grpc-js';
-import {
-  ClientError,
-  createChannel,
-  createClientFactory,
-  Metadata,
-  type MethodDefinition,
-} from 'nice-grpc';
+import { type MethodDefinition, status } from '@grpc/grpc-js';
+import { ClientError, createChannel, createClientFactory, Metadata } from 'nice-grpc';
 
 /** What the client and the server saw in one phase. */
 export interface PhaseReport {
@@ -34,7 +28,8 @@ export interface PhaseReport {
   maxDeadlineSeenMs: number | undefined;
 }
 
-type Unary = MethodDefinition<EchoRequest, EchoRequest, EchoResponse, EchoResponse, false, false>;
+/** A proto-loader unary method, typed for nice-grpc (ts-proto definitions come typed). */
+type Unary<Req, Res> = MethodDefinition<Req, Res> & { requestStream: false; responseStream: false };
 
 /** Runs the scenario; resolves with a report per phase. */
 export async function main(log: (line: string) => void = console.log) {
@@ -44,16 +39,15 @@ export async function main(log: (line: string) => void = console.log) {
     .use(
       resilienceMiddleware({
         idempotent: idempotentMethods(loadEchoPackageDefinition()),
-        deadline: { timeout: 300 },
-        circuitBreaker: { breaker: { failureThreshold: 3, openDurationMs: 60_000 } },
-        retry: {
-          retryAttempts: 4,
-          backoff: { baseDelayMs: 5, strategy: 'exponential', jitter: 'full' },
-          budget: createRetryBudget({}),
-        },
+        timeoutMs: 300,
+        circuit: { failureThreshold: 3, openDurationMs: 60_000 },
+        retry: { attempts: 4, backoff: { baseDelayMs: 5 } },
       }),
     )
-    .create(echoClientConstructor().service as unknown as { Unary: Unary }, channel);
+    .create(
+      echoClientConstructor().service as { Unary: Unary<EchoRequest, EchoResponse> },
+      channel,
+    );
 
   const reports: Record<string, PhaseReport> = {};
   const phase = async (name: string, faults: GrpcFaultRule[], calls: number) => {

@@ -16,11 +16,12 @@ export async function main(log: (line: string) => void = console.log) {
   });
   const client = createTRPCClient<ChaosTrpcRouter>({
     links: [
-      resilienceLink({ timeout: { timeoutMs: 2000 } }),
+      // The standard stack with a 2 s deadline; routingLink below retries and fails over.
+      resilienceLink({ timeoutMs: 2_000, retry: false }),
       routingLink({
         endpoints: [endpoint('primary', primary.url), endpoint('secondary', secondary.url)],
         selection: { type: 'priority', priorities: { primary: 1 } },
-        protection: { circuit: { threshold: 2, cooldown: 200 }, timeout: 1000 },
+        protection: { circuit: { failureThreshold: 2, openDurationMs: 200 }, timeoutMs: 1000 },
       }),
     ],
   });

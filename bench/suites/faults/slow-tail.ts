@@ -33,7 +33,7 @@ const COLUMNS = [
   'Extra server calls',
 ];
 
-/** Fixed hedge delay for the clients that take one (grpc-js hedgingPolicy, Breakwater hedgingInterceptor). */
+/** Fixed hedge delay for the clients that take one (grpc-js hedgingPolicy, Breakwater resilienceInterceptor's hedge). */
 const HEDGE_DELAY_MS = 20;
 
 export const slowTailSuite: Suite = {
@@ -60,17 +60,17 @@ export const slowTailSuite: Suite = {
       breakwaterRouterLane('Breakwater router, no hedging', servers.grpcAddresses),
       breakwaterRouterLane('Breakwater router, hedge at p95', servers.grpcAddresses, {
         percentile: 95,
-        maxHedges: 1,
+        attempts: 2,
       }),
       routingChannelLane('Breakwater routing channel, no hedging', servers.grpcAddresses),
       routingChannelLane('Breakwater routing channel, hedge at p95', servers.grpcAddresses, {
         percentile: 95,
-        maxHedges: 1,
+        attempts: 2,
       }),
       breakwaterGrpcLane(
-        `Breakwater hedgingInterceptor (${HEDGE_DELAY_MS} ms) over round_robin`,
+        `Breakwater resilienceInterceptor hedge (${HEDGE_DELAY_MS} ms) over round_robin`,
         target,
-        breakwaterGrpcOptions({ retry: false, hedge: { delay: HEDGE_DELAY_MS, attempts: 2 } }),
+        breakwaterGrpcOptions({ retry: false, hedge: { delayMs: HEDGE_DELAY_MS, attempts: 2 } }),
         rr,
       ),
     ];
@@ -86,7 +86,7 @@ export const slowTailSuite: Suite = {
       ),
       trpcLane(
         'Breakwater tRPC routingLink, hedge at p95',
-        breakwaterTrpcRoutingLinks(trpcServers.urls, { percentile: 95, maxHedges: 1 }),
+        breakwaterTrpcRoutingLinks(trpcServers.urls, { percentile: 95, attempts: 2 }),
       ),
     ];
     await trpcServers.all[2]?.setFault(tail);

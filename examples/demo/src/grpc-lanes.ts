@@ -5,7 +5,8 @@ import {
   type ScenarioClient,
 } from '@breakwater/chaos';
 import { createRetryBudget } from '@breakwater/core';
-import { createRoutingChannel, grpcHealthProbe, idempotentMethods } from '@breakwater/grpc-js';
+import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import { grpcHealthProbe } from '@breakwater/grpc-js/health';
 import { type Client, credentials, status } from '@grpc/grpc-js';
 import { CALL_DEADLINE_MS } from './lanes.js';
 
@@ -83,7 +84,7 @@ export function createGrpcLanes(
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    hedge: { percentile: 95, maxHedges: 1 },
+    hedge: { percentile: 95, attempts: 2 },
     health: {
       failures: 3,
       reset: '1s',

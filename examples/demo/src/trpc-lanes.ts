@@ -101,7 +101,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
           }),
         })),
         selection: 'round-robin',
-        hedge: { percentile: 95, maxHedges: 1 },
+        hedge: { percentile: 95, attempts: 2 },
         health: { failures: 3, reset: '1s' },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
       }),

@@ -47,7 +47,7 @@ const callArb = fc.record({
   startAt: fc.integer({ min: 0, max: 60 }),
   abortAt: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined }),
   attempts: fc.array(behaviourArb, { minLength: 2, maxLength: 2 }),
-  bad: fc.option(fc.constantFrom('signal', 'fallback', 'errorPolicy', 'options'), {
+  bad: fc.option(fc.constantFrom('signal', 'fallback', 'classify', 'options'), {
     nil: undefined,
   }),
 });
@@ -86,7 +86,7 @@ function operate(clock: ManualClock, b: Behaviour, signal: AbortSignal): unknown
 /** Per-call options made invalid the way `bad` says (the APIs without such an option get a bad signal). */
 function badOptions(bad: NonNullable<Call['bad']>, api: Api): unknown {
   if (bad === 'options' && api !== 'withRetry' && api !== 'withTimeout') return 7;
-  if ((bad === 'fallback' || bad === 'errorPolicy') && (api === 'protect' || api === 'router')) {
+  if ((bad === 'fallback' || bad === 'classify') && (api === 'protect' || api === 'router')) {
     return { [bad]: 1 };
   }
   return { signal: {} };
@@ -94,10 +94,9 @@ function badOptions(bad: NonNullable<Call['bad']>, api: Api): unknown {
 
 function runners(clock: ManualClock) {
   const run = protect({
-    attempts: 2,
-    timeout: TIMEOUT,
-    concurrency: 2,
-    maxQueue: 3,
+    retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+    attemptTimeoutMs: TIMEOUT,
+    concurrency: { limit: 2, maxQueue: 3 },
     clock,
     sleep: clock.sleep,
   });
@@ -106,9 +105,8 @@ function runners(clock: ManualClock) {
       { id: 'a', resource: 'a' },
       { id: 'b', resource: 'b' },
     ],
-    protection: { attempts: 2, timeout: TIMEOUT },
-    concurrency: 2,
-    maxQueue: 3,
+    protection: { retry: { attempts: 2, backoff: { baseDelayMs: 0 } }, attemptTimeoutMs: TIMEOUT },
+    concurrency: { limit: 2, maxQueue: 3 },
     clock,
     sleep: clock.sleep,
   });
@@ -152,7 +150,7 @@ function start(clock: ManualClock, r: Runners, call: Call, signal: AbortSignal):
     case 'withRetry':
       return withRetry((s) => op(s), {
         attempts: 2,
-        shouldRetry: () => true,
+        classify: () => true,
         timeoutMs: 4 * TIMEOUT,
         signal,
         sleep: clock.sleep,

@@ -1,4 +1,5 @@
-import { checkOptions, type KnownKeys, type Probe } from '@breakwater/core';
+import type { Probe } from '@breakwater/core';
+import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import {
   type ChannelCredentials,
   type ChannelOptions,

@@ -1,4 +1,5 @@
-// @breakwater/grpc-js — user-facing interceptors first, classifier and extension points below.
+// @breakwater/grpc-js — the interceptor and the routing channel first, classifier and extension points below.
+// The health probe is on the `@breakwater/grpc-js/health` subpath (optional peer grpc-health-check).
 
 // The shared gRPC layer's user-facing names, so grpc-js users need one import.
 export {
@@ -18,35 +19,15 @@ export {
   parsePushback,
   type TrailerGetter,
 } from '@breakwater/core/grpc';
-export {
-  type BulkheadInterceptorOptions,
-  bulkheadInterceptor,
-} from './bulkhead-interceptor.js';
 export { disableGrpcRetries, eagerReconnect } from './channel-options.js';
-export {
-  type CircuitBreakerInterceptor,
-  type CircuitBreakerInterceptorOptions,
-  circuitBreakerInterceptor,
-} from './circuit-breaker-interceptor.js';
-export { type DeadlineInterceptorOptions, deadlineInterceptor } from './deadline-interceptor.js';
-export {
-  createGrpcHealthProbe,
-  type GrpcHealthProbe,
-  type GrpcHealthProbeOptions,
-  grpcHealthProbe,
-} from './health-probe.js';
-export { type HedgingInterceptorOptions, hedgingInterceptor } from './hedging-interceptor.js';
 export { breakwaterCause } from './internals/status.js';
 export {
-  type RateLimitInterceptorOptions,
-  rateLimitInterceptor,
-} from './rate-limit-interceptor.js';
-export {
   composeInterceptors,
+  type ResilienceInterceptor,
   type ResilienceInterceptorOptions,
+  type ResilienceWarning,
   resilienceInterceptor,
 } from './resilience-interceptor.js';
-export { type RetryInterceptorOptions, retryInterceptor } from './retry-interceptor.js';
 export {
   createRoutingChannel,
   type RoutingChannel,

@@ -1,57 +1,66 @@
-import { checkOptions, type KnownKeys, optionPath } from '@breakwater/core';
+import {
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
+  createPool,
+  type ResilienceOptions,
+  type RetryPolicyOptions,
+  STANDARD_RESILIENCE,
+  systemClock,
+} from '@breakwater/core';
 import {
   compileSelector,
+  createGrpcCircuits,
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import { optionPath, optionTypeError, resolveResilience } from '@breakwater/core/internal';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
-import { type BulkheadInterceptorOptions, bulkheadStage } from './bulkhead-interceptor.js';
-import {
-  type CircuitBreakerInterceptorOptions,
-  circuitBreakerStage,
-} from './circuit-breaker-interceptor.js';
-import { type DeadlineInterceptorOptions, deadlineStage } from './deadline-interceptor.js';
-import { type HedgingInterceptorOptions, hedgingStage } from './hedging-interceptor.js';
+import { attemptStage } from './internals/attempt-stage.js';
+import { bulkheadStage } from './internals/bulkhead-stage.js';
+import { circuitStage } from './internals/circuit-stage.js';
+import { deadlineStage } from './internals/deadline-stage.js';
+import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
-import { type RateLimitInterceptorOptions, rateLimitStage } from './rate-limit-interceptor.js';
-import { type RetryInterceptorOptions, retryStage } from './retry-interceptor.js';
 
-/** Options of {@link resilienceInterceptor}: each part is off unless given (`false` also turns it off). */
-export interface ResilienceInterceptorOptions {
-  /** Methods safe to repeat, used by `retry` and `hedge` unless they name their own. Defaults to none. */
-  idempotent?: MethodSelector;
-  /** Status → verdict for every part. Defaults to `createGrpcStatusClassifier()`. */
-  classify?: GrpcStatusClassifier;
-  /** Call deadlines from budgets. Defaults to off. */
-  deadline?: DeadlineInterceptorOptions | false;
-  /** Circuit breaking. Defaults to off. */
-  circuitBreaker?: CircuitBreakerInterceptorOptions | false;
-  /** Token-bucket rate limit. Defaults to off. */
-  rateLimit?: RateLimitInterceptorOptions | false;
-  /** Concurrency limit. Defaults to off. */
-  bulkhead?: BulkheadInterceptorOptions | false;
-  /** Retries. Defaults to off. */
-  retry?: RetryInterceptorOptions | false;
-  /** Hedging (instead of retries) for the methods it selects. Defaults to off. */
-  hedge?: HedgingInterceptorOptions | false;
+/** What `onWarning` hears: a configuration that probably does not do what was meant. */
+export interface ResilienceWarning {
+  /** `'no-idempotent-methods'`: retries or hedging are on, but no method is selected as safe to repeat. */
+  code: 'no-idempotent-methods';
+  /** One sentence saying what happens and how to change it. */
+  message: string;
 }
 
-/** Keys of {@link ResilienceInterceptorOptions}. @internal */
-export const RESILIENCE_KEYS = {
-  idempotent: true,
-  classify: true,
-  deadline: true,
-  circuitBreaker: true,
-  rateLimit: true,
-  bulkhead: true,
-  retry: true,
-  hedge: true,
-} as const satisfies KnownKeys<ResilienceInterceptorOptions>;
+/**
+ * Options of {@link resilienceInterceptor}: core's `ResilienceOptions` (the
+ * same names as `protect`, `resilienceMiddleware` and `resilienceLink`; see
+ * the table in `@breakwater/core`'s README) plus the gRPC-specific keys.
+ * A part left out takes the standard stack's default; `false` turns it off.
+ */
+export interface ResilienceInterceptorOptions extends Omit<ResilienceOptions, 'retry'> {
+  /** Retries of failed attempts; `onRetry` hears `{ path, attempt (the failed one), delayMs, code }`. Defaults to 3 attempts with the default backoff. */
+  retry?:
+    | (Omit<RetryPolicyOptions, 'onRetry'> & { onRetry?: (event: GrpcRetryEvent) => void })
+    | false;
+  /** Methods safe to repeat (see `idempotentMethods`): only they are retried or hedged, except calls that provably never left. Defaults to none. */
+  idempotent?: MethodSelector;
+  /** Status → verdict for retries, hedges and the circuit. Defaults to `createGrpcStatusClassifier()`. */
+  classify?: GrpcStatusClassifier;
+  /** Told once, at construction, of a configuration that probably does not do what was meant; a throwing listener is ignored. Defaults to none. */
+  onWarning?: (warning: ResilienceWarning) => void;
+}
+
+/** A resilience interceptor that can also show its circuits. */
+export interface ResilienceInterceptor extends Interceptor {
+  /** The circuit guarding method `path` (created on first use), or `undefined` with `circuit: false`. */
+  circuitFor(path: string): CircuitBreaker | undefined;
+}
 
 /**
  * Chains interceptors into one, outermost first (the first sees the call first).
  * @example
- * const stack = composeInterceptors([deadlineInterceptor({ timeout: '2s' }), retryInterceptor()]);
+ * const stack = composeInterceptors([resilienceInterceptor({ idempotent }), loggingInterceptor]);
  */
 export function composeInterceptors(interceptors: readonly Interceptor[]): Interceptor {
   const list = interceptors.slice();
@@ -70,66 +79,121 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
 }
 
 /**
- * One interceptor with the whole Breakwater stack, in this order (outermost first):
+ * One interceptor with the whole Breakwater stack. With no options it runs
+ * the standard stack (`STANDARD_RESILIENCE`: a 30 s call deadline, 10 s per
+ * attempt, 3 attempts with jittered exponential backoff under a retry budget,
+ * a failure-rate circuit per method, 1 000 calls at once); each part is
+ * replaced by its option or turned off with `false`. Stages, outermost first:
  *
- * 1. `deadline` — sets the call deadline first, so everything below works within it;
- * 2. `circuitBreaker` — an open circuit refuses before any token or slot is spent,
- *    and a call counts once, after its retries;
+ * 1. `timeoutMs` — the call deadline, so everything below works within it;
+ * 2. `circuit` — one breaker per method (or the one given, shared): an open
+ *    circuit refuses before any token or slot is spent; a call counts once, after its retries;
  * 3. `rateLimit` — one token per call, not per attempt;
- * 4. `bulkhead` — one slot covers the call with all its attempts and backoff;
- * 5. `hedge`, then `retry` — attempts go to the channel. A method the hedging
- *    options select is hedged and not also retried (attempts never multiply).
+ * 4. `concurrency` — one slot covers the call with all its attempts and waits;
+ * 5. `hedge` or `retry` — attempts on the channel, each under `attemptTimeoutMs`.
+ *    Methods `idempotent` selects are hedged when `hedge` is on, else retried;
+ *    other methods are retried only when the request provably never left
+ *    (no connection, stream refused — grpc-js's own transparent-retry cases).
  *
- * grpc-js's own retries would multiply with these: create the channel with
- * `disableGrpcRetries` (`'grpc.enable_retries': 0`). Per-call `interceptors`
- * replace the client's, so pass this interceptor there too when you use them.
+ * Every retry decision (pushback, backoff, deadline, budget) is the core
+ * attempt engine's. grpc-js's own retries would multiply with these: create
+ * the channel with `disableGrpcRetries`. Per-call `interceptors` replace the
+ * client's, so pass this interceptor there too when you use them.
+ * @example
+ * const client = new Greeter(address, credentials.createInsecure(), {
+ *   ...disableGrpcRetries,
+ *   interceptors: [resilienceInterceptor({ idempotent: ['/hello.Greeter/SayHello'] })],
+ * });
  */
-export function resilienceInterceptor(options: ResilienceInterceptorOptions = {}): Interceptor {
-  return optionPath('', () => build(options), 'resilienceInterceptor');
+export function resilienceInterceptor(
+  options?: ResilienceInterceptorOptions,
+): ResilienceInterceptor {
+  const { idempotent, classify, onWarning, ...shared } = (options ??
+    {}) as ResilienceInterceptorOptions;
+  const plan = resolveResilience(
+    'resilienceInterceptor',
+    '',
+    // A non-object is handed on as is, so the one check reports it.
+    typeof options === 'object' && options !== null ? (shared as ResilienceOptions) : options,
+    true,
+  );
+  return optionPath(
+    '',
+    () => {
+      for (const [name, value] of [
+        ['onWarning', onWarning],
+        ['classify', classify],
+      ] as const) {
+        if (value !== undefined && typeof value !== 'function') {
+          throw optionTypeError(name, `must be a function, got ${String(value)}`);
+        }
+      }
+      const isSafe = compileSelector('idempotent', idempotent);
+      const judge = classify ?? createGrpcStatusClassifier();
+      const clock = shared.clock ?? systemClock;
+      const stack: Stage[] = [];
+      if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
+        stack.push(deadlineStage(plan.timeoutMs, clock));
+      }
+      const breaker = plan.circuit;
+      // A breaker given is shared by every method; options (or the standard's) make one per method.
+      const circuits =
+        breaker === undefined
+          ? undefined
+          : createGrpcCircuits(
+              breaker === shared.circuit
+                ? { breakerFor: () => breaker, classify: judge, clock }
+                : {
+                    breaker: (shared.circuit ??
+                      STANDARD_RESILIENCE.circuit) as CircuitBreakerOptions,
+                    classify: judge,
+                    clock,
+                  },
+            );
+      if (circuits !== undefined) stack.push(circuitStage(circuits));
+      if (plan.rateLimit !== undefined) stack.push(rateLimitStage(plan.rateLimit));
+      if (plan.concurrency !== undefined) {
+        const { limit, maxQueue } = plan.concurrency;
+        stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
+      }
+      const { retry, hedge } = plan;
+      if ((retry !== undefined || hedge !== undefined) && isEmpty(idempotent)) {
+        warn(onWarning, {
+          code: 'no-idempotent-methods',
+          message:
+            'resilienceInterceptor: retries are on but `idempotent` selects no method, so only calls that never reached the server are retried; list the methods safe to repeat (e.g. idempotentMethods(packageDefinition)).',
+        });
+      }
+      if (
+        retry !== undefined ||
+        hedge !== undefined ||
+        plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY
+      ) {
+        stack.push(attemptStage(plan, isSafe, judge, clock));
+      }
+      const interceptor: Interceptor =
+        stack.length === 0
+          ? (o, next) => next(o) as ReturnType<Interceptor>
+          : stageInterceptor(stack);
+      return Object.assign(interceptor, {
+        circuitFor: (path: string) => circuits?.circuitFor(path),
+      });
+    },
+    'resilienceInterceptor',
+  );
 }
 
-function build(options: ResilienceInterceptorOptions): Interceptor {
-  checkOptions(undefined, options, RESILIENCE_KEYS);
-  const shared = {
-    ...(options.idempotent === undefined ? {} : { idempotent: options.idempotent }),
-    ...(options.classify === undefined ? {} : { classify: options.classify }),
-  };
-  // Stages, not interceptors: one chain with no closure per layer per call.
-  const stack: Stage[] = [];
-  const { deadline, circuitBreaker, rateLimit, bulkhead } = options;
-  if (deadline) stack.push(optionPath('deadline', () => deadlineStage(deadline)));
-  if (circuitBreaker) {
-    // The breaker takes no `idempotent`: hand it the shared classifier only.
-    const own = { ...(shared.classify === undefined ? {} : { classify: shared.classify }) };
-    stack.push(
-      optionPath('circuitBreaker', () => circuitBreakerStage({ ...own, ...circuitBreaker })),
-    );
+function isEmpty(selector: MethodSelector | undefined): boolean {
+  if (selector === undefined) return true;
+  if (typeof selector === 'string' || typeof selector === 'function') return false;
+  for (const _ of selector) return false;
+  return true;
+}
+
+function warn(listener: ((w: ResilienceWarning) => void) | undefined, w: ResilienceWarning): void {
+  try {
+    listener?.(w);
+  } catch {
+    // A listener never breaks construction.
   }
-  if (rateLimit) stack.push(optionPath('rateLimit', () => rateLimitStage(rateLimit)));
-  if (bulkhead) stack.push(optionPath('bulkhead', () => bulkheadStage(bulkhead)));
-  let hedged: ((path: string) => boolean) | undefined;
-  if (options.hedge) {
-    const hedge = { ...shared, ...options.hedge };
-    stack.push(optionPath('hedge', () => hedgingStage(hedge)));
-    const selector = hedge.idempotent;
-    hedged = selector === undefined ? undefined : compileSelector('hedge.idempotent', selector);
-  }
-  if (options.retry) {
-    const retry = { ...shared, ...options.retry };
-    const safe =
-      retry.idempotent === undefined
-        ? undefined
-        : compileSelector('retry.idempotent', retry.idempotent);
-    const notHedged = hedged;
-    stack.push(
-      optionPath('retry', () =>
-        retryStage({
-          ...retry,
-          idempotent: (path) => (safe?.(path) ?? false) && !(notHedged?.(path) ?? false),
-        }),
-      ),
-    );
-  }
-  if (stack.length === 0) return (o, next) => next(o) as ReturnType<Interceptor>;
-  return stageInterceptor(stack);
 }

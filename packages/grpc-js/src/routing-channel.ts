@@ -1,6 +1,5 @@
 import {
   type Clock,
-  checkOptions,
   createHealthChecker,
   createHealthRegistry,
   createRouter,
@@ -9,18 +8,15 @@ import {
   type Event,
   type HealthChecker,
   type HealthRegistry,
-  type KnownKeys,
-  optionPath,
-  optionTypeError,
   type ProbeResultEvent,
   type ProbeSetting,
-  type ProtectBackoff,
-  type ProtectRetryBudget,
-  parseDuration,
   type RandomSource,
+  type RetryBudget,
+  type RetryBudgetOptions,
   type RouteFailedEvent,
   type RouteHedge,
   type RouteHedgedEvent,
+  type RouteProtection,
   type RouteRecoveredEvent,
   type Router,
   type RouteSelectedEvent,
@@ -36,6 +32,13 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import {
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '@breakwater/core/internal';
 import {
   Channel,
   type ChannelCredentials,
@@ -53,18 +56,15 @@ import {
   routingErrorPolicy,
 } from './internals/routing-state.js';
 
-/** Retries of a call on one target before it fails over (router provider protection). */
-export interface RoutingProtection {
-  /** Attempts on one target, the first included (integer >= 1). Defaults to 1 (fail over at once). */
-  attempts?: number;
-  /** Delay between attempts on the same target. Defaults to none. */
-  backoff?: ProtectBackoff;
-}
+/**
+ * Retries of a call on one target before it fails over: the `retry` part of
+ * the one options object (`ResilienceOptions`), run by the core router.
+ */
+export type RoutingProtection = Pick<RouteProtection, 'retry'>;
 
 /** Keys of {@link RoutingProtection}. @internal */
 export const ROUTING_PROTECTION_KEYS = {
-  attempts: true,
-  backoff: true,
+  retry: true,
 } as const satisfies KnownKeys<RoutingProtection>;
 
 /** One backend of a routing channel. */
@@ -129,18 +129,18 @@ export interface RoutingChannelOptions {
   selection?: RouteSelection | RouteSelectionType;
   /** Methods safe to repeat: only their calls fail over, retry or hedge. Defaults to none. */
   idempotent?: MethodSelector;
-  /** Retries on one target before failing over. Defaults to one attempt per target. */
+  /** Retries on one target before failing over (`{ retry: { attempts, backoff } }`). Defaults to one attempt per target. */
   protection?: RoutingProtection;
-  /** Deadline of each attempt (never past the call's); makes its `DEADLINE_EXCEEDED` fail over. Defaults to none. */
-  perAttemptTimeout?: Duration;
-  /** Start the call on the next target when the current one is slow (idempotent calls only). Defaults to none. */
-  hedge?: RouteHedge;
+  /** Deadline of each attempt in ms, sent to the server (never past the call's); makes its `DEADLINE_EXCEEDED` fail over. Defaults to none. */
+  attemptTimeoutMs?: number | false;
+  /** Start the call on the next target when the current one is slow (idempotent calls only): `{ delayMs | percentile, attempts }`. Defaults to none. */
+  hedge?: RouteHedge | false;
   /** Target health: circuits from call outcomes, optional background probes. Defaults to a registry with the defaults. */
   health?: RoutingHealthOptions;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
-  /** Retry budget: every routed call deposits, retries and hedges withdraw. Defaults to none. */
-  budget?: ProtectRetryBudget;
+  /** One retry budget: every routed call deposits; every retry, hedge and failover withdraws. A budget or its options. Defaults to none. */
+  budget?: RetryBudget | RetryBudgetOptions | false;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
   /** Waits for backoff and hedge delays. Defaults to `systemSleep`. */
@@ -155,7 +155,7 @@ export const ROUTING_CHANNEL_KEYS = {
   selection: true,
   idempotent: true,
   protection: true,
-  perAttemptTimeout: true,
+  attemptTimeoutMs: true,
   hedge: true,
   health: true,
   classify: true,
@@ -276,10 +276,11 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   checkOptions(undefined, options.protection, ROUTING_PROTECTION_KEYS, 'protection');
   checkOptions(undefined, options.health, ROUTING_HEALTH_KEYS, 'health');
   const isSafePath = compileSelector('idempotent', options.idempotent);
+  const attemptTimeout = options.attemptTimeoutMs;
   const perAttemptTimeoutMs =
-    options.perAttemptTimeout === undefined
+    attemptTimeout === undefined || attemptTimeout === false
       ? undefined
-      : parseDuration('perAttemptTimeout', options.perAttemptTimeout);
+      : checkNumber('attemptTimeoutMs', attemptTimeout, { above: 0 });
   const classify = options.classify ?? createGrpcStatusClassifier();
   const clock = options.clock ?? systemClock;
   const h = options.health ?? {};
@@ -312,7 +313,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     const base = {
       providers,
       health: { registry },
-      errorPolicy: routingErrorPolicy,
+      classify: routingErrorPolicy,
       ...(options.protection === undefined ? {} : { protection: options.protection }),
       ...shared,
     };
@@ -326,7 +327,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     );
     const selectionType =
       typeof options.selection === 'string' ? options.selection : options.selection?.type;
-    const parallel = options.hedge !== undefined || selectionType === 'race';
+    const hedged = options.hedge !== undefined && options.hedge !== false;
+    const parallel = hedged || selectionType === 'race';
     // Calls that must not be repeated get a router without hedging or racing (same registry).
     pinned = parallel
       ? createRouter({
@@ -366,7 +368,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     classify,
     clock,
     perAttemptTimeoutMs,
-    watchSignal: options.hedge !== undefined || pinned !== safe,
+    watchSignal: (options.hedge !== undefined && options.hedge !== false) || pinned !== safe,
     isSafe(path) {
       let value = safeCache.get(path);
       if (value === undefined) {

@@ -1,7 +1,7 @@
 import { startGrpcChaosServer } from '@breakwater/chaos';
-import { runProbe } from '@breakwater/core';
+import { runProbe } from '@breakwater/core/internal';
 import { describe, expect, it } from 'vitest';
-import { createGrpcHealthProbe } from '../src/index.js';
+import { createGrpcHealthProbe } from '../src/health.js';
 
 describe('grpcHealthProbe', () => {
   it('SERVING is healthy; NOT_SERVING and a dead server are not', async () => {

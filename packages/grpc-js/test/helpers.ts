@@ -7,7 +7,12 @@ import {
 } from '@breakwater/chaos';
 import type { Interceptor } from '@grpc/grpc-js';
 import { afterEach } from 'vitest';
-import { disableGrpcRetries } from '../src/index.js';
+import {
+  disableGrpcRetries,
+  type ResilienceInterceptor,
+  type ResilienceInterceptorOptions,
+  resilienceInterceptor,
+} from '../src/index.js';
 
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
@@ -24,4 +29,19 @@ export async function echoSetup(
   const client = createEchoClient(s.address, { ...disableGrpcRetries, interceptors });
   cleanup.push(() => client.close());
   return { server: s, client };
+}
+
+/** Every part of the standard stack off: a test turns on only the part it is about. */
+export const OFF = {
+  timeoutMs: false,
+  attemptTimeoutMs: false,
+  retry: false,
+  budget: false,
+  circuit: false,
+  concurrency: false,
+} as const satisfies ResilienceInterceptorOptions;
+
+/** `resilienceInterceptor` with only the parts in `options` on. */
+export function only(options: ResilienceInterceptorOptions): ResilienceInterceptor {
+  return resilienceInterceptor({ ...OFF, ...options });
 }

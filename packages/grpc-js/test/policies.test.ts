@@ -7,23 +7,14 @@ import {
 } from '@breakwater/core';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import {
-  breakwaterCause,
-  bulkheadInterceptor,
-  circuitBreakerInterceptor,
-  deadlineInterceptor,
-  hedgingInterceptor,
-  idempotentMethods,
-  rateLimitInterceptor,
-  resilienceInterceptor,
-} from '../src/index.js';
-import { echoSetup } from './helpers.js';
+import { breakwaterCause, idempotentMethods, resilienceInterceptor } from '../src/index.js';
+import { echoSetup, only } from './helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 
-describe('deadlineInterceptor', () => {
+describe('timeoutMs', () => {
   it('a slow server yields DEADLINE_EXCEEDED on time; the server saw the budget', async () => {
-    const { server, client } = await echoSetup([deadlineInterceptor({ timeout: 150 })], {
+    const { server, client } = await echoSetup([only({ timeoutMs: 150 })], {
       faults: [{ latency: { kind: 'fixed', ms: 2_000 } }],
     });
     const t0 = performance.now();
@@ -36,7 +27,7 @@ describe('deadlineInterceptor', () => {
   });
 
   it('a deadline that runs out has the core DeadlineExceededError as cause (as in nice-grpc)', async () => {
-    const { client } = await echoSetup([deadlineInterceptor({ timeout: 150 })], {
+    const { client } = await echoSetup([only({ timeoutMs: 150 })], {
       faults: [{ latency: { kind: 'fixed', ms: 2_000 } }],
     });
     const outcome = await echoUnary(client, {});
@@ -48,7 +39,7 @@ describe('deadlineInterceptor', () => {
 
   it('the server’s DEADLINE_EXCEEDED arriving first gets the same shape', async () => {
     // The server ends the call with DEADLINE_EXCEEDED at once: its timer "fired first".
-    const { client } = await echoSetup([deadlineInterceptor({ timeout: 5_000 })], {
+    const { client } = await echoSetup([only({ timeoutMs: 5_000 })], {
       faults: [{ status: status.DEADLINE_EXCEEDED }],
     });
     const outcome = await echoUnary(client, {});
@@ -59,18 +50,17 @@ describe('deadlineInterceptor', () => {
     expect(isDeadlineExceededError(breakwaterCause(early.error))).toBe(true);
   });
 
-  it('other statuses, and calls with no budget, are left alone', async () => {
-    const { client } = await echoSetup(
-      [deadlineInterceptor({ methods: { 'other.Service': 100 } })],
-      { faults: [{ status: status.DEADLINE_EXCEEDED }] },
-    );
+  it('calls with no deadline part are left alone', async () => {
+    const { client } = await echoSetup([only({})], {
+      faults: [{ status: status.DEADLINE_EXCEEDED }],
+    });
     const outcome = await echoUnary(client, {});
     expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
     expect(breakwaterCause(outcome.error)).toBeUndefined();
   });
 
   it('keeps an earlier caller deadline', async () => {
-    const { server, client } = await echoSetup([deadlineInterceptor({ timeout: 10_000 })]);
+    const { server, client } = await echoSetup([only({ timeoutMs: 10_000 })]);
     const deadline = Date.now() + 1_000;
     await echoUnary(client, {}, { callOptions: { deadline } });
     // grpc-timeout is relative: the server sees the caller's remaining time, not the 10 s budget.
@@ -78,11 +68,9 @@ describe('deadlineInterceptor', () => {
   });
 });
 
-describe('circuitBreakerInterceptor', () => {
+describe('circuit', () => {
   it('stops sending after the threshold; after cooldown exactly one probe reaches the server', async () => {
-    const circuit = circuitBreakerInterceptor({
-      breaker: { failureThreshold: 3, openDurationMs: 200 },
-    });
+    const circuit = only({ circuit: { failureThreshold: 3, openDurationMs: 200 } });
     const { server, client } = await echoSetup([circuit], {
       faults: [{ status: status.UNAVAILABLE }],
     });
@@ -102,11 +90,11 @@ describe('circuitBreakerInterceptor', () => {
     const burst = await Promise.all(Array.from({ length: 5 }, () => echoUnary(client, {})));
     expect(server.total()).toBe(4);
     expect(burst.filter((o) => o.ok)).toHaveLength(1);
-    expect(circuit.circuitFor('/breakwater.chaos.v1.Echo/Unary').state).toBe('closed');
+    expect(circuit.circuitFor('/breakwater.chaos.v1.Echo/Unary')?.state).toBe('closed');
   });
 
   it('does not count caller errors', async () => {
-    const circuit = circuitBreakerInterceptor({ breaker: { failureThreshold: 2 } });
+    const circuit = only({ circuit: { failureThreshold: 2 } });
     const { server, client } = await echoSetup([circuit], {
       faults: [{ status: status.INVALID_ARGUMENT }],
     });
@@ -116,8 +104,8 @@ describe('circuitBreakerInterceptor', () => {
 
   it('guards client and bidi streams too, with the deadline applied', async () => {
     const stack = resilienceInterceptor({
-      deadline: { timeout: 2_000 },
-      circuitBreaker: { breaker: { failureThreshold: 1, openDurationMs: 60_000 } },
+      timeoutMs: 2_000,
+      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
     });
     const { server, client } = await echoSetup([stack], {
       faults: [{ methods: ['ClientStream'], status: status.UNAVAILABLE }],
@@ -143,7 +131,7 @@ describe('circuitBreakerInterceptor', () => {
 describe('rate limit and bulkhead', () => {
   it('refuses with RESOURCE_EXHAUSTED carrying the core error, without reaching the server', async () => {
     const { server, client } = await echoSetup([
-      rateLimitInterceptor({ capacity: 2, refillPerSecond: 0.001 }),
+      only({ rateLimit: { capacity: 2, refillPerSecond: 0.001 } }),
     ]);
     const outcomes = await Promise.all(Array.from({ length: 4 }, () => echoUnary(client, {})));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
@@ -153,13 +141,10 @@ describe('rate limit and bulkhead', () => {
     expect(server.total()).toBe(2);
   });
 
-  it('bulkhead admits `concurrency` calls, queues `maxQueue`, refuses the rest', async () => {
-    const { server, client } = await echoSetup(
-      [bulkheadInterceptor({ concurrency: 2, maxQueue: 1 })],
-      {
-        faults: [{ latency: { kind: 'fixed', ms: 100 } }],
-      },
-    );
+  it('concurrency admits `limit` calls, queues `maxQueue`, refuses the rest', async () => {
+    const { server, client } = await echoSetup([only({ concurrency: { limit: 2, maxQueue: 1 } })], {
+      faults: [{ latency: { kind: 'fixed', ms: 100 } }],
+    });
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => echoUnary(client, {})));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(3);
     const refused = outcomes.filter((o) => !o.ok);
@@ -169,10 +154,10 @@ describe('rate limit and bulkhead', () => {
   });
 });
 
-describe('hedgingInterceptor', () => {
+describe('hedge', () => {
   it('sends a hedge when the first attempt is slow; the first answer wins', async () => {
     const { server, client } = await echoSetup(
-      [hedgingInterceptor({ idempotent, delay: 50, attempts: 2 })],
+      [only({ idempotent, hedge: { delayMs: 50, attempts: 2 } })],
       {
         faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 1_000 } }],
       },
@@ -183,5 +168,24 @@ describe('hedgingInterceptor', () => {
     expect(performance.now() - t0).toBeLessThan(800);
     expect(server.attempts('h')).toBe(2);
     await expect.poll(() => server.observed[0]?.outcome).toBe('CANCELLED');
+  });
+
+  it('asks the budget for every hedge: a refused one is not sent', async () => {
+    let asked = 0;
+    const refusing = {
+      recordRequest() {},
+      tryRetry() {
+        asked++;
+        return false;
+      },
+    };
+    const { server, client } = await echoSetup(
+      [only({ idempotent, hedge: { delayMs: 20, attempts: 3 }, budget: refusing as never })],
+      { faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 200 } }] },
+    );
+    const outcome = await echoUnary(client, {}, { callId: 'b' });
+    expect(outcome.value?.attempt).toBe(1);
+    expect(server.attempts('b')).toBe(1);
+    expect(asked).toBeGreaterThanOrEqual(1);
   });
 });

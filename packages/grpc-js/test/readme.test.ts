@@ -1,5 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ECHO_PROTO_SOURCE, startGrpcChaosServer } from '@breakwater/chaos';
+import { status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -12,9 +14,17 @@ describe('README example', () => {
     const dir = mkdtempSync(join(new URL('.', import.meta.url).pathname, '.readme-'));
     const file = join(dir, 'example.ts');
     writeFileSync(file, example);
+    writeFileSync(join(dir, 'echo.proto'), ECHO_PROTO_SOURCE);
+    // "Your server": it fails the first attempt of every call.
+    const server = await startGrpcChaosServer({
+      faults: [{ firstAttempts: 1, status: status.UNAVAILABLE }],
+    });
+    process.env.ECHO_ADDRESS = server.address;
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       await import(/* @vite-ignore */ file);
+      await expect.poll(() => log.mock.calls.length).toBe(1);
+      expect(server.attempts('readme')).toBe(2);
       expect(log).toHaveBeenCalledWith({
         message: 'hello',
         replica: 'replica-1',
@@ -23,6 +33,8 @@ describe('README example', () => {
       });
     } finally {
       log.mockRestore();
+      delete process.env.ECHO_ADDRESS;
+      await server.close();
       const { rmSync } = await import('node:fs');
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,18 +1,43 @@
+import { type AddressInfo, createServer } from 'node:net';
 import {
+  createEchoClient,
   ECHO_METHODS,
   echoServerStream,
   echoUnary,
   loadEchoPackageDefinition,
 } from '@breakwater/chaos';
-import { status } from '@grpc/grpc-js';
+import type { BackoffOptions } from '@breakwater/core';
+import { type Interceptor, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { idempotentMethods, PREVIOUS_ATTEMPTS_HEADER, retryInterceptor } from '../src/index.js';
-import { echoSetup } from './helpers.js';
+import {
+  disableGrpcRetries,
+  idempotentMethods,
+  PREVIOUS_ATTEMPTS_HEADER,
+  resilienceInterceptor,
+} from '../src/index.js';
+import { echoSetup, only } from './helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const fast = { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20, jitter: 'none' } as const;
 
-describe('retryInterceptor against a real server', () => {
+/** Only retries, for `idempotent` (the Echo proto's safe methods) unless given. */
+function retryInterceptor(
+  options: {
+    idempotent?: Iterable<string>;
+    attempts?: number;
+    backoff?: BackoffOptions;
+    attemptTimeoutMs?: number;
+  } = {},
+) {
+  const { idempotent: safe = idempotent, attemptTimeoutMs, ...retry } = options;
+  return only({
+    idempotent: safe,
+    retry,
+    ...(attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs }),
+  });
+}
+
+describe('resilienceInterceptor retries against a real server', () => {
   it('reads idempotency from the proto options', () => {
     expect(idempotent.has(ECHO_METHODS.unary)).toBe(true);
     expect(idempotent.has(ECHO_METHODS.serverStream)).toBe(true);
@@ -132,7 +157,7 @@ describe('retryInterceptor against a real server', () => {
 
   it('retries a per-attempt DEADLINE_EXCEEDED within the call deadline', async () => {
     const { server, client } = await echoSetup(
-      [retryInterceptor({ idempotent, attempts: 3, backoff: fast, perAttemptTimeout: 100 })],
+      [retryInterceptor({ idempotent, attempts: 3, backoff: fast, attemptTimeoutMs: 100 })],
       { faults: [{ firstAttempts: 1, hang: true }] },
     );
     const outcome = await echoUnary(
@@ -200,5 +225,157 @@ describe('retryInterceptor against a real server', () => {
     expect(
       process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length,
     ).toBeLessThanOrEqual(before);
+  });
+});
+
+describe('pushback and deadlines: the engine decides (gRFC A6)', () => {
+  for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED]) {
+    const name = status[code];
+    it(`waits a 300 ms pushback on ${name} instead of the backoff (server-observed)`, async () => {
+      const { server, client } = await echoSetup([retryInterceptor({ backoff: fast })], {
+        faults: [{ firstAttempts: 1, status: code, pushbackMs: 300 }],
+      });
+      expect((await echoUnary(client, {}, { callId: 'p' })).ok).toBe(true);
+      const [first, second] = server.observed;
+      expect(server.attempts('p')).toBe(2);
+      expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(300);
+    });
+
+    it(`does not retry ${name} with pushback -1 or a non-numeric one`, async () => {
+      for (const pushbackMs of [-1, 'soon']) {
+        const { server, client } = await echoSetup([retryInterceptor({ backoff: fast })], {
+          faults: [{ status: code, pushbackMs }],
+        });
+        expect((await echoUnary(client, {}, { callId: 'n' })).error?.code).toBe(code);
+        expect(server.attempts('n')).toBe(1);
+      }
+    });
+  }
+
+  it('skips a retry that cannot start before the deadline: the caller gets the last UNAVAILABLE', async () => {
+    const slow = { baseDelayMs: 1_000, strategy: 'linear', jitter: 'none' } as const;
+    const { server, client } = await echoSetup(
+      [only({ idempotent, retry: { attempts: 3, backoff: slow } })],
+      { faults: [{ status: status.UNAVAILABLE, details: 'down' }] },
+    );
+    const outcome = await echoUnary(
+      client,
+      {},
+      { callId: 'd', callOptions: { deadline: Date.now() + 400 } },
+    );
+    // Waiting would have ended in DEADLINE_EXCEEDED; the skip reports the attempt's own status.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(outcome.error?.details).toBe('down');
+    expect(server.attempts('d')).toBe(1);
+  });
+
+  it('tells onRetry the attempt that failed; a throwing listener breaks nothing', async () => {
+    const events: unknown[] = [];
+    const { server, client } = await echoSetup(
+      [
+        only({
+          idempotent,
+          retry: {
+            attempts: 3,
+            backoff: fast,
+            onRetry: (e) => {
+              events.push(e);
+              throw new Error('listener bug');
+            },
+          },
+        }),
+      ],
+      { faults: [{ firstAttempts: 2, status: status.UNAVAILABLE }] },
+    );
+    expect((await echoUnary(client, {}, { callId: 'e' })).ok).toBe(true);
+    expect(server.attempts('e')).toBe(3);
+    expect(events).toEqual([
+      { path: ECHO_METHODS.unary, attempt: 1, delayMs: 5, code: status.UNAVAILABLE },
+      { path: ECHO_METHODS.unary, attempt: 2, delayMs: 10, code: status.UNAVAILABLE },
+    ]);
+  });
+});
+
+describe('the standard stack (no options)', () => {
+  it('retries an idempotent method', async () => {
+    const { server, client } = await echoSetup([resilienceInterceptor({ idempotent })], {
+      faults: [{ firstAttempts: 2, status: status.UNAVAILABLE }],
+    });
+    expect((await echoUnary(client, {}, { callId: 's' })).value?.attempt).toBe(3);
+    expect(server.attempts('s')).toBe(3);
+  });
+
+  it('retries a call of a non-idempotent method only when it never reached the server', async () => {
+    // Reached the server: not repeated.
+    const sent = await echoSetup([resilienceInterceptor()], {
+      faults: [{ status: status.UNAVAILABLE }],
+    });
+    const once = await echoUnary(sent.client, {}, { callId: 'u', method: 'UnaryUnsafe' });
+    expect(once.error?.code).toBe(status.UNAVAILABLE);
+    expect(sent.server.attempts('u')).toBe(1);
+
+    // Nothing listens: every attempt fails before a stream opens, so all three are made.
+    const port = await closedPort();
+    let attempts = 0;
+    const counter: Interceptor = (options, next) => {
+      attempts++;
+      return next(options) as ReturnType<Interceptor>;
+    };
+    const client = createEchoClient(`127.0.0.1:${port}`, {
+      ...disableGrpcRetries,
+      interceptors: [resilienceInterceptor(), counter],
+    });
+    try {
+      const refused = await echoUnary(client, {}, { method: 'UnaryUnsafe' });
+      expect(refused.error?.code).toBe(status.UNAVAILABLE);
+      expect(refused.error?.details).toMatch(/No connection established/);
+      expect(attempts).toBe(3);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('warns once, through onWarning, when retries are on and no method is idempotent', () => {
+    const warnings: string[] = [];
+    resilienceInterceptor({ onWarning: (w) => warnings.push(w.code) });
+    resilienceInterceptor({ idempotent, onWarning: (w) => warnings.push(w.code) });
+    resilienceInterceptor({ retry: false, onWarning: (w) => warnings.push(w.code) });
+    expect(warnings).toEqual(['no-idempotent-methods']);
+    expect(() =>
+      resilienceInterceptor({
+        onWarning: () => {
+          throw new Error('listener bug');
+        },
+      }),
+    ).not.toThrow();
+  });
+});
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('attemptTimeoutMs', () => {
+  it('retries a DEADLINE_EXCEEDED the server sent under the attempt deadline, not one without it', async () => {
+    const faults = [{ firstAttempts: 1, status: status.DEADLINE_EXCEEDED }];
+    const under = await echoSetup([retryInterceptor({ backoff: fast, attemptTimeoutMs: 1_000 })], {
+      faults,
+    });
+    const retried = await echoUnary(
+      under.client,
+      {},
+      { callId: 't', callOptions: { deadline: Date.now() + 5_000 } },
+    );
+    expect(retried.ok).toBe(true);
+    expect(under.server.attempts('t')).toBe(2);
+
+    const without = await echoSetup([retryInterceptor({ backoff: fast })], { faults });
+    const once = await echoUnary(without.client, {}, { callId: 't' });
+    expect(once.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(without.server.attempts('t')).toBe(1);
   });
 });

@@ -1,15 +1,21 @@
+import { createServer as createHttp2Server } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import {
+  createEchoClient,
   ECHO_METHODS,
+  ECHO_SERVICE,
   type EchoResponse,
   echoBidi,
   echoServerStream,
   echoUnary,
   loadEchoPackageDefinition,
+  startGrpcChaosServer,
 } from '@breakwater/chaos';
 import { isRoutingError } from '@breakwater/core';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { breakwaterCause, createGrpcHealthProbe, idempotentMethods } from '../src/index.js';
+import { createGrpcHealthProbe } from '../src/health.js';
+import { breakwaterCause, createRoutingChannel, idempotentMethods } from '../src/index.js';
 import { replicas, routingSetup } from './routing-helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
@@ -46,6 +52,21 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(servers[0]?.attempts('f')).toBe(1);
     // The second target saw the call as a retry of one earlier attempt.
     expect(servers[1]?.observed[0]?.previousAttempts).toBe(1);
+  });
+
+  it('retries on the same target per `protection.retry` before failing over', async () => {
+    const { servers, client } = await routingSetup(
+      [{ faults: [{ firstAttempts: 1, status: status.UNAVAILABLE }] }, {}],
+      {
+        idempotent,
+        protection: { retry: { attempts: 2, backoff: { baseDelayMs: 5, jitter: 'none' } } },
+      },
+    );
+    const outcome = await echoUnary(client, {}, { callId: 'r' });
+    expect(outcome.value?.replica).toBe('replica-1');
+    expect(servers[0]?.attempts('r')).toBe(2);
+    expect(servers[0]?.observed[1]?.previousAttempts).toBe(1);
+    expect(servers[1]?.total()).toBe(0);
   });
 
   it('never fails a non-idempotent call over', async () => {
@@ -182,9 +203,66 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(() =>
       createRoutingChannel({
         targets: [{ id: 'a', address: '127.0.0.1:1' }],
-        perAttemptTimeout: 'x' as never,
+        attemptTimeoutMs: 'x' as never,
       }),
-    ).toThrow(TypeError);
+    ).toThrow(/attemptTimeoutMs/);
+    // 0.1's names are gone: the error names the full path.
+    expect(() =>
+      createRoutingChannel({
+        targets: [{ id: 'a', address: '127.0.0.1:1', protection: { attempts: 2 } as never }],
+      }),
+    ).toThrow(/targets\[0\]\.protection\.attempts/);
     expect(ECHO_METHODS.unary).toBe('/breakwater.chaos.v1.Echo/Unary');
+  });
+});
+
+describe('a target that dies between the response message and the status', () => {
+  /** A target (plain HTTP/2 speaking gRPC) that sends one response message, then drops the connection. */
+  async function dyingTarget(): Promise<{ address: string; close(): void }> {
+    const service = loadEchoPackageDefinition()[ECHO_SERVICE] as Record<
+      string,
+      { responseSerialize(v: unknown): Buffer }
+    >;
+    const body = service.Unary?.responseSerialize({ message: 'lost', replica: 'dying' }) as Buffer;
+    const frame = Buffer.alloc(5 + body.length);
+    frame.writeUInt32BE(body.length, 1);
+    body.copy(frame, 5);
+    const server = createHttp2Server();
+    const sockets = new Set<Socket>();
+    server.on('connection', (socket: Socket) => sockets.add(socket));
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(frame, () =>
+        setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, 20),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { address: `127.0.0.1:${port}`, close: () => server.close() };
+  }
+
+  it('fails an idempotent unary call over to a healthy target (the message was never delivered)', async () => {
+    const dying = await dyingTarget();
+    const healthy = await startGrpcChaosServer({ replica: 'healthy' });
+    const channel = createRoutingChannel({
+      targets: [
+        { id: 'dying', address: dying.address },
+        { id: 'healthy', address: healthy.address },
+      ],
+      idempotent,
+    });
+    const client = createEchoClient('routed', { channelOverride: channel });
+    try {
+      const outcome = await echoUnary(client, { message: 'hi' }, { callId: 'a' });
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.value).toMatchObject({ message: 'hi', replica: 'healthy' });
+      expect(healthy.observed[0]?.previousAttempts).toBe(1);
+    } finally {
+      client.close();
+      dying.close();
+      await healthy.close();
+    }
   });
 });

@@ -7,8 +7,8 @@ import {
   spawnGrpcChaosServer,
 } from '@breakwater/chaos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGrpcHealthProbe } from '../src/health.js';
 import {
-  createGrpcHealthProbe,
   createRoutingChannel,
   idempotentMethods,
   type RoutingChannelOptions,

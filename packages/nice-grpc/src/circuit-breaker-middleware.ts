@@ -1,26 +1,27 @@
-import type { CallOutcome, CircuitBreaker, Clock } from '@breakwater/core';
-import { optionPath } from '@breakwater/core';
-import { createGrpcCircuits, type GrpcCircuitOptions } from '@breakwater/core/grpc';
+import type { CircuitBreaker, CircuitBreakerOptions, Clock } from '@breakwater/core';
 import {
-  type CallOptions,
-  type ClientMiddleware,
-  type ClientMiddlewareCall,
-  Status,
-} from 'nice-grpc-common';
-import { failureStatus, refusal } from './internals/errors.js';
-import type { MiddlewareResult } from './internals/next.js';
-import type { UnaryStage } from './internals/unary-stage.js';
+  createGrpcCircuits,
+  type GrpcCircuitOptions,
+  type GrpcCircuitScope,
+  type GrpcCircuits,
+  type GrpcStatusClassifier,
+} from '@breakwater/core/grpc';
+import { optionPath } from '@breakwater/core/internal';
+import type { ClientMiddleware } from 'nice-grpc-common';
+import { admissionStage } from './internals/admission.js';
+import { resolvePart } from './internals/parts.js';
 
 /**
- * Options of {@link circuitBreakerMiddleware}, the same as the grpc-js
- * `circuitBreakerInterceptor`'s (`GrpcCircuitOptions` of
- * `@breakwater/core/grpc`): `scope` (`'method'` | `'service'` | `'client'`,
- * defaults to `'method'`), `breaker` (core breaker settings, defaults to the
- * core defaults), `breakerFor` (supply circuits, e.g. shared with a grpc-js
- * client), `classify` (defaults to `createGrpcStatusClassifier()`), `clock`
- * (defaults to `systemClock`).
+ * The `circuit` part of the vocabulary for gRPC: core breaker options plus
+ * `scope` (one circuit per `'method'`, per `'service'`, or one for the whole
+ * `'client'`; defaults to `'method'`), or one `CircuitBreaker` for every method.
  */
-export type CircuitBreakerMiddlewareOptions = GrpcCircuitOptions;
+export type GrpcCircuitPart =
+  | CircuitBreaker
+  | (CircuitBreakerOptions & { scope?: GrpcCircuitScope });
+
+/** Options of {@link circuitBreakerMiddleware}: the circuit part, plus `classify` (defaults to `createGrpcStatusClassifier()`). */
+export type CircuitBreakerMiddlewareOptions = GrpcCircuitPart & { classify?: GrpcStatusClassifier };
 
 /** A circuit-breaker middleware that can also show its circuits. */
 export type CircuitBreakerMiddleware = ClientMiddleware & {
@@ -28,101 +29,57 @@ export type CircuitBreakerMiddleware = ClientMiddleware & {
   circuitFor(path: string): CircuitBreaker;
 };
 
+function isBreaker(value: object): value is CircuitBreaker {
+  return typeof (value as Partial<CircuitBreaker>).tryAcquire === 'function';
+}
+
 /**
  * Guards calls with the core circuit breaker, one circuit per method (or
  * service, or client). A refused call is never sent: it rejects with a
  * `ClientError` `UNAVAILABLE` whose `cause` is the `CircuitOpenError` (with
  * `retryAfterMs`). Every call type is guarded; a call counts once, after its
- * retries when this middleware is outside the retry middleware. Statuses
- * the classifier does not count (`INVALID_ARGUMENT`, pushback, …) and
- * caller cancellation are neutral; a Breakwater deadline counts as
+ * retries when this middleware is outside the retry stage. Statuses the
+ * classifier does not count (`INVALID_ARGUMENT`, pushback, …) and caller
+ * cancellation are neutral; a Breakwater deadline counts as
  * `DEADLINE_EXCEEDED` (a slow server).
+ * @example
+ * createClientFactory().use(circuitBreakerMiddleware({ failureThreshold: 5, openDurationMs: 10_000 }))
  */
 export function circuitBreakerMiddleware(
   options: CircuitBreakerMiddlewareOptions = {},
 ): CircuitBreakerMiddleware {
-  return circuitBreakerMiddlewareOf(
-    optionPath('', () => circuitBreakerStage(options), 'circuitBreakerMiddleware'),
-  );
+  const fn = 'circuitBreakerMiddleware';
+  const { classify, ...circuit } = options as CircuitBreakerOptions & {
+    classify?: GrpcStatusClassifier;
+  };
+  const circuits = circuitRegistry(fn, '', isBreaker(options) ? options : circuit, classify);
+  return Object.assign(admissionStage({ circuits }), { circuitFor: circuits.circuitFor });
 }
 
-/** {@link circuitBreakerMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
-export function circuitBreakerMiddlewareOf(stage: CircuitBreakerStage): CircuitBreakerMiddleware {
-  const { clock } = stage;
-  async function* circuitBreakerMiddleware<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions,
-  ): MiddlewareResult<Response> {
-    const path = call.method.path;
-    const breaker = stage.circuitFor(path);
-    const permit = stage.acquire(breaker, path);
-    const startedAt = clock();
-    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
-    let outcome: CallOutcome = 'neutral';
-    try {
-      const result = yield* call.next(call.request, callOptions);
-      outcome = 'success';
-      return result;
-    } catch (error) {
-      outcome = stage.outcomeOf(path, error, callOptions.signal);
-      throw error;
-    } finally {
-      breaker.release(permit, outcome, clock() - startedAt);
-    }
-  }
-  return Object.assign(circuitBreakerMiddleware, { circuitFor: stage.circuitFor });
-}
-
-/** The unary part of {@link circuitBreakerMiddleware}, with what its middleware shares. @internal */
-export interface CircuitBreakerStage extends UnaryStage {
-  circuitFor(path: string): CircuitBreaker;
-  /** A permit of `breaker`, or throws the `UNAVAILABLE` refusal. */
-  acquire(breaker: CircuitBreaker, path: string): number;
-  /** How a failed call counts. */
-  outcomeOf(path: string, error: unknown, signal: AbortSignal | undefined): CallOutcome;
-  clock: Clock;
-}
-
-/** The unary stage of {@link circuitBreakerMiddleware}. @internal */
-export function circuitBreakerStage(options: CircuitBreakerMiddlewareOptions): CircuitBreakerStage {
-  // The same registry as the grpc-js interceptor's: both adapters key and count circuits alike.
-  const circuits = createGrpcCircuits(options);
-  const { clock } = circuits;
-  const acquire = (breaker: CircuitBreaker, path: string): number => {
-    const permit = breaker.tryAcquire();
-    if (permit >= 0) return permit;
-    throw refusal(path, Status.UNAVAILABLE, circuits.openError(circuits.methodCircuit(path)));
+/**
+ * The circuits of `part`, checked by core (errors under option path `path`
+ * of factory `fn`): one breaker per scope key, timed by the breaker
+ * options' `clock`, else `clock`.
+ * @internal
+ */
+export function circuitRegistry(
+  fn: string,
+  path: string,
+  part: GrpcCircuitPart,
+  classify: GrpcStatusClassifier | undefined,
+  clock?: Clock,
+): GrpcCircuits {
+  const shared = isBreaker(part) ? part : undefined;
+  const { scope, ...breaker } = (shared === undefined ? part : {}) as CircuitBreakerOptions & {
+    scope?: GrpcCircuitScope;
   };
-  const outcomeOf = (
-    path: string,
-    error: unknown,
-    signal: AbortSignal | undefined,
-  ): CallOutcome => {
-    const status = failureStatus(error, signal);
-    if (status === undefined) return 'neutral';
-    return circuits.outcomeOf(path, status.code, status.details, undefined, false);
-  };
-  return {
-    circuitFor: circuits.circuitFor,
-    acquire,
-    outcomeOf,
-    clock,
-    async unary(call, callOptions, chain, index) {
-      const path = call.method.path;
-      const breaker = circuits.circuitFor(path);
-      const permit = acquire(breaker, path);
-      const startedAt = clock();
-      let outcome: CallOutcome = 'neutral';
-      try {
-        const result = await chain.next(call, callOptions, index);
-        outcome = 'success';
-        return result;
-      } catch (error) {
-        outcome = outcomeOf(path, error, callOptions.signal);
-        throw error;
-      } finally {
-        breaker.release(permit, outcome, clock() - startedAt);
-      }
-    },
-  };
+  // Core checks the breaker options (and builds one breaker, thrown away: each key gets its own).
+  resolvePart(fn, 'circuit', { circuit: shared ?? breaker }, path);
+  const options: GrpcCircuitOptions =
+    shared === undefined ? { breaker } : { breakerFor: () => shared };
+  if (scope !== undefined) options.scope = scope;
+  if (classify !== undefined) options.classify = classify;
+  const timing = breaker.clock ?? clock;
+  if (timing !== undefined) options.clock = timing;
+  return optionPath(path, () => createGrpcCircuits(options), fn);
 }

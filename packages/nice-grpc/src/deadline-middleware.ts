@@ -1,18 +1,13 @@
 import {
   type Clock,
-  checkOptions,
   DeadlineExceededError,
-  type Duration,
   isDeadlineExceededError,
-  type KnownKeys,
-  optionPath,
-  parseDuration,
   type Sleep,
   systemClock,
   systemSleep,
-  type TimeoutOptions,
   withTimeout,
 } from '@breakwater/core';
+import { checkOptions, type KnownKeys, resolveResilience } from '@breakwater/core/internal';
 import {
   type CallOptions,
   ClientError,
@@ -22,113 +17,129 @@ import {
 } from 'nice-grpc-common';
 import { deadlineAt, withTimeoutHeader } from './internals/deadline.js';
 import { abortErrorFor, isAbortError, refusal } from './internals/errors.js';
-import { type MiddlewareResult, type StreamNext, streamNext } from './internals/next.js';
-import { runAlone, type UnaryStage } from './internals/unary-stage.js';
+import {
+  type MiddlewareResult,
+  type StreamNext,
+  streamNext,
+  unaryNext,
+  unaryResult,
+} from './internals/next.js';
 
 /** Per-call options of {@link deadlineMiddleware} (the same as `nice-grpc-client-middleware-deadline`'s). */
 export interface DeadlineCallOptions {
-  /** Deadline of the call: a `Date`, or ms from now; a middleware budget that ends earlier wins. Defaults to the middleware's budget. */
+  /** Deadline of the call: a `Date`, or ms from now; a middleware `timeoutMs` that ends earlier wins. Defaults to the middleware's `timeoutMs`. */
   deadline?: Date | number;
 }
 
-/** Options of {@link deadlineMiddleware}. */
+/** Options of {@link deadlineMiddleware}: the `timeoutMs` part of the vocabulary. */
 export interface DeadlineMiddlewareOptions {
-  /** Time budget of every call without a per-method one. Defaults to none (calls keep the caller's deadline). */
-  timeout?: Duration;
-  /** Budgets by full method path (`/pkg.Service/Method`) or service (`pkg.Service`). Defaults to none. */
-  methods?: Readonly<Record<string, Duration>>;
+  /** Deadline of every call in ms (all its attempts and waits); a caller `deadline` that ends earlier wins. Defaults to none (calls keep the caller's deadline). */
+  timeoutMs?: number;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
   /** How the deadline is waited for. Defaults to a shared host timer. */
   sleep?: Sleep;
 }
 
-/** Keys of {@link DeadlineMiddlewareOptions}. @internal */
-export const DEADLINE_KEYS = {
-  timeout: true,
-  methods: true,
+const DEADLINE_KEYS = {
+  timeoutMs: true,
   clock: true,
   sleep: true,
 } as const satisfies KnownKeys<DeadlineMiddlewareOptions>;
 
-function budgets(options: DeadlineMiddlewareOptions): (path: string) => number | undefined {
-  checkOptions(undefined, options, DEADLINE_KEYS, '', false);
-  const fallback =
-    options.timeout === undefined ? undefined : parseDuration('timeout', options.timeout);
-  const byKey = new Map<string, number>();
-  for (const [key, value] of Object.entries(options.methods ?? {})) {
-    byKey.set(key, parseDuration(`methods["${key}"]`, value));
-  }
-  if (byKey.size === 0) return () => fallback;
-  const resolved = new Map<string, number | undefined>();
-  return (path) => {
-    if (resolved.has(path)) return resolved.get(path);
-    const budget = byKey.get(path) ?? byKey.get(path.slice(1, path.lastIndexOf('/'))) ?? fallback;
-    resolved.set(path, budget);
-    return budget;
-  };
-}
-
 /**
- * Gives calls a deadline — the caller's `deadline` option or a per-method /
- * default budget, whichever ends first — that the server observes: nice-grpc
- * passes grpc-js no call options, so the deadline travels as the
- * `grpc-timeout` request header (what grpc-js itself would send), and the
- * retry and hedging middleware below re-send the time left on each attempt.
- * On the client the call is cancelled when the deadline passes and rejects
- * with a `ClientError` `DEADLINE_EXCEEDED` whose `cause` is the core
+ * Gives calls a deadline — the caller's `deadline` option or `timeoutMs`,
+ * whichever ends first — that the server observes: nice-grpc passes grpc-js
+ * no call options, so the deadline travels as the `grpc-timeout` request
+ * header (what grpc-js itself would send), and the retry and hedging
+ * middleware below re-send the time left on each attempt. On the client the
+ * call is cancelled when the deadline passes and rejects with a
+ * `ClientError` `DEADLINE_EXCEEDED` whose `cause` is the core
  * `DeadlineExceededError`; an expired deadline never starts the call. The
- * server enforces the same deadline, and when its timer fires first the
- * call rejects with the same shape (the server's error is the core error's
+ * server enforces the same deadline, and when its timer fires first the call
+ * rejects with the same shape (the server's error is the core error's
  * `cause`), so `err.cause` tells a deadline whichever side noticed it. Layers
  * below see the deadline as a `Date` in the `deadline` option, and their
  * signal aborts with the `DeadlineExceededError` as its reason.
  * @example
- * const client = createClientFactory().use(deadlineMiddleware({ timeout: '2s' })).create(def, channel);
+ * const client = createClientFactory().use(deadlineMiddleware({ timeoutMs: 2_000 })).create(def, channel);
  * await client.unary(request, { deadline: 500 });
  */
 export function deadlineMiddleware(
   options: DeadlineMiddlewareOptions = {},
 ): ClientMiddleware<DeadlineCallOptions> {
-  return deadlineMiddlewareOf(
-    optionPath('', () => deadlineStage(options, true), 'deadlineMiddleware'),
+  const fn = 'deadlineMiddleware';
+  checkOptions(fn, options, DEADLINE_KEYS);
+  const plan = resolveResilience(fn, '', options, false);
+  return deadlineStage(
+    plan.timeoutMs,
+    options.clock ?? systemClock,
+    options.sleep ?? systemSleep,
+    true,
   );
 }
 
-/** {@link deadlineMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
-export function deadlineMiddlewareOf(stage: DeadlineStage): ClientMiddleware<DeadlineCallOptions> {
-  const { budgetFor, clock, sleep } = stage;
+/**
+ * The deadline stage: `timeoutMs` (`Infinity` for none) or the caller's
+ * `deadline`. With `stamp` false it leaves `grpc-timeout` to the retry stage
+ * below, which writes the time left on every attempt.
+ * @internal
+ */
+export function deadlineStage(
+  timeoutMs: number,
+  clock: Clock,
+  sleep: Sleep,
+  stamp: boolean,
+): ClientMiddleware<DeadlineCallOptions> {
   return async function* deadlineMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & DeadlineCallOptions,
   ): MiddlewareResult<Response> {
-    if (!call.responseStream) {
-      return await runAlone(stage, call, callOptions);
-    }
-    const { deadline, ...rest } = callOptions;
+    const deadline = callOptions.deadline;
     const path = call.method.path;
     const now = clock();
-    const at = callDeadline(deadline, budgetFor(path), now, clock);
-    if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, rest);
-    const timeoutMs = at - now;
-    if (timeoutMs <= 0) {
-      throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs));
+    const at = callDeadline(deadline, timeoutMs, now, clock);
+    if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, callOptions);
+    const left = at - now;
+    if (left <= 0) {
+      throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(left));
     }
-    const metadata = withTimeoutHeader(rest.metadata, timeoutMs);
-    const down = Object.assign(rest, { deadline: absoluteDeadline(deadline, at), metadata });
-    yield* guardStream(streamNext(call), call.request, down, path, timeoutMs, sleep);
+    // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
+    // per key) to add keys the spread source lacks to a spread copy.
+    const down: CallOptions & DeadlineCallOptions = Object.assign(
+      {},
+      callOptions,
+      stamp
+        ? {
+            deadline: absoluteDeadline(deadline, at),
+            metadata: withTimeoutHeader(callOptions.metadata, left),
+          }
+        : { deadline: absoluteDeadline(deadline, at) },
+    );
+    if (call.responseStream) {
+      return yield* guardStream(streamNext(call), call.request, down, path, left, sleep);
+    }
+    const signal = callOptions.signal;
+    try {
+      return await withTimeout(
+        (s) => unaryResult(unaryNext(call)(call.request, Object.assign(down, { signal: s }))),
+        signal === undefined ? { timeoutMs: left, sleep } : { timeoutMs: left, signal, sleep },
+      );
+    } catch (error) {
+      throw translate(error, path, signal, left);
+    }
   };
 }
 
 /** Epoch ms the call must end by: the caller's deadline or the budget, whichever ends first. */
 function callDeadline(
   deadline: Date | number | undefined,
-  budget: number | undefined,
+  timeoutMs: number,
   now: number,
   clock: Clock,
 ): number {
   const at = deadlineAt(deadline, clock);
-  return budget !== undefined && now + budget < at ? now + budget : at;
+  return Math.min(now + timeoutMs, at);
 }
 
 /** The `deadline` option passed down: the caller's own `Date` when it is the one that holds. */
@@ -136,97 +147,21 @@ function absoluteDeadline(deadline: Date | number | undefined, at: number): Date
   return deadline instanceof Date && deadline.getTime() === at ? deadline : new Date(at);
 }
 
-/** The unary part of {@link deadlineMiddleware}, with what its stream path shares. @internal */
-export interface DeadlineStage extends UnaryStage {
-  budgetFor(path: string): number | undefined;
-  clock: Clock;
-  sleep: Sleep;
-  /**
-   * {@link UnaryStage.unary} without the last step, {@link DeadlineStage.translate}:
-   * a caller that already catches (the resilience middleware's generator)
-   * translates itself and saves an async step per call.
-   */
-  untranslated: UnaryStage['unary'];
-  /**
-   * An error out of {@link DeadlineStage.untranslated} in the words nice-grpc
-   * callers expect: a deadline — `withTimeout`'s, or the server's
-   * `DEADLINE_EXCEEDED` on a call this stage gave a deadline — as a
-   * `DEADLINE_EXCEEDED` `ClientError` with the core `DeadlineExceededError`
-   * as `cause`, and, once the caller's `signal` has aborted, an `AbortError`.
-   */
-  translate(error: unknown, path: string, options: CallOptions & DeadlineCallOptions): unknown;
-}
-
 /**
- * The unary stage of {@link deadlineMiddleware}. With `stamp` false it
- * leaves `grpc-timeout` to the retry stage below, which writes the time left
- * on every call (attempt or pass-through), so the header is set once.
- * @internal
+ * An error from below in the words nice-grpc callers expect: a deadline —
+ * `withTimeout`'s, or the server's `DEADLINE_EXCEEDED` on this call — as a
+ * `DEADLINE_EXCEEDED` `ClientError` with the core `DeadlineExceededError` as
+ * `cause`, and, once the caller's `signal` has aborted, an `AbortError`.
  */
-export function deadlineStage(options: DeadlineMiddlewareOptions, stamp: boolean): DeadlineStage {
-  const budgetFor = budgets(options);
-  const clock = options.clock ?? systemClock;
-  const sleep = options.sleep ?? systemSleep;
-  const untranslated: UnaryStage['unary'] = (call, callOptions, chain, index) => {
-    // Passed on with every key: the one this stage owns, `deadline`, is overwritten below.
-    const options = callOptions as CallOptions & DeadlineCallOptions;
-    const deadline = options.deadline;
-    const path = call.method.path;
-    const now = clock();
-    const at = callDeadline(deadline, budgetFor(path), now, clock);
-    if (at === Number.POSITIVE_INFINITY) return chain.next(call, options, index);
-    const timeoutMs = at - now;
-    if (timeoutMs <= 0) {
-      return Promise.reject(
-        refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(timeoutMs)),
-      );
-    }
-    const metadata = stamp ? withTimeoutHeader(options.metadata, timeoutMs) : undefined;
-    const absolute = absoluteDeadline(deadline, at);
-    const signal = options.signal;
-    const timeout: TimeoutOptions =
-      signal === undefined ? { timeoutMs, sleep } : { timeoutMs, signal, sleep };
-    return withTimeout((s) => {
-      // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
-      // per key) to add keys the spread source lacks to a spread copy.
-      const down: CallOptions & DeadlineCallOptions = Object.assign(
-        {},
-        options,
-        metadata === undefined
-          ? { deadline: absolute, signal: s }
-          : { deadline: absolute, metadata, signal: s },
-      );
-      return chain.next(call, down, index);
-    }, timeout);
-  };
-  const translate: DeadlineStage['translate'] = (error, path, options) => {
-    const signal = options.signal;
-    if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
-    if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
-    if (!isPeerDeadline(error)) return error;
-    // Only a call this stage gave a deadline: otherwise the status is someone else's deadline.
-    const budget = budgetFor(path);
-    const deadline = options.deadline;
-    if (budget === undefined && deadline === undefined) return error;
-    const relative = typeof deadline === 'number' ? deadline : undefined;
-    const timeoutMs =
-      budget === undefined || (relative !== undefined && relative < budget) ? relative : budget;
-    return peerDeadline(error, path, timeoutMs);
-  };
-  return {
-    budgetFor,
-    clock,
-    sleep,
-    untranslated,
-    translate,
-    async unary(call, callOptions, chain, index) {
-      try {
-        return await untranslated(call, callOptions, chain, index);
-      } catch (error) {
-        throw translate(error, call.method.path, callOptions as CallOptions & DeadlineCallOptions);
-      }
-    },
-  };
+function translate(
+  error: unknown,
+  path: string,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): unknown {
+  if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
+  if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
+  return isPeerDeadline(error) ? peerDeadline(error, path, timeoutMs) : error;
 }
 
 /**

@@ -5,25 +5,24 @@ export {
   type CircuitBreakerMiddleware,
   type CircuitBreakerMiddlewareOptions,
   circuitBreakerMiddleware,
+  type GrpcCircuitPart,
 } from './circuit-breaker-middleware.js';
 export {
   type DeadlineCallOptions,
   type DeadlineMiddlewareOptions,
   deadlineMiddleware,
 } from './deadline-middleware.js';
-export {
-  type HedgingCallOptions,
-  type HedgingMiddlewareOptions,
-  hedgingMiddleware,
-} from './hedging-middleware.js';
+export { type HedgingMiddlewareOptions, hedgingMiddleware } from './hedging-middleware.js';
 export { isIdempotentMethod } from './idempotency.js';
 export { type RateLimitMiddlewareOptions, rateLimitMiddleware } from './rate-limit-middleware.js';
 export {
+  type GrpcRetryPolicyOptions,
   type ResilienceCallOptions,
   type ResilienceMiddlewareOptions,
   resilienceMiddleware,
 } from './resilience-middleware.js';
 export {
+  type ResilienceWarning,
   type RetryCallOptions,
   type RetryMiddlewareOptions,
   retryMiddleware,

@@ -2,219 +2,176 @@ import {
   type Backoff,
   type BackoffOptions,
   type Clock,
-  checkOptions,
-  type Duration,
-  type KnownKeys,
-  optionPath,
-  parseDuration,
+  MAX_ATTEMPTS,
   type RetryBudget,
+  type RetryBudgetOptions,
+  type RetryPolicyOptions,
   type Sleep,
-  systemClock,
-  systemSleep,
 } from '@breakwater/core';
+import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
-  checkAttempts,
-  createGrpcStatusClassifier,
-  type GrpcRetryEvent,
-  type GrpcStatusClassifier,
-  type MethodSelector,
-  resolveBackoff,
-} from '@breakwater/core/grpc';
+  AttemptEngine,
+  checkNumber,
+  checkOptions,
+  type KnownKeys,
+} from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
-import { idempotencyRule } from './idempotency.js';
-import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './internals/deadline.js';
-import { type MiddlewareResult, streamNext, unaryNext, unaryResult } from './internals/next.js';
-import { RetryChain, type RetrySettings } from './internals/retry-chain.js';
-import { runAlone, type UnaryStage } from './internals/unary-stage.js';
+import { HedgedCall } from './internals/hedged-call.js';
+import { type MiddlewareResult, type UnaryNext, unaryNext } from './internals/next.js';
+import {
+  type AttemptStage,
+  attemptStage,
+  compact,
+  passThrough,
+  resolvePart,
+} from './internals/parts.js';
+import { RetryChain, retriedStream } from './internals/retry-chain.js';
 
-/** Per-call options of {@link retryMiddleware} (also accepted as its defaults). */
+/** Per-call options of the retry and hedging middlewares (and `resilienceMiddleware`). */
 export interface RetryCallOptions {
-  /** Retry this call (`true` also for a method not marked idempotent) or never (`false`). Defaults to whether the method is idempotent. */
+  /** `false`: never retry this call; `true`: retry it although its method is not known idempotent. Defaults to the method's idempotency. */
   retry?: boolean;
-  /** Attempts, the first included (integer >= 1). Defaults to 3. */
-  retryAttempts?: number;
-  /** Called before each retry with the method, the attempt number, the delay and the failed code. Defaults to none. */
-  onRetry?: (event: GrpcRetryEvent) => void;
+  /** `false`: never hedge this call; `true`: hedge it although its method is not known idempotent. Defaults to the method's idempotency. */
+  hedge?: boolean;
+  /** Attempts for this call, the first included (an integer in [1, 10]). Defaults to the middleware's `attempts`. */
+  attempts?: number;
 }
 
-/** Options of {@link retryMiddleware}. */
-export interface RetryMiddlewareOptions extends RetryCallOptions {
+/** Options of {@link retryMiddleware}: the `retry` part of the vocabulary with the keys it uses. */
+export interface RetryMiddlewareOptions {
+  /** Attempts per call, the first included (an integer in [1, 10]). Defaults to 3. */
+  attempts?: number;
+  /** Delay between attempts: a core `Backoff` or `createBackoff` options. Defaults to exponential from 100 ms, ×2, capped at 5 s, full jitter. */
+  backoff?: Backoff | BackoffOptions;
+  /** Longest server pushback honoured, in ms; a longer one ends the retries. Defaults to 30 000. */
+  maxPushbackMs?: number;
+  /** Told before each retry's wait: the method, the attempt that failed, the delay and the status code; a throwing listener is ignored. Defaults to none. */
+  onRetry?: (event: GrpcRetryEvent) => void;
+  /** A retry budget, or `createRetryBudget` options; a refused retry ends the call with its last error. Defaults to none. */
+  budget?: RetryBudget | RetryBudgetOptions;
+  /** Deadline of each unary attempt in ms (never later than the call's); a server `DEADLINE_EXCEEDED` under it is retried. Defaults to none. */
+  attemptTimeoutMs?: number;
   /** Methods safe to repeat besides those their definition marks `IDEMPOTENT`/`NO_SIDE_EFFECTS`. Defaults to none. */
   idempotent?: MethodSelector;
-  /** Delay schedule between attempts: a core `Backoff` or its options. Defaults to exponential from 100 ms, full jitter, capped at 5 s. */
-  backoff?: Backoff | BackoffOptions;
-  /** Shared retry budget (`createRetryBudget`); a refused retry ends the call with its last error. Defaults to none. */
-  budget?: RetryBudget;
-  /** Status → verdict (the one `@breakwater/grpc-js` uses too). Defaults to `createGrpcStatusClassifier()`. */
+  /** Status → verdict. Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
-  /** Time limit of each unary attempt (never past the call's deadline); makes `DEADLINE_EXCEEDED` retryable. Defaults to none. */
-  perAttemptTimeout?: Duration;
-  /** Retry server-streaming calls until their first response message. Defaults to true. */
-  serverStreaming?: boolean;
+  /** Told once when a retried method is not known idempotent. Defaults to a Node process warning. */
+  onWarning?: (warning: ResilienceWarning) => void;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
-  /** How backoff waits. Defaults to `systemSleep`. */
+  /** How backoff and attempt deadlines wait. Defaults to the host timer. */
   sleep?: Sleep;
 }
 
-/** Keys of {@link RetryMiddlewareOptions}. @internal */
-export const RETRY_KEYS = {
-  idempotent: true,
+/** A one-time notice from a middleware about its configuration. */
+export interface ResilienceWarning {
+  /** What it is about: `'no-idempotent-methods'` (retries on, the method not known safe to repeat). */
+  code: 'no-idempotent-methods';
+  /** The method that prompted it. */
+  path: string;
+  /** Human-readable text. */
+  message: string;
+}
+
+const RETRY_KEYS = {
+  attempts: true,
   backoff: true,
+  maxPushbackMs: true,
+  onRetry: true,
   budget: true,
+  attemptTimeoutMs: true,
+  idempotent: true,
   classify: true,
-  perAttemptTimeout: true,
-  serverStreaming: true,
+  onWarning: true,
   clock: true,
   sleep: true,
-  retry: true,
-  retryAttempts: true,
-  onRetry: true,
 } as const satisfies KnownKeys<RetryMiddlewareOptions>;
 
 /**
- * Retries failed unary and server-streaming calls of idempotent methods
- * (server streams only until their first message), with the gRPC status
- * classifier of `@breakwater/core/grpc` (the grpc-js adapter uses it too): `UNAVAILABLE` by default,
- * `RESOURCE_EXHAUSTED` only after the server's `grpc-retry-pushback-ms`,
- * never a caller error such as `INVALID_ARGUMENT`. `retryAttempts` counts
- * attempts, the first included. Every retry carries
- * `grpc-previous-rpc-attempts`, and, when the call has a `deadline`, only
- * the time left as `grpc-timeout`; a retry that could not start before the
- * deadline is not made. Aborting the call's `signal` during a backoff wait
- * rejects at once with an `AbortError`. Client and bidi streams pass through.
+ * Retries failed unary and server-streaming calls (server streams only
+ * until their first message) by the rules of core's attempt engine: methods
+ * marked or listed idempotent, plus any call that provably never reached
+ * the server. Client and bidi streams pass through.
  * @example
- * const client = createClientFactory()
- *   .use(retryMiddleware({ budget: createRetryBudget({}) }))
- *   .create(EchoDefinition, channel);
+ * createClientFactory().use(retryMiddleware({ attempts: 3, budget: { ratio: 0.2 } }))
  */
 export function retryMiddleware(
   options: RetryMiddlewareOptions = {},
 ): ClientMiddleware<RetryCallOptions> {
-  return retryMiddlewareOf(optionPath('', () => retryStage(options, false), 'retryMiddleware'));
+  const fn = 'retryMiddleware';
+  checkOptions(fn, options, RETRY_KEYS);
+  const { attempts, backoff, maxPushbackMs, onRetry, idempotent, classify, onWarning, ...rest } =
+    options;
+  const retry = compact<RetryPolicyOptions>({
+    attempts,
+    backoff,
+    maxPushbackMs,
+    onRetry: undefined,
+  });
+  const plan = resolvePart(fn, 'retry', Object.assign({}, rest, { retry }));
+  return attemptsMiddleware(
+    attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest }),
+  );
 }
 
-/** {@link retryMiddleware} around its stage (shared with `resilienceMiddleware`). @internal */
-export function retryMiddlewareOf(stage: RetryStage): ClientMiddleware<RetryCallOptions> {
-  return async function* retryMiddleware<Request, Response>(
+const sized = new WeakMap<AttemptEngine, Map<number, AttemptEngine | undefined>>();
+
+/** `engine` with `attempts` per call (cached), `undefined` for a single attempt. */
+function withAttempts(engine: AttemptEngine | undefined, attempts: number | undefined) {
+  if (engine === undefined || attempts === undefined || attempts === engine.attempts) return engine;
+  checkNumber('attempts', attempts, { integer: true, min: 1, max: MAX_ATTEMPTS });
+  let byCount = sized.get(engine);
+  if (byCount === undefined) {
+    byCount = new Map();
+    sized.set(engine, byCount);
+  }
+  let variant = byCount.get(attempts);
+  if (variant === undefined && !byCount.has(attempts)) {
+    variant = attempts < 2 ? undefined : new AttemptEngine(Object.assign({}, engine, { attempts }));
+    byCount.set(attempts, variant);
+  }
+  return variant;
+}
+
+/** The retry/hedge stage: one middleware for both, so a hedged call is never also retried. @internal */
+export function attemptsMiddleware(stage: AttemptStage): ClientMiddleware<RetryCallOptions> {
+  return async function* attempts<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & RetryCallOptions,
   ): MiddlewareResult<Response> {
-    if (!call.responseStream) {
-      return await runAlone(stage, call, callOptions);
+    const { retry, hedge, attempts: count } = callOptions;
+    const options =
+      retry === undefined && hedge === undefined && count === undefined
+        ? callOptions
+        : withoutCallKeys(callOptions);
+    if (call.requestStream) return yield* passThrough(stage, call, options);
+    const path = call.method.path;
+    const safe = stage.isIdempotent(call.method);
+    const hedger =
+      hedge === false || !(hedge || safe) ? undefined : withAttempts(stage.hedge, count);
+    if (hedger !== undefined && !call.responseStream) {
+      const next = unaryNext(call);
+      return await new HedgedCall(stage, hedger, path, options, next, call.request).run();
     }
-    const { retry, retryAttempts, onRetry, ...rest } = callOptions;
-    const attempts = stage.attemptsFor(call, retry, retryAttempts);
-    if (attempts < 2) return yield* call.next(call.request, rest);
-    yield* stage
-      .chain(call.method.path, rest, attempts, onRetry)
-      .stream(streamNext(call), call.request);
+    const engine = retry === false ? undefined : withAttempts(stage.retry, count);
+    if (engine !== undefined && !safe && retry !== true) stage.warn?.(path);
+    const repeatable = safe || retry === true;
+    const chain = new RetryChain(
+      stage,
+      engine,
+      path,
+      options,
+      repeatable,
+      call.next as UnaryNext<unknown>,
+      call.request,
+      call.responseStream,
+    );
+    if (call.responseStream) return yield* retriedStream<Response>(chain);
+    return (await chain.result()) as Response;
   };
 }
 
-/** The unary part of {@link retryMiddleware}, with what its stream path shares. @internal */
-export interface RetryStage extends UnaryStage {
-  /** Attempts for this call; below 2 it is not retried. */
-  attemptsFor(
-    call: Pick<
-      ClientMiddlewareCall<unknown, unknown>,
-      'method' | 'requestStream' | 'responseStream'
-    >,
-    retry: boolean | undefined,
-    retryAttempts: number | undefined,
-  ): number;
-  /** The attempts of one retried call (its request counted by the budget). */
-  chain(
-    path: string,
-    options: CallOptions,
-    attempts: number,
-    onRetry: RetryCallOptions['onRetry'],
-  ): RetryChain;
-}
-
-/**
- * The unary stage of {@link retryMiddleware}; it runs the call's own `next`,
- * so it is the last stage. With `stampPassThrough` a call it does not retry
- * still goes out with the time left as `grpc-timeout` (the deadline stage
- * above leaves the header to it: retried attempts write it anyway).
- * @internal
- */
-export function retryStage(options: RetryMiddlewareOptions, stampPassThrough: boolean): RetryStage {
-  checkOptions(undefined, options, RETRY_KEYS, '', false);
-  const defaultAttempts = checkAttempts('retryAttempts', options.retryAttempts, 3);
-  const isIdempotent = idempotencyRule('idempotent', options.idempotent);
-  const serverStreaming = options.serverStreaming ?? true;
-  const defaultRetry = options.retry;
-  const defaultOnRetry = options.onRetry;
-  const settings: RetrySettings = {
-    backoff: resolveBackoff(options.backoff),
-    budget: options.budget,
-    classify: options.classify ?? createGrpcStatusClassifier(),
-    perAttemptTimeoutMs:
-      options.perAttemptTimeout === undefined
-        ? undefined
-        : parseDuration('perAttemptTimeout', options.perAttemptTimeout),
-    clock: options.clock ?? systemClock,
-    sleep: options.sleep ?? systemSleep,
-  };
-  const attemptsFor: RetryStage['attemptsFor'] = (call, retry, retryAttempts) => {
-    const attempts =
-      retryAttempts === undefined
-        ? defaultAttempts
-        : checkAttempts('retryAttempts', retryAttempts, defaultAttempts);
-    if (
-      attempts < 2 ||
-      call.requestStream ||
-      (call.responseStream && !serverStreaming) ||
-      !(retry ?? defaultRetry ?? isIdempotent(call.method))
-    ) {
-      return 1;
-    }
-    return attempts;
-  };
-  const chain: RetryStage['chain'] = (path, rest, attempts, onRetry) => {
-    settings.budget?.recordRequest();
-    return new RetryChain(settings, path, rest, attempts, onRetry ?? defaultOnRetry);
-  };
-  return {
-    attemptsFor,
-    chain,
-    unary(call, callOptions) {
-      const { retry, retryAttempts, onRetry } = callOptions as CallOptions & RetryCallOptions;
-      const rest = withoutRetryKeys(callOptions);
-      let attempts: number;
-      try {
-        attempts = attemptsFor(call, retry, retryAttempts);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      if (attempts >= 2) {
-        return chain(call.method.path, rest, attempts, onRetry).unary(
-          unaryNext(call),
-          call.request,
-        );
-      }
-      const deadline = (rest as DeadlineOption).deadline;
-      const down =
-        stampPassThrough && deadline !== undefined
-          ? Object.assign({}, rest, {
-              metadata: withTimeoutHeader(
-                rest.metadata,
-                deadlineAt(deadline, settings.clock) - settings.clock(),
-              ),
-            })
-          : rest;
-      return unaryResult(unaryNext(call)(call.request, down));
-    },
-  };
-}
-
-/**
- * The call options without this middleware's keys. Most calls carry none of
- * them: those pass on as they are, without an object-rest copy.
- */
-function withoutRetryKeys(options: CallOptions & RetryCallOptions): CallOptions {
-  if (!('retry' in options || 'retryAttempts' in options || 'onRetry' in options)) return options;
-  const { retry: _retry, retryAttempts: _attempts, onRetry: _onRetry, ...rest } = options;
+function withoutCallKeys(options: CallOptions & RetryCallOptions): CallOptions {
+  const { retry: _r, hedge: _h, attempts: _a, ...rest } = options;
   return rest;
 }

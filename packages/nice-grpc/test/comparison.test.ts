@@ -33,9 +33,9 @@ describe('attempts per call under a sustained outage (100% UNAVAILABLE)', () => 
     const budget = createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 });
     const ourClient = echoClient(
       ours.address,
-      retryMiddleware({ retryAttempts: 3, budget, backoff: { baseDelayMs: 1, jitter: 'none' } }),
+      retryMiddleware({ attempts: 3, budget, backoff: { baseDelayMs: 1, jitter: 'none' } }),
     );
-    // Theirs counts retries: retryMaxAttempts 2 is 3 attempts, like our retryAttempts 3.
+    // Theirs counts retries: retryMaxAttempts 2 is 3 attempts, like our attempts 3.
     const theirClient = echoClient(theirs.address, theirRetryMiddleware);
     await outage(() => ourClient.Unary({}));
     await outage(() => theirClient.Unary({}, { retryMaxAttempts: 2, retryBaseDelayMs: 1 }));

@@ -1,8 +1,8 @@
-import { type Duration, isDeadlineExceededError } from '@breakwater/core';
+import { isDeadlineExceededError } from '@breakwater/core';
 import { ClientError, composeClientMiddleware, Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { deadlineMiddleware, resilienceMiddleware, retryMiddleware } from '../src/index.js';
-import { callId, chaosServer, echoClient, rejection } from './helpers.js';
+import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js';
 
 const fast = { baseDelayMs: 20, jitter: 'none' as const };
 
@@ -13,7 +13,7 @@ describe('deadlineMiddleware against a chaos server', () => {
     });
     const client = echoClient(
       server.address,
-      resilienceMiddleware({ deadline: { timeout: '5s' }, retry: { backoff: fast } }),
+      resilienceMiddleware({ timeoutMs: 5_000, retry: { backoff: fast } }),
     );
     // A cold channel connects after the header is written; warm it so the bound is the steady-state one.
     await client.UnaryUnsafe({}).catch(() => {});
@@ -36,7 +36,7 @@ describe('deadlineMiddleware against a chaos server', () => {
 
   it('the middleware budget wins over a later caller deadline, and vice versa', async () => {
     const server = await chaosServer();
-    const client = echoClient(server.address, deadlineMiddleware({ timeout: 300 }));
+    const client = echoClient(server.address, deadlineMiddleware({ timeoutMs: 300 }));
     await client.Unary({}, { ...callId('budget'), deadline: 10_000 });
     await client.Unary({}, { ...callId('caller'), deadline: 100 });
     const [budget, caller] = server.observed;
@@ -45,32 +45,11 @@ describe('deadlineMiddleware against a chaos server', () => {
     expect(caller?.deadlineRemainingMs).toBeLessThanOrEqual(100);
   });
 
-  it('uses per-method budgets', async () => {
-    const server = await chaosServer();
-    const client = echoClient(
-      server.address,
-      deadlineMiddleware({
-        timeout: '10s',
-        methods: { '/breakwater.chaos.v1.Echo/UnaryUnsafe': 200 },
-      }),
-    );
-    await client.Unary({}, callId('a'));
-    await client.UnaryUnsafe({}, callId('b'));
-    expect(server.observed[0]?.deadlineRemainingMs).toBeGreaterThan(9_000);
-    expect(server.observed[1]?.deadlineRemainingMs).toBeLessThanOrEqual(200);
-  });
-
-  // resilienceMiddleware runs the same deadline stage inside its one middleware (and
-  // translates its errors there), with the other parts below it.
+  // resilienceMiddleware runs the same deadline stage, outermost, with the other parts below it.
   const withDeadline = {
-    deadlineMiddleware: (timeout: Duration) => deadlineMiddleware({ timeout }),
-    resilienceMiddleware: (timeout: Duration) =>
-      resilienceMiddleware({
-        deadline: { timeout },
-        circuitBreaker: {},
-        bulkhead: { concurrency: 10 },
-        retry: { backoff: fast },
-      }),
+    deadlineMiddleware: (timeoutMs: number) => deadlineMiddleware({ timeoutMs }),
+    resilienceMiddleware: (timeoutMs: number) =>
+      resilienceMiddleware({ timeoutMs, concurrency: { limit: 10 }, retry: { backoff: fast } }),
   };
 
   it.each(Object.keys(withDeadline) as (keyof typeof withDeadline)[])(
@@ -98,12 +77,13 @@ describe('deadlineMiddleware against a chaos server', () => {
       signal?.addEventListener('abort', () => resolve(), { once: true }),
     );
   const serverFirst = {
-    deadlineMiddleware: (timeout: Duration) => deadlineMiddleware({ timeout, sleep: neverFires }),
-    resilienceMiddleware: (timeout: Duration) =>
+    deadlineMiddleware: (timeoutMs: number) => deadlineMiddleware({ timeoutMs, sleep: neverFires }),
+    resilienceMiddleware: (timeoutMs: number) =>
       resilienceMiddleware({
-        deadline: { timeout, sleep: neverFires },
-        circuitBreaker: {},
-        bulkhead: { concurrency: 10 },
+        timeoutMs,
+        attemptTimeoutMs: false,
+        sleep: neverFires,
+        concurrency: { limit: 10 },
         retry: { backoff: fast },
       }),
   };
@@ -131,7 +111,7 @@ describe('deadlineMiddleware against a chaos server', () => {
     });
     const client = echoClient(
       server.address,
-      deadlineMiddleware({ timeout: 150, sleep: neverFires }),
+      deadlineMiddleware({ timeoutMs: 150, sleep: neverFires }),
     );
     const error = await rejection(
       (async () => {
@@ -148,10 +128,7 @@ describe('deadlineMiddleware against a chaos server', () => {
     const server = await chaosServer({ faults: [{ status: Status.DEADLINE_EXCEEDED }] });
     const client = echoClient(
       server.address,
-      resilienceMiddleware({
-        deadline: { methods: { 'other.Service': 100 } },
-        retry: { backoff: fast },
-      }),
+      resilienceMiddleware({ timeoutMs: false, attemptTimeoutMs: false, retry: { backoff: fast } }),
     );
     const error = await rejection(client.Unary({}, callId('none')));
     expect(error.code).toBe(Status.DEADLINE_EXCEEDED);
@@ -171,8 +148,8 @@ describe('deadlineMiddleware against a chaos server', () => {
     const client = echoClient(
       server.address,
       resilienceMiddleware({
-        deadline: { timeout: 150 },
-        retry: { backoff: { baseDelayMs: 100, jitter: 'none' }, retryAttempts: 5 },
+        timeoutMs: 150,
+        retry: { backoff: { baseDelayMs: 100, jitter: 'none' }, attempts: 5 },
       }),
     );
     await client.UnaryUnsafe({}, { retry: false }).catch(() => {});
@@ -187,8 +164,8 @@ describe('deadlineMiddleware against a chaos server', () => {
     const client = echoClient(
       server.address,
       composeClientMiddleware(
-        retryMiddleware({ perAttemptTimeout: 150, backoff: fast }),
-        deadlineMiddleware({ timeout: '3s' }),
+        retryMiddleware({ attemptTimeoutMs: 150, backoff: fast }),
+        deadlineMiddleware({ timeoutMs: 3_000 }),
       ),
     );
     const reply = await client.Unary({}, callId('hung'));
@@ -204,7 +181,7 @@ describe('deadlineMiddleware against a chaos server', () => {
     const server = await chaosServer({
       faults: [{ methods: ['ServerStream'], latency: { kind: 'fixed', ms: 2_000 } }],
     });
-    const client = echoClient(server.address, deadlineMiddleware({ timeout: 150 }));
+    const client = echoClient(server.address, deadlineMiddleware({ timeoutMs: 150 }));
     const error = await rejection(
       (async () => {
         for await (const _ of client.ServerStream({ count: 2 }, callId('stream'))) {
@@ -220,14 +197,61 @@ describe('deadlineMiddleware against a chaos server', () => {
     '%s: a caller abort stays an AbortError',
     async (kind) => {
       const server = await chaosServer({ faults: [{ hang: true }] });
-      const client = echoClient(server.address, withDeadline[kind]('5s'));
+      const client = echoClient(server.address, withDeadline[kind](5_000));
       const controller = new AbortController();
-      setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+      const pending = rejection(client.Unary({}, { signal: controller.signal }));
+      // Abort once the server holds the call (a cold channel may take a while to connect).
+      while (server.total() === 0) await sleep(5);
       const started = performance.now();
-      const error = await rejection(client.Unary({}, { signal: controller.signal }));
+      controller.abort(new Error('caller gave up'));
+      const error = await pending;
       expect(error.name).toBe('AbortError');
       expect(performance.now() - started).toBeLessThan(1_000);
       expect(server.total()).toBe(1);
     },
   );
+
+  it('a retry that cannot start before the deadline is skipped: the caller gets the last UNAVAILABLE', async () => {
+    // The server asks for 300 ms; the call has 200 ms: waiting could only end in DEADLINE_EXCEEDED.
+    const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE, pushbackMs: 300 }] });
+    const client = echoClient(server.address, resilienceMiddleware({ timeoutMs: 200 }));
+    const error = await rejection(client.Unary({}, callId('skip')));
+    expect(error.code).toBe(Status.UNAVAILABLE);
+    expect(error.cause).toBeUndefined();
+    expect(server.attempts('skip')).toBe(1);
+  });
+
+  it('a server DEADLINE_EXCEEDED under attemptTimeoutMs, before the call deadline, is retried', async () => {
+    // Our own attempt timer never fires: the server's, from the grpc-timeout we sent, does.
+    const server = await chaosServer({ faults: [{ hang: true, firstAttempts: 1 }] });
+    const codes: Array<number | undefined> = [];
+    const client = echoClient(
+      server.address,
+      composeClientMiddleware(
+        retryMiddleware({
+          attemptTimeoutMs: 150,
+          backoff: fast,
+          sleep: neverFiresUnlessShort,
+          onRetry: (e) => codes.push(e.code),
+        }),
+        deadlineMiddleware({ timeoutMs: 5_000 }),
+      ),
+    );
+    const reply = await client.Unary({}, callId('server-dl'));
+    expect(reply.attempt).toBe(2);
+    // The first attempt ended with the server's status (its deadline timer, which it records as a cancel).
+    expect(codes).toEqual([Status.DEADLINE_EXCEEDED]);
+    const [first, second] = server.observed;
+    expect(first?.outcome).toBe('CANCELLED');
+    expect(first?.deadlineRemainingMs).toBeLessThanOrEqual(150);
+    expect(second?.outcome).toBe('OK');
+  });
 });
+
+/** Waits out short delays (the 20 ms backoff) for real; never ends the long ones (attempt timers). */
+function neverFiresUnlessShort(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms < 100) setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

@@ -11,6 +11,7 @@ import {
 import type { MethodDefinition as GrpcJsMethodDefinition } from '@grpc/grpc-js';
 import {
   type Channel,
+  type ChannelOptions,
   type Client,
   type ClientMiddleware,
   createChannel,
@@ -104,8 +105,8 @@ export async function chaosServer(options: GrpcChaosServerOptions = {}): Promise
 }
 
 /** A channel to `address` closed after the test. */
-export function channelTo(address: string): Channel {
-  const channel = createChannel(address);
+export function channelTo(address: string, options?: ChannelOptions): Channel {
+  const channel = createChannel(address, undefined, options);
   cleanup.push(() => channel.close());
   return channel;
 }

@@ -1,6 +1,5 @@
 import {
   createCircuitBreaker,
-  createPool,
   createTokenBucket,
   isCircuitOpenError,
   isQueueFullError,
@@ -9,28 +8,27 @@ import {
 import { Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { resilienceMiddleware } from '../src/index.js';
-import { chaosServer, echoClient, rejection, sleep } from './helpers.js';
+import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js';
 
-// resilienceMiddleware runs its circuit breaker, rate limit and bulkhead as one
-// unary step; these check that together they behave as the three middlewares in a row.
-describe('resilienceMiddleware: circuit breaker, rate limit and bulkhead as one step', () => {
+// resilienceMiddleware's circuit, rate limit and concurrency stages in a row: refusals
+// and the slots and permits a failed call gives back.
+describe('resilienceMiddleware: circuit, rate limit and concurrency', () => {
   it('an open circuit refuses before a token or a slot is spent; failures give back slot and permit', async () => {
     const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE }] });
     const breaker = createCircuitBreaker({ failureThreshold: 3, openDurationMs: 60_000 });
     const bucket = createTokenBucket({ capacity: 100, refillPerSecond: 0.001 });
-    const pool = createPool({ concurrency: 1 });
     const client = echoClient(
       server.address,
       resilienceMiddleware({
-        circuitBreaker: { breakerFor: () => breaker },
-        rateLimit: { bucket },
-        bulkhead: { pool },
+        circuit: breaker,
+        rateLimit: bucket,
+        concurrency: { limit: 1 },
+        retry: false,
       }),
     );
     for (let i = 0; i < 3; i++) {
-      expect((await rejection(client.Unary({}))).code).toBe(Status.UNAVAILABLE);
       // The failed call gave its one slot back: the next one is not refused for want of it.
-      expect(pool.active).toBe(0);
+      expect((await rejection(client.Unary({}))).code).toBe(Status.UNAVAILABLE);
     }
     expect(breaker.state).toBe('open');
     expect(bucket.available()).toBe(97);
@@ -38,7 +36,6 @@ describe('resilienceMiddleware: circuit breaker, rate limit and bulkhead as one 
     expect(refused.code).toBe(Status.UNAVAILABLE);
     expect(isCircuitOpenError(refused.cause)).toBe(true);
     expect(bucket.available()).toBe(97);
-    expect(pool.active).toBe(0);
     expect(server.total()).toBe(3);
   });
 
@@ -48,11 +45,7 @@ describe('resilienceMiddleware: circuit breaker, rate limit and bulkhead as one 
     const bucket = createTokenBucket({ capacity: 2, refillPerSecond: 0.001 });
     const client = echoClient(
       server.address,
-      resilienceMiddleware({
-        circuitBreaker: { breakerFor: () => breaker },
-        rateLimit: { bucket },
-        bulkhead: { concurrency: 1 },
-      }),
+      resilienceMiddleware({ circuit: breaker, rateLimit: bucket, concurrency: { limit: 1 } }),
     );
     const first = client.Unary({});
     const full = await rejection(client.Unary({}));
@@ -68,18 +61,16 @@ describe('resilienceMiddleware: circuit breaker, rate limit and bulkhead as one 
 
   it('a call that waits for a slot runs when one frees; aborted while queued, it leaves at once', async () => {
     const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 200 } }] });
-    const pool = createPool({ concurrency: 1, maxQueue: 5 });
     const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
     const client = echoClient(
       server.address,
-      resilienceMiddleware({ circuitBreaker: { breakerFor: () => breaker }, bulkhead: { pool } }),
+      resilienceMiddleware({ circuit: breaker, concurrency: { limit: 1, maxQueue: 5 } }),
     );
     const first = client.Unary({});
     const waiting = client.Unary({});
     const controller = new AbortController();
     const aborted = rejection(client.Unary({}, { signal: controller.signal }));
     await sleep(20);
-    expect(pool.queued).toBe(2);
     const started = performance.now();
     controller.abort();
     expect((await aborted).name).toBe('AbortError');
@@ -87,8 +78,48 @@ describe('resilienceMiddleware: circuit breaker, rate limit and bulkhead as one 
     await first;
     await waiting;
     expect(server.total()).toBe(2);
-    expect(pool.active + pool.queued).toBe(0);
+    // Every slot came back: a full queue's worth of calls runs again.
+    await Promise.all(Array.from({ length: 6 }, () => client.Unary({})));
     // Caller cancellation did not count against the circuit.
     expect(breaker.state).toBe('closed');
+  });
+
+  it('with no options is the standard stack: deadline sent, retries with a budget, idempotent only', async () => {
+    const server = await chaosServer({
+      faults: [{ status: Status.UNAVAILABLE, firstAttempts: 2 }],
+    });
+    const client = echoClient(server.address, resilienceMiddleware({ onWarning: () => {} }));
+    const reply = await client.Unary({}, callId('std'));
+    expect(reply.attempt).toBe(3);
+    const seen = server.observed.filter((o) => o.callId === 'std');
+    // 30 s for the call, 10 s for each attempt: the attempt deadline is what the server sees.
+    for (const o of seen) expect(o.deadlineRemainingMs).toBeLessThanOrEqual(10_000);
+    expect(seen[0]?.deadlineRemainingMs).toBeGreaterThan(5_000);
+    // Three attempts is the standard limit; a method not known idempotent is not repeated.
+    server.setFaults([{ status: Status.UNAVAILABLE }]);
+    expect((await rejection(client.Unary({}, callId('std-3')))).code).toBe(Status.UNAVAILABLE);
+    expect(server.attempts('std-3')).toBe(3);
+    expect((await rejection(client.UnaryUnsafe({}, callId('std-u')))).code).toBe(
+      Status.UNAVAILABLE,
+    );
+    expect(server.attempts('std-u')).toBe(1);
+  });
+
+  it('each standard part turns off with false', async () => {
+    const server = await chaosServer({
+      faults: [{ status: Status.UNAVAILABLE, firstAttempts: 1 }],
+    });
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({
+        timeoutMs: false,
+        attemptTimeoutMs: false,
+        retry: false,
+        circuit: false,
+      }),
+    );
+    expect((await rejection(client.Unary({}, callId('off')))).code).toBe(Status.UNAVAILABLE);
+    expect(server.attempts('off')).toBe(1);
+    expect(server.observed[0]?.deadline).toBeUndefined();
   });
 });

@@ -9,6 +9,7 @@ import {
   channelTo,
   chaosServer,
   echoClient,
+  echoDefinition,
   protoLoaderEchoDefinition,
   rejection,
 } from './helpers.js';
@@ -30,13 +31,14 @@ describe('retryMiddleware against a chaos server', () => {
     expect(reply).toMatchObject({ message: 'hi', attempt: 3 });
     expect(server.attempts('k3')).toBe(3);
     expect(server.observed.map((o) => o.previousAttempts)).toEqual([undefined, 1, 2]);
-    expect(retries).toEqual([2, 3]);
+    // Each event names the attempt that failed.
+    expect(retries).toEqual([1, 2]);
   });
 
-  it('counts retryAttempts as attempts, the first included', async () => {
+  it('counts the per-call attempts option as attempts, the first included', async () => {
     const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE }] });
     const client = echoClient(server.address, retryMiddleware({ backoff: fast }));
-    const error = await rejection(client.Unary({}, { ...callId('a'), retryAttempts: 4 }));
+    const error = await rejection(client.Unary({}, { ...callId('a'), attempts: 4 }));
     expect(error).toBeInstanceOf(ClientError);
     expect(error.code).toBe(Status.UNAVAILABLE);
     expect(server.attempts('a')).toBe(4);
@@ -54,13 +56,20 @@ describe('retryMiddleware against a chaos server', () => {
     const server = await chaosServer({
       faults: [{ status: Status.UNAVAILABLE, firstAttempts: 1 }],
     });
-    const client = echoClient(server.address, retryMiddleware({ backoff: fast }));
+    const warnings: string[] = [];
+    const client = echoClient(
+      server.address,
+      retryMiddleware({ backoff: fast, onWarning: (w) => warnings.push(w.path) }),
+    );
     const error = await rejection(client.UnaryUnsafe({}, callId('unsafe')));
     expect(error.code).toBe(Status.UNAVAILABLE);
     expect(server.attempts('unsafe')).toBe(1);
     const reply = await client.UnaryUnsafe({}, { ...callId('opt-in'), retry: true });
     expect(reply.attempt).toBe(2);
     expect(server.attempts('opt-in')).toBe(2);
+    await rejection(client.UnaryUnsafe({}, callId('unsafe-again')));
+    // Said once, through the listener, for the method that is not known idempotent.
+    expect(warnings).toEqual(['/breakwater.chaos.v1.Echo/UnaryUnsafe']);
   });
 
   it('reads idempotency from a proto-loader definition only through an explicit list', async () => {
@@ -100,6 +109,98 @@ describe('retryMiddleware against a chaos server', () => {
     expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(300);
   });
 
+  it.each([
+    ['UNAVAILABLE', Status.UNAVAILABLE],
+    ['RESOURCE_EXHAUSTED', Status.RESOURCE_EXHAUSTED],
+  ])(
+    '%s with pushback 300 ms: the retry waits the pushback, not the backoff',
+    async (_, status) => {
+      const server = await chaosServer({ faults: [{ status, pushbackMs: 300, firstAttempts: 1 }] });
+      const delays: number[] = [];
+      const client = echoClient(
+        server.address,
+        retryMiddleware({ backoff: fast, onRetry: (e) => delays.push(e.delayMs) }),
+      );
+      await client.Unary({}, callId('p300'));
+      const [first, second] = server.observed;
+      expect(server.attempts('p300')).toBe(2);
+      expect(delays).toEqual([300]);
+      expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(300);
+    },
+  );
+
+  it.each([
+    ['UNAVAILABLE', Status.UNAVAILABLE, -1],
+    ['UNAVAILABLE', Status.UNAVAILABLE, 'soon'],
+    ['RESOURCE_EXHAUSTED', Status.RESOURCE_EXHAUSTED, -1],
+    ['RESOURCE_EXHAUSTED', Status.RESOURCE_EXHAUSTED, 'soon'],
+  ])(
+    '%s with pushback %s: not retried (gRFC A6), the caller gets that status',
+    async (_, status, pushbackMs) => {
+      const server = await chaosServer({ faults: [{ status, pushbackMs }] });
+      const client = echoClient(server.address, retryMiddleware({ backoff: fast }));
+      const error = await rejection(client.Unary({}, callId('stop')));
+      expect(error.code).toBe(status);
+      expect(server.attempts('stop')).toBe(1);
+    },
+  );
+
+  it('a throwing onRetry listener never breaks the call', async () => {
+    const server = await chaosServer({
+      faults: [{ status: Status.UNAVAILABLE, firstAttempts: 1 }],
+    });
+    const client = echoClient(
+      server.address,
+      retryMiddleware({
+        backoff: fast,
+        onRetry: () => {
+          throw new Error('listener bug');
+        },
+      }),
+    );
+    expect((await client.Unary({}, callId('throws'))).attempt).toBe(2);
+    expect(server.attempts('throws')).toBe(2);
+  });
+
+  it('retries a non-idempotent call that never reached the server (connection refused)', async () => {
+    const server = await chaosServer();
+    await server.stop();
+    const client = createClientFactory()
+      .use(
+        retryMiddleware({
+          attempts: 10,
+          backoff: { baseDelayMs: 100, maxDelayMs: 100, jitter: 'none' },
+          // The server comes back while the call waits for its first retry.
+          onRetry: (e) => {
+            if (e.attempt === 1) void server.restart();
+          },
+          onWarning: () => {},
+        }),
+      )
+      .create(
+        echoDefinition(),
+        channelTo(server.address, { 'grpc.initial_reconnect_backoff_ms': 50 }),
+      );
+    const reply = await client.UnaryUnsafe({ message: 'once' }, callId('never-sent'));
+    expect(reply.message).toBe('once');
+    // Every refused attempt was repeated; the server saw the request exactly once.
+    expect(server.attempts('never-sent')).toBe(1);
+  });
+
+  it('does not retry a non-idempotent call the server answered UNAVAILABLE', async () => {
+    const server = await chaosServer({
+      faults: [
+        { status: Status.UNAVAILABLE, details: 'No connection established', firstAttempts: 1 },
+      ],
+    });
+    const client = echoClient(
+      server.address,
+      retryMiddleware({ backoff: fast, onWarning: () => {} }),
+    );
+    expect((await rejection(client.UnaryUnsafe({}, callId('seen')))).code).toBe(Status.UNAVAILABLE);
+    expect(server.attempts('seen')).toBe(1);
+  });
+
   it('does not retry RESOURCE_EXHAUSTED with negative or without pushback', async () => {
     const server = await chaosServer({
       faults: [
@@ -107,7 +208,10 @@ describe('retryMiddleware against a chaos server', () => {
         { methods: ['UnaryUnsafe'], status: Status.RESOURCE_EXHAUSTED },
       ],
     });
-    const client = echoClient(server.address, retryMiddleware({ backoff: fast, retry: true }));
+    const client = echoClient(
+      server.address,
+      retryMiddleware({ backoff: fast, idempotent: 'all' }),
+    );
     const negative = await rejection(client.Unary({}, callId('neg')));
     const none = await rejection(client.UnaryUnsafe({}, callId('none')));
     expect([negative.code, none.code]).toEqual([
@@ -183,7 +287,10 @@ describe('retryMiddleware against a chaos server', () => {
     const server = await chaosServer({
       faults: [{ methods: ['Bidi'], status: Status.UNAVAILABLE }],
     });
-    const client = echoClient(server.address, retryMiddleware({ backoff: fast, retry: true }));
+    const client = echoClient(
+      server.address,
+      retryMiddleware({ backoff: fast, idempotent: 'all' }),
+    );
     async function* two() {
       yield { message: 'a' };
       yield { message: 'b' };

@@ -100,6 +100,17 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
       const lease = leaseOf(key);
       if (!link.shared) {
         lease.refill(now);
+        // Leased tokens were taken from the fleet: spend them first.
+        if (lease.stock >= n) {
+          lease.stock -= n;
+          return ok(Math.floor(lease.stock));
+        }
+        // A fallback starts each key from an empty local bucket: no burst per outage.
+        const episode = link.counters.fallbacks;
+        if (lease.drainedFor !== episode) {
+          lease.drainedFor = episode;
+          local.tryAcquire(key, local.available(key));
+        }
         return decideLocally(link, () => local.tryAcquire(key, n));
       }
       if (lease.take(n, now)) return ok(Math.floor(lease.stock));

@@ -53,6 +53,8 @@ export class Lease {
   stock = 0;
   /** No reply from Redis yet: what the shared stock holds is unknown. */
   fresh = true;
+  /** The fallback episode whose start emptied this key's local bucket (keyed limiter). */
+  drainedFor = 0;
   /** When the stock was last topped up (it expires `ttlMs` later). */
   private at = 0;
   /** A refill is in flight. */

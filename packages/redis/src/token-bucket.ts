@@ -148,13 +148,30 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
   // Fill the first lease at once, so the first calls find the shared bucket ready.
   lease.refill(clock());
 
+  /** The fallback episode whose start emptied the local bucket. */
+  let drainedFor = 0;
+  const decideAlone = (n: number): Result<number, RateLimitError> => {
+    // Leased tokens were taken from the fleet: spend them first.
+    if (lease.stock >= n) {
+      lease.stock -= n;
+      return ok(Math.floor(lease.stock));
+    }
+    // A fallback starts from an empty local bucket: a full one would add a burst per outage.
+    const episode = link.counters.fallbacks;
+    if (episode !== drainedFor) {
+      drainedFor = episode;
+      local.tryAcquire(local.available());
+    }
+    return decideLocally(link, () => local.tryAcquire(n));
+  };
+
   const tryAcquire = (n = 1): Result<number, RateLimitError> => {
     const never = checkTokenCount(n, s.capacity);
     if (never !== undefined) return err(never);
     const now = clock();
     if (!link.shared) {
       lease.refill(now);
-      return decideLocally(link, () => local.tryAcquire(n));
+      return decideAlone(n);
     }
     if (lease.take(n, now)) return ok(Math.floor(lease.stock));
     if (lease.fresh) return decideLocally(link, () => local.tryAcquire(n));

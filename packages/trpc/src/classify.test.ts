@@ -61,9 +61,30 @@ describe('classifyTRPCError', () => {
       'retry-after': 'Tue, 01 Jan 2030 00:00:05 GMT',
     });
     expect(at(dated).retryAfterMs).toBe(5000);
+    // A Retry-After that is there but negative or not a number says "do not retry" (NaN pushback).
+    for (const bad of ['-1', 'soon', '1e3']) {
+      expect(
+        classifyTRPCError(server('SERVICE_UNAVAILABLE', 503, { 'retry-after': bad })).retryAfterMs,
+      ).toBeNaN();
+    }
+    expect(classifyTRPCError(server('SERVICE_UNAVAILABLE', 503)).retryAfterMs).toBe(undefined);
+  });
+
+  it('marks a connection never made as neverSent, and other network failures not', () => {
+    expect(classifyTRPCError(network('ECONNREFUSED'))).toMatchObject({
+      retry: true,
+      neverSent: true,
+    });
+    expect(classifyTRPCError(network('ENOTFOUND')).neverSent).toBe(true);
+    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'ETIMEDOUT']) {
+      expect(classifyTRPCError(network(code))).toMatchObject({ retry: true });
+      expect(classifyTRPCError(network(code)).neverSent).toBeUndefined();
+    }
+    // A browser's bare "Failed to fetch" proves nothing about whether the request left.
     expect(
-      classifyTRPCError(server('SERVICE_UNAVAILABLE', 503, { 'retry-after': '-1' })).retryAfterMs,
-    ).toBe(undefined);
+      classifyTRPCError(new TRPCClientError('x', { cause: new TypeError('fetch failed') })),
+    ).toMatchObject({ retry: true });
+    expect(classifyTRPCError(new CircuitOpenError()).neverSent).toBe(true);
   });
 
   it('reads the status from meta.response when data is missing', () => {

@@ -1,15 +1,14 @@
 import {
   type Clock,
-  checkOptions,
   type ErrorVerdict,
   isCircuitOpenError,
   isDeadlineExceededError,
   isOperationAbortedError,
   isQueueFullError,
   isRateLimitError,
-  type KnownKeys,
   systemClock,
 } from '@breakwater/core';
+import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import { retryAfterMsFrom } from './internals/retry-after.js';
 
 /** tRPC error codes (the `data.code` a tRPC server sends). */
@@ -58,7 +57,7 @@ export const TRPC_CLASSIFIER_KEYS = {
 /*
  * The default verdicts, first match wins:
  *  1. Breakwater refusals in the cause chain: circuit open, rate limit, queue
- *     full → no retry, fail over, not counted (the server was never asked).
+ *     full → no retry, fail over, not counted, never sent (the server was never asked).
  *  2. Cancellation (OperationAbortedError, AbortError, CLIENT_CLOSED_REQUEST)
  *     → nothing: no retry, no failover, neutral.
  *  3. A Breakwater deadline (DeadlineExceededError) → retry, fail over, count.
@@ -68,9 +67,12 @@ export const TRPC_CLASSIFIER_KEYS = {
  *     Retryable codes / 5xx (except 501) / 408 → retry, fail over, count.
  *     429 → retry only with Retry-After, fail over, not counted.
  *     Other 4xx (domain errors) → no retry, no failover, not counted.
- *  5. Network failures anywhere in the cause chain (`fetch failed`,
- *     ECONNREFUSED, ECONNRESET, ETIMEDOUT, EPIPE, UND_ERR_SOCKET,
- *     UND_ERR_CONNECT_TIMEOUT, "terminated") → retry, fail over, count.
+ *  5. A connection that was never made (ECONNREFUSED, ENOTFOUND, EAI_AGAIN
+ *     anywhere in the cause chain) → retry, fail over, count, never sent: safe
+ *     to repeat for any call. Other network failures (`fetch failed`,
+ *     ECONNRESET, ETIMEDOUT, EPIPE, UND_ERR_SOCKET, "terminated", a browser's
+ *     bare `TypeError: Failed to fetch`) → retry, fail over, count, but not
+ *     "never sent": the request may have reached the server.
  *  6. Anything else → no retry, fail over, counted.
  */
 const DEFAULT_CODES: readonly TRPCErrorCode[] = [
@@ -106,11 +108,25 @@ const NETWORK_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'NETWORK_ERROR',
 ]);
+// No connection was made: the request provably never reached a server.
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const NETWORK_MESSAGE = /^(fetch failed|terminated|other side closed|socket hang up)$/i;
 
 // Shared frozen verdicts: classifying allocates only when Retry-After is present.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+const NEVER_SENT: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: true,
+  neverSent: true,
+});
 const REFUSED: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: true,
+  countForCircuit: false,
+  neverSent: true,
+});
+const LIMITED: ErrorVerdict = Object.freeze({
   retry: false,
   failover: true,
   countForCircuit: false,
@@ -160,7 +176,7 @@ export function createTRPCErrorClassifier(
   const byStatus = (status: number, code: unknown, error: unknown): ErrorVerdict => {
     if (status === 429 || code === 'TOO_MANY_REQUESTS') {
       const retryAfterMs = retryAfterMsFrom(responseOf(error), clock);
-      if (retryAfterMs === undefined || !codes.has('TOO_MANY_REQUESTS')) return REFUSED;
+      if (retryAfterMs === undefined || !codes.has('TOO_MANY_REQUESTS')) return LIMITED;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs };
     }
     const retryable = typeof code === 'string' ? codes.has(code) : status >= 500 && status !== 501;
@@ -180,6 +196,7 @@ export function createTRPCErrorClassifier(
     if (status !== undefined) return byStatus(status, code, error);
     // No server verdict: look through the cause chain (bounded, cycles are possible).
     let e: unknown = error;
+    let network = false;
     for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
       if (isCircuitOpenError(e) || isRateLimitError(e) || isQueueFullError(e)) return REFUSED;
       if (isOperationAbortedError(e) || field(e, 'name') === 'AbortError') return CANCELLED;
@@ -187,12 +204,14 @@ export function createTRPCErrorClassifier(
       const s = asStatus(field(e, 'status'));
       if (s !== undefined) return byStatus(s, undefined, e);
       const c = field(e, 'code');
+      if (typeof c === 'string' && NOT_CONNECTED.has(c)) return NEVER_SENT;
       if (typeof c === 'string' && NETWORK_CODES.has(c)) return RETRY;
       const m = field(e, 'message');
-      if (typeof m === 'string' && NETWORK_MESSAGE.test(m)) return RETRY;
+      // `fetch failed` wraps the real cause: look deeper for a connection never made.
+      if (typeof m === 'string' && NETWORK_MESSAGE.test(m)) network = true;
       e = field(e, 'cause');
     }
-    return FAILED;
+    return network ? RETRY : FAILED;
   };
 }
 
@@ -200,6 +219,7 @@ export function createTRPCErrorClassifier(
  * The default tRPC classifier ({@link createTRPCErrorClassifier} with its
  * defaults): network failures, 5xx (not 501), `TIMEOUT` and Breakwater
  * deadlines are retried; `TOO_MANY_REQUESTS` only with `Retry-After`; 4xx
- * domain errors never.
+ * domain errors never. A connection refused (or a name that did not
+ * resolve) and Breakwater's own refusals are marked `neverSent`.
  */
 export const classifyTRPCError: (error: unknown) => ErrorVerdict = createTRPCErrorClassifier();

@@ -1,130 +1,195 @@
-import { checkOptions, type ErrorVerdict, type KnownKeys, optionPath } from '@breakwater/core';
+import {
+  createPool,
+  type ResilienceOptions,
+  type RetryPolicyOptions,
+  systemClock,
+} from '@breakwater/core';
+import {
+  checkObject,
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+  resolveResilience,
+} from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { type BulkheadLinkOptions, bulkheadLink, resolvePool } from './bulkhead-link.js';
-import {
-  type CircuitBreakerLinkOptions,
-  circuitBreakerLinkFrom,
-  resolveCircuits,
-} from './circuit-breaker-link.js';
-import { type DeadlineLinkOptions, deadlineLink, resolveTimeoutFor } from './deadline-link.js';
-import { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
-import { composeLinks } from './internals/compose.js';
-import { FusedObservable, type FusedPlan, type Next } from './internals/fused-call.js';
-import { type RateLimitLinkOptions, rateLimitLink, resolveBucket } from './rate-limit-link.js';
-import { type RetryLinkOptions, resolveRetry, retryLinkFrom } from './retry-link.js';
+import { classifyTRPCError } from './classify.js';
+import { type BreakwaterOperationContext, PART_EXTRA_KEYS } from './context.js';
+import { type Stack, stackLink, type TRPCClassify } from './internals/call.js';
+import type { TRPCRetryEvent } from './retry-link.js';
 
-/** Options of {@link resilienceLink}: each piece is on when its option is given. */
-export interface ResilienceLinkOptions {
-  /** Concurrency cap over whole calls, retries included. Defaults to off. */
-  bulkhead?: BulkheadLinkOptions;
-  /** Client-side rate limit on calls. Defaults to off. */
-  rateLimit?: RateLimitLinkOptions;
-  /** Deadline of the whole call, all attempts and backoff included. Defaults to off. */
-  timeout?: DeadlineLinkOptions;
-  /** Retries (`{}` for the defaults). Defaults to off. */
-  retry?: RetryLinkOptions;
-  /** Hedged requests for queries. Defaults to off. */
-  hedge?: HedgeLinkOptions;
-  /** Circuit breaker, judging every attempt and hedge. Defaults to off. */
-  circuit?: CircuitBreakerLinkOptions;
-  /** Deadline of each attempt (a hung attempt fails, counts for the circuit and is retried). Defaults to off. */
-  attemptTimeout?: DeadlineLinkOptions;
-  /** Classifier given to retry, hedge and circuit unless they set their own. Defaults to `classifyTRPCError`. */
-  classify?: (error: unknown, op: Operation) => ErrorVerdict;
+/** Which operations are safe to repeat: all (`true`), none (`false`), or per operation. */
+export type TRPCIdempotent = boolean | ((op: Operation) => boolean);
+
+/** What the tRPC links add to core's `ResilienceOptions`: idempotency and the classifier. */
+export interface StackExtras {
+  /**
+   * Which operations are safe to send more than once (retried, hedged, failed
+   * over after a server answered): `true` every operation, mutations
+   * included; `false` none; a function decides per operation. Per call,
+   * `context.idempotent` overrides it. A request that provably never left
+   * (connection refused, refused locally) is repeated whatever this says.
+   * Defaults to queries and subscriptions, not mutations.
+   */
+  idempotent?: TRPCIdempotent | undefined;
+  /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
+  classify?: TRPCClassify | undefined;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: ResilienceOptions['clock'] | undefined;
+  /** Waits for backoff and hedge delays. Defaults to the host timer. */
+  sleep?: ResilienceOptions['sleep'] | undefined;
+  /** Randomness for jitter. Defaults to `systemRandom`. */
+  random?: ResilienceOptions['random'] | undefined;
 }
 
-/** Keys of {@link ResilienceLinkOptions}. @internal */
+/**
+ * Options of {@link resilienceLink}: core's one `ResilienceOptions` object
+ * (each part off with `false`), with `onRetry` hearing tRPC events, plus
+ * `idempotent` and `classify`.
+ */
+export interface ResilienceLinkOptions extends Omit<ResilienceOptions, 'retry'>, StackExtras {
+  /** Retries of failed attempts. Defaults to 3 attempts with the default backoff. */
+  retry?:
+    | (Omit<RetryPolicyOptions, 'onRetry'> & {
+        /** Told before each retry's wait; a throwing listener is ignored. Defaults to none. */
+        onRetry?: (event: TRPCRetryEvent) => void;
+      })
+    | false;
+}
+
+/** Keys of {@link ResilienceLinkOptions} (core's, checked again by `resolveResilience`, and ours). @internal */
 export const RESILIENCE_LINK_KEYS = {
-  bulkhead: true,
-  rateLimit: true,
-  timeout: true,
+  timeoutMs: true,
+  attemptTimeoutMs: true,
   retry: true,
   hedge: true,
+  budget: true,
   circuit: true,
-  attemptTimeout: true,
+  concurrency: true,
+  rateLimit: true,
+  clock: true,
+  sleep: true,
+  random: true,
+  idempotent: true,
   classify: true,
 } as const satisfies KnownKeys<ResilienceLinkOptions>;
 
-/**
- * One link composing the Breakwater links in this order, outermost first:
- *
- * 1. `bulkhead` — a slot covers the whole call, like `protect()`;
- * 2. `rateLimit` — callers' calls spend tokens, retries do not;
- * 3. `timeout` — the caller's total budget, backoff included;
- * 4. `retry` — decides per attempt with the classifier;
- * 5. `hedge` — extra copies of a slow attempt;
- * 6. `circuit` — sees every attempt and hedge, so an open circuit stops
- *    them before they are sent (and a refusal is not retried);
- * 7. `attemptTimeout` — bounds each attempt, so a hung server counts as a failure.
- *
- * Pieces left out cost nothing. Put it before the terminating link.
- *
- * Without `hedge`, `attemptTimeout` or a waiting rate limit, a query or
- * mutation runs through one call object doing all of the above (one
- * observable and no closures per call instead of five links); it behaves
- * exactly as the composed links do, which run subscriptions and calls that
- * must queue for a bulkhead slot.
- * @example
- * links: [resilienceLink({ retry: {}, circuit: {}, attemptTimeout: { timeoutMs: '2s' } }), httpBatchLink({ url })]
- */
-export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
-  options: ResilienceLinkOptions,
-): TRPCLink<TRouter> {
-  // Every message names this factory and the full path: `resilienceLink: retry.backoff.baseDelayMs ...`.
-  return optionPath('', () => build<TRouter>(options), 'resilienceLink');
+const DEFAULT_IDEMPOTENT = (op: Operation): boolean => op.type !== 'mutation';
+
+/** Validates `options` of `fn` and builds its stack once. @internal */
+export function resolveStack(
+  fn: string,
+  options: ResilienceLinkOptions | undefined,
+  standard: boolean,
+): Stack {
+  // Checked here first so a near-miss of our own keys gets its suggestion.
+  optionPath('', () => checkOptions(undefined, options, RESILIENCE_LINK_KEYS), fn);
+  const { idempotent, classify, ...shared } = options ?? {};
+  if (classify !== undefined && typeof classify !== 'function') {
+    throw optionTypeError('classify', `must be a function, got ${typeof classify}`, fn);
+  }
+  const safe =
+    idempotent === undefined
+      ? DEFAULT_IDEMPOTENT
+      : typeof idempotent === 'function'
+        ? (op: Operation) => idempotent(op) === true
+        : typeof idempotent === 'boolean'
+          ? () => idempotent
+          : undefined;
+  if (safe === undefined) {
+    throw optionTypeError(
+      'idempotent',
+      `must be a boolean or a function, got ${typeof idempotent}`,
+      fn,
+    );
+  }
+  const plan = resolveResilience(fn, '', shared as ResilienceOptions, standard);
+  const concurrency = plan.concurrency;
+  return {
+    timeoutMs: plan.timeoutMs,
+    attemptTimeoutMs: plan.attemptTimeoutMs,
+    retry: plan.retry,
+    hedge: plan.hedge,
+    onRetry: plan.onRetry as ((event: TRPCRetryEvent) => void) | undefined,
+    budget: plan.budget,
+    circuit: plan.circuit,
+    pool:
+      concurrency && createPool({ concurrency: concurrency.limit, maxQueue: concurrency.maxQueue }),
+    rateLimit: plan.rateLimit,
+    classify: classify ?? classifyTRPCError,
+    idempotent: (op) => {
+      const flag = (op.context as BreakwaterOperationContext).idempotent;
+      return typeof flag === 'boolean' ? flag : safe(op);
+    },
+    clock: shared.clock ?? systemClock,
+  };
 }
 
-function build<TRouter extends AnyRouter>(options: ResilienceLinkOptions): TRPCLink<TRouter> {
-  checkOptions(undefined, options, RESILIENCE_LINK_KEYS);
-  const classify = options.classify;
-  const withClassify = <T extends { classify?: unknown }>(o: T): T =>
-    classify && o.classify === undefined ? { ...o, classify } : o;
-  // Stateful pieces are built once and shared by the fused path and the composed links.
-  const { bulkhead, rateLimit, timeout, hedge, attemptTimeout } = options;
-  const at = optionPath;
-  const pool = bulkhead ? at('bulkhead', () => resolvePool(bulkhead.pool)) : undefined;
-  const bucket = rateLimit ? at('rateLimit', () => resolveBucket(rateLimit.bucket)) : undefined;
-  const timeoutFor = timeout ? at('timeout', () => resolveTimeoutFor(timeout)) : undefined;
-  const retry = options.retry;
-  const retrySettings = retry ? at('retry', () => resolveRetry(withClassify(retry))) : undefined;
-  const circuitOptions = options.circuit;
-  const circuit = circuitOptions
-    ? at('circuit', () => resolveCircuits(withClassify(circuitOptions)))
-    : undefined;
+/**
+ * A single-purpose link: `options` of `fn` are part `part` of the stack,
+ * except {@link PART_EXTRA_KEYS}, which stay at the top; every other part is
+ * off. `keys` (when given) are checked first, for the link's own names.
+ * @internal
+ */
+export function partLink<TRouter extends AnyRouter>(
+  fn: string,
+  options: object,
+  keys: Readonly<Record<string, true>> | undefined,
+  part: string,
+): TRPCLink<TRouter> {
+  optionPath(
+    '',
+    () =>
+      keys === undefined
+        ? checkObject('', options, false)
+        : checkOptions(undefined, options, keys, '', false),
+    fn,
+  );
+  const given: Record<string, unknown> = {};
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options ?? {})) {
+    // A key left `undefined` is left out, not given.
+    if (value !== undefined) (key in PART_EXTRA_KEYS ? given : own)[key] = value;
+  }
+  given[part] = own;
+  return stackOf(fn, given, part);
+}
 
-  const links: TRPCLink<TRouter>[] = [];
-  if (bulkhead && pool) links.push(at('bulkhead', () => bulkheadLink({ ...bulkhead, pool })));
-  if (rateLimit && bucket)
-    links.push(at('rateLimit', () => rateLimitLink({ ...rateLimit, bucket })));
-  if (timeoutFor) links.push(deadlineLink({ timeoutFor }));
-  if (retrySettings) links.push(retryLinkFrom(retrySettings));
-  if (hedge) links.push(at('hedge', () => hedgeLink(withClassify(hedge))));
-  if (circuit) links.push(circuitBreakerLinkFrom(circuit));
-  if (attemptTimeout) links.push(at('attemptTimeout', () => deadlineLink(attemptTimeout)));
-  const composed = composeLinks(links);
+/**
+ * The link of a stack with only the parts in `given`; errors name the path
+ * the link's caller wrote (`retry.attempts` is `attempts` to `retryLink`).
+ * @internal
+ */
+export function stackOf<TRouter extends AnyRouter>(
+  fn: string,
+  given: ResilienceLinkOptions,
+  part = '',
+): TRPCLink<TRouter> {
+  const unpart = (path: string) =>
+    part === '' ? path : path === part ? '' : path.replace(`${part}.`, '');
+  return stackLink(optionPath(unpart, () => resolveStack(fn, given, false), fn));
+}
 
-  // Hedges, per-attempt deadlines and waiting for tokens run as composed links only.
-  const fusable =
-    links.length > 0 &&
-    !options.hedge &&
-    !options.attemptTimeout &&
-    (options.rateLimit?.mode ?? 'reject') === 'reject';
-  if (!fusable) return composed;
-  const plan: FusedPlan = {
-    pool,
-    bucket,
-    cost: options.rateLimit?.cost,
-    timeoutFor,
-    retry: retrySettings,
-    circuit,
-  };
-  return (runtime) => {
-    const slow = composed(runtime);
-    return ({ op, next }) =>
-      // Subscriptions, and calls that must queue for a slot, take the composed links.
-      op.type === 'subscription'
-        ? slow({ op, next })
-        : (new FusedObservable(plan, op, next as Next, slow) as unknown as ReturnType<typeof slow>);
-  };
+/**
+ * The standard resilience stack as one link, built on core's attempt engine
+ * and options (the same object as `protect`, `resilienceInterceptor` and
+ * `resilienceMiddleware`). With no options it runs `STANDARD_RESILIENCE`:
+ * a 30 s call deadline, 10 s per attempt, 3 attempts with jittered
+ * exponential backoff under a retry budget, a failure-rate circuit breaker
+ * and a bulkhead of 1 000 calls; each part given replaces its default, and
+ * `false` turns it off. Outermost first: bulkhead, rate limit, circuit
+ * (one outcome per call, after its retries), call deadline, then attempts
+ * retried or hedged (`hedge` replaces retries for the calls it covers), each
+ * under the attempt deadline. Queries (and subscriptions, resumed from
+ * their last event id) are safe to repeat by default; mutations only with
+ * `idempotent`, or when the request provably never left. Subscriptions
+ * take no deadline, hedge or bulkhead slot. Put it before the terminating link.
+ * @example
+ * links: [resilienceLink({ retry: { attempts: 4 }, attemptTimeoutMs: 2_000 }), httpBatchLink({ url })]
+ */
+export function resilienceLink<TRouter extends AnyRouter = AnyRouter>(
+  options?: ResilienceLinkOptions,
+): TRPCLink<TRouter> {
+  return stackLink(resolveStack('resilienceLink', options, true));
 }

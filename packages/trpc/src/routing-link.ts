@@ -1,21 +1,23 @@
 import {
-  checkOptions,
   createRouter,
   type ErrorVerdict,
-  isCircuitOpenError,
   isRoutingError,
-  type KnownKeys,
-  optionPath,
-  optionTypeError,
   type Router,
   type RouterOptions,
 } from '@breakwater/core';
+import {
+  checkOptions,
+  type KnownKeys,
+  optionPath,
+  optionTypeError,
+} from '@breakwater/core/internal';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
-import { isRepeatable } from './context.js';
+import type { BreakwaterOperationContext } from './context.js';
 import { noNext, runLink } from './internals/run-link.js';
+import type { TRPCIdempotent } from './resilience-link.js';
 
 /** One tRPC endpoint behind {@link routingLink}. */
 export interface TRPCEndpoint<TRouter extends AnyRouter> {
@@ -33,26 +35,33 @@ export const ENDPOINT_KEYS = {
 
 /** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
 export interface RoutingLinkOptions<TRouter extends AnyRouter>
-  extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'errorPolicy'> {
+  extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'classify'> {
   /** The endpoints, in registration order. At least one. */
   endpoints: readonly TRPCEndpoint<TRouter>[];
   /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
-  /** Fail mutations over (only when the request provably never left) and retry them per `protection`. Defaults to false. */
-  retryMutations?: boolean;
+  /**
+   * Which operations are safe to send again after a server may have seen
+   * them (retried per `protection`, failed over, hedged): `true` all,
+   * `false` none, or per operation; per call, `context.idempotent` overrides
+   * it. Apart from this, any call — a mutation too — is retried or failed
+   * over when its request provably never left (connection refused, a
+   * circuit refused it): the classifier marks it `neverSent`. Defaults to
+   * queries, not mutations.
+   */
+  idempotent?: TRPCIdempotent;
 }
 
 /** Keys of {@link RoutingLinkOptions}. @internal */
 export const ROUTING_LINK_KEYS = {
   endpoints: true,
   classify: true,
-  retryMutations: true,
+  idempotent: true,
   protection: true,
   selection: true,
   health: true,
   hedge: true,
   concurrency: true,
-  maxQueue: true,
   budget: true,
   clock: true,
   sleep: true,
@@ -62,14 +71,13 @@ export const ROUTING_LINK_KEYS = {
 /** Stands in for the endpoints' links in the router built only to check the options. */
 const noLink: unknown = undefined;
 
-// A request that provably never reached a server may go elsewhere even if it is not idempotent.
-function neverSent(error: unknown): boolean {
-  let e: unknown = error;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (isCircuitOpenError(e) || (e as { code?: unknown }).code === 'ECONNREFUSED') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+/**
+ * The verdict for a call not safe to repeat: it may be retried or go
+ * elsewhere only if its request provably never reached a server.
+ */
+function onlyIfNeverSent(verdict: ErrorVerdict): ErrorVerdict {
+  if (verdict.neverSent === true) return verdict;
+  return { retry: false, failover: false, countForCircuit: verdict.countForCircuit !== false };
 }
 
 /** The caller's error: the last endpoint's `TRPCClientError` (routing details in `meta.routing`), else the core error as cause. */
@@ -88,9 +96,11 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
  * core router (`createRouter`): failover, per-endpoint circuits and retries
  * (`protection`), health-aware `selection` (priority with recovery probes,
  * sticky, round-robin, least-latency, power-of-two, race) and `hedge`.
- * Queries fail over and hedge freely; mutations are never hedged and fail
- * over only when the request provably never left (connection refused, circuit
- * open). Subscriptions go to the first endpoint whose circuit admits them,
+ * Calls safe to repeat (`idempotent`: queries by default) fail over, retry
+ * and hedge on the classifier's verdict. Any other call (a mutation) is never
+ * hedged, and is retried or failed over only when its request provably never
+ * left (connection refused, circuit open: the verdict's `neverSent`) — a
+ * mutation a proxy answered with 502 is not re-run elsewhere. Subscriptions go to the first endpoint whose circuit admits them,
  * without failover mid-stream (put `retryLink` before this link to resume).
  * @example
  * routingLink({
@@ -99,23 +109,35 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
  *     { id: 'secondary', link: httpBatchLink({ url: b, fetch: createStatusPreservingFetch() }) },
  *   ],
  *   selection: { type: 'priority', priorities: { primary: 1 } },
- *   protection: { circuit: { threshold: 3, cooldown: '10s' } },
+ *   protection: { circuit: { failureThreshold: 3, openDurationMs: 10_000 } },
  * })
  */
 export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   options: RoutingLinkOptions<TRouter>,
 ): TRPCLink<TRouter> {
   // initialized config
-  const {
-    endpoints,
-    classify = classifyTRPCError,
-    retryMutations = false,
-    ...routerOptions
-  } = options;
+  const { endpoints, classify = classifyTRPCError, idempotent, ...routerOptions } = options;
   checkOptions('routingLink', options, ROUTING_LINK_KEYS, '', false);
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
   }
+  if (
+    idempotent !== undefined &&
+    typeof idempotent !== 'boolean' &&
+    typeof idempotent !== 'function'
+  ) {
+    throw optionTypeError(
+      'idempotent',
+      `must be a boolean or a function, got ${typeof idempotent}`,
+      'routingLink',
+    );
+  }
+  const safe = (op: Operation): boolean => {
+    const flag = (op.context as BreakwaterOperationContext).idempotent;
+    if (typeof flag === 'boolean') return flag;
+    if (idempotent === undefined) return op.type !== 'mutation';
+    return typeof idempotent === 'function' ? idempotent(op) === true : idempotent;
+  };
   for (let i = 0; i < endpoints.length; i++) {
     checkOptions('routingLink', endpoints[i], ENDPOINT_KEYS, `endpoints[${i}]`, false);
   }
@@ -140,13 +162,14 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     // Hedging is router-wide; calls that must not be repeated use a twin without it,
     // sharing the health registry (its circuits are its own).
     const { hedge, ...unhedged } = routerOptions;
-    const single = hedge
-      ? createRouter({
-          ...unhedged,
-          health: { ...unhedged.health, probe: 'none', registry: router.health },
-          providers,
-        })
-      : router;
+    const single =
+      hedge !== undefined && hedge !== false
+        ? createRouter({
+            ...unhedged,
+            health: { ...unhedged.health, probe: 'none', registry: router.health },
+            providers,
+          })
+        : router;
 
     return ({ op }) => {
       // initialized for request
@@ -160,21 +183,14 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
         const callerSignal = op.signal;
         const onAbort = () => ac.abort(callerSignal?.reason);
         callerSignal?.addEventListener('abort', onAbort, { once: true });
-        const repeatable = isRepeatable(op, retryMutations);
-        const errorPolicy = repeatable
+        const repeatable = safe(op);
+        const verdictOf = repeatable
           ? (error: unknown) => classify(error, op)
-          : (error: unknown): ErrorVerdict => {
-              const verdict = classify(error, op);
-              return {
-                retry: false,
-                failover: verdict.failover !== false && neverSent(error),
-                countForCircuit: verdict.countForCircuit !== false,
-              };
-            };
+          : (error: unknown) => onlyIfNeverSent(classify(error, op));
         (repeatable ? router : single)
           .execute((link, { signal }) => runLink(link, op, signal), {
             signal: ac.signal,
-            errorPolicy,
+            classify: verdictOf,
           })
           .then(
             (envelope) => {

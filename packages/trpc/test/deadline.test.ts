@@ -6,10 +6,10 @@ import { batchLink, chaos, clientOf, errorOf, slowCallInBatch } from './helpers.
 
 describe('deadlineLink inside httpBatchLink', () => {
   it('rejects the one slow call of a batch on time while the others resolve', async () => {
-    const { values, error, slowSettledAt, server } = await slowCallInBatch((url) => [
-      deadlineLink({ procedures: { slow: 100 } }),
-      batchLink(url),
-    ]);
+    const { values, error, slowSettledAt, server } = await slowCallInBatch(
+      (url) => [deadlineLink({ timeoutMs: 5_000 }), batchLink(url)],
+      { timeoutMs: 100 },
+    );
     expect(values).toEqual(['a', 'b']);
     expect(slowSettledAt).toBeGreaterThanOrEqual(95);
     expect(slowSettledAt).toBeLessThan(400);
@@ -22,7 +22,7 @@ describe('deadlineLink inside httpBatchLink', () => {
 
   it('applies timeoutMs, per-call context.timeoutMs, and leaves fast calls alone', async () => {
     const server = await chaos();
-    const client = clientOf([deadlineLink({ timeoutMs: '150ms' }), batchLink(server.url)]);
+    const client = clientOf([deadlineLink({ timeoutMs: 150 }), batchLink(server.url)]);
     await client.echo.query('warm-up');
     await expect(client.slow.query({ ms: 10 })).resolves.toMatchObject({ sleptMs: 10 });
     const error = await errorOf(client.slow.query({ ms: 600 }));
@@ -45,7 +45,11 @@ describe('deadlineLink inside httpBatchLink', () => {
     await expect(other).resolves.toMatchObject({ sleptMs: 150 });
   });
 
-  it('rejects invalid durations at construction', () => {
-    expect(() => deadlineLink({ timeoutMs: 'soon' as never })).toThrow(/timeoutMs/);
+  it('rejects invalid durations at construction, naming the option', () => {
+    expect(() => deadlineLink({ timeoutMs: 'soon' as never })).toThrow(
+      /deadlineLink: timeoutMs must be a number/,
+    );
+    expect(() => deadlineLink({ timeoutMs: 0 })).toThrow(RangeError);
+    expect(() => deadlineLink({} as never)).toThrow(/deadlineLink: timeoutMs is required/);
   });
 });

@@ -52,15 +52,18 @@ export async function errorOf(p: Promise<unknown>): Promise<unknown> {
 
 /**
  * One batch of three queries through `links` over a new chaos server: `slow`
- * (800 ms) beside two fast `echo`s. Returns the echoes' values, the slow
+ * (800 ms, with `slowContext`) beside two fast `echo`s. Returns the echoes' values, the slow
  * call's error, when it settled (ms after the batch started) and the server.
  */
-export async function slowCallInBatch(links: (url: string) => TRPCLink<ChaosTrpcRouter>[]) {
+export async function slowCallInBatch(
+  links: (url: string) => TRPCLink<ChaosTrpcRouter>[],
+  slowContext: Record<string, unknown> = {},
+) {
   const server = await chaos();
   const client = clientOf(links(server.url));
   const started = performance.now();
   let slowSettledAt = 0;
-  const slow = errorOf(client.slow.query({ ms: 800 })).finally(() => {
+  const slow = errorOf(client.slow.query({ ms: 800 }, { context: slowContext })).finally(() => {
     slowSettledAt = performance.now() - started;
   });
   const [a, b] = await Promise.all([client.echo.query('a'), client.echo.query('b')]);

@@ -40,7 +40,7 @@ describe('retryLink against a chaos tRPC server', () => {
     expect(server.stats().procedures.fail).toBe(1 + 3);
   });
 
-  it('does not retry a mutation without opt-in; does with context.idempotent or retryMutations', async () => {
+  it('does not retry a mutation without opt-in; does with context.idempotent or idempotent: true', async () => {
     const server = await chaos({ faults: { failFirst: 1 } });
     const client = clientOf([retryLink({ backoff: fast }), batchLink(server.url)]);
     await errorOf(client.counter.increment.mutate({ by: 1 }, { context: { callId: 'm1' } }));
@@ -53,7 +53,7 @@ describe('retryLink against a chaos tRPC server', () => {
     expect(server.stats().attempts.m2).toBe(2);
 
     const optedIn = clientOf([
-      retryLink({ backoff: fast, retryMutations: true }),
+      retryLink({ backoff: fast, idempotent: true }),
       batchLink(server.url),
     ]);
     await optedIn.counter.increment.mutate({ by: 1 }, { context: { callId: 'm3' } });

@@ -1,23 +1,24 @@
 import type { ChaosTrpcRouter } from '@breakwater/chaos';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { routingLink } from '../src/index.js';
+import { routingLink, type TRPCIdempotent } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function failoverPair() {
+async function failoverPair(extra: { idempotent?: TRPCIdempotent } = {}) {
   const primary = await chaos({ name: 'primary' });
   const secondary = await chaos({ name: 'secondary' });
   const recovered: string[] = [];
   const client = clientOf([
     routingLink<ChaosTrpcRouter>({
+      ...extra,
       endpoints: [
         { id: 'primary', link: batchLink(primary.url) },
         { id: 'secondary', link: batchLink(secondary.url) },
       ],
       selection: { type: 'priority', priorities: { primary: 1, secondary: 0 } },
-      protection: { circuit: { threshold: 2, cooldown: 300 } },
+      protection: { circuit: { failureThreshold: 2, openDurationMs: 300 } },
     }),
   ]);
   return { primary, secondary, client, recovered };
@@ -76,6 +77,31 @@ describe('routingLink (core router over tRPC endpoints)', () => {
     // socket (UND_ERR_SOCKET) may have been received, so it must not fail over.
     await wait(50);
     await expect(client.counter.increment.mutate({ by: 1 })).resolves.toBe(1);
+    expect(secondary.stats().procedures['counter.increment']).toBe(1);
+  });
+
+  it('does not re-run on the secondary a mutation a proxy answered with 502 (it may have run)', async () => {
+    const { primary, secondary, client } = await failoverPair();
+    primary.setFaults({ errorRate: 1, error: { type: 'html' } });
+    const error = await errorOf(client.counter.increment.mutate({ by: 1 }));
+    expect((error as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('BAD_GATEWAY');
+    expect(primary.stats().requests).toBe(1);
+    expect(secondary.stats().requests).toBe(0);
+  });
+
+  it('fails a 502 mutation over only when the user marked it idempotent', async () => {
+    const { primary, secondary, client } = await failoverPair({
+      idempotent: (op) => op.path === 'counter.increment',
+    });
+    primary.setFaults({ errorRate: 1, error: { type: 'html' } });
+    await expect(client.counter.increment.mutate({ by: 1 })).resolves.toBe(1);
+    expect(secondary.stats().procedures['counter.increment']).toBe(1);
+  });
+
+  it('fails over a mutation whose request never left (connection refused)', async () => {
+    const { primary, secondary, client } = await failoverPair();
+    await primary.stop();
+    await expect(client.counter.increment.mutate({ by: 5 })).resolves.toBe(5);
     expect(secondary.stats().procedures['counter.increment']).toBe(1);
   });
 

@@ -111,7 +111,7 @@ class ChaosCall implements CallLink {
  * interceptors above it cope, or outermost to fail calls before them.
  * @example
  * new EchoClient(address, credentials.createInsecure(), {
- *   interceptors: [retryInterceptor(), chaosInterceptor({ errorRate: 0.3, seed: 7 })],
+ *   interceptors: [resilienceInterceptor({ idempotent }), chaosInterceptor({ errorRate: 0.3, seed: 7 })],
  * });
  */
 export function chaosInterceptor(options: ChaosInterceptorOptions = {}): Interceptor {

@@ -46,6 +46,27 @@ describe('planAttempt', () => {
     ]);
   });
 
+  it('picks a range of attempts with fromAttempt and firstAttempts', () => {
+    const rules = [
+      { fromAttempt: 2, firstAttempts: 2, status: status.UNAVAILABLE },
+      { fromAttempt: 4, status: status.INTERNAL },
+    ];
+    const random = seededRandom(1);
+    expect([1, 2, 3, 4, 5].map((n) => planAttempt(rules, facts(n), random).fail?.code)).toEqual([
+      undefined,
+      status.UNAVAILABLE,
+      undefined,
+      status.INTERNAL,
+      status.INTERNAL,
+    ]);
+    expect(() => checkFaults([{ fromAttempt: 0 }])).toThrow(/faults\[0\]\.fromAttempt/);
+  });
+
+  it('plans a death after the response message as an outcome of its own', () => {
+    const plan = planAttempt([{ dieAfterMessage: true }], facts(), seededRandom(1));
+    expect(plan).toMatchObject({ dieAfterMessage: true, fail: undefined, hang: false });
+  });
+
   it('matches methods by short name or full path', () => {
     const random = seededRandom(1);
     const byName = [{ methods: ['UnaryUnsafe'], status: status.INTERNAL }];

@@ -34,7 +34,7 @@ export type LatencySpec =
 /**
  * One line of a fault schedule. Rules are checked in order for every attempt;
  * latency from every matching rule adds up, and the first matching rule with
- * an outcome (`status`, `hang`, `failAfterMessages`) decides the outcome.
+ * an outcome (`status`, `hang`, `dieAfterMessage`, `failAfterMessages`) decides the outcome.
  */
 export interface GrpcFaultRule {
   /** Method names (`"Unary"`) or full paths this rule applies to. Defaults to every method. */
@@ -43,6 +43,8 @@ export interface GrpcFaultRule {
   rate?: number;
   /** Only the first `k` attempts the server sees for each call id. Defaults to every attempt. */
   firstAttempts?: number;
+  /** Only attempts from the `n`-th on (1-based) of each call id; with `firstAttempts` it picks a range (`fromAttempt: 2, firstAttempts: 2` is the second attempt alone). Defaults to 1. */
+  fromAttempt?: number;
   /** Status code to fail with. Defaults to `UNAVAILABLE` when `failAfterMessages` or `pushbackMs` is set, else no failure. */
   status?: Status;
   /** Status details text. Defaults to `"chaos: <CODE>"`. */
@@ -55,6 +57,12 @@ export interface GrpcFaultRule {
   hang?: boolean;
   /** Streaming responses: send this many messages, then fail with `status`. Defaults to failing before the first. */
   failAfterMessages?: number;
+  /**
+   * Unary methods: send the response message, then die (the whole server shuts down at once,
+   * so the call never gets its status): a replica that crashes between the answer and the
+   * trailers. Defaults to false.
+   */
+  dieAfterMessage?: boolean;
 }
 
 /** What the server does with one attempt, decided before it is handled. */
@@ -63,6 +71,8 @@ export interface AttemptPlan {
   delayMs: number;
   /** True when the attempt is never answered (it ends when the client cancels). */
   hang: boolean;
+  /** True when the server sends the unary response and then dies before the status. */
+  dieAfterMessage: boolean;
   /** Fail with this status (after `failAfterMessages` messages, when set). */
   fail:
     | {
@@ -102,6 +112,14 @@ function checkRule(rule: GrpcFaultRule, i: number): void {
   ) {
     throw new RangeError(
       `${name}.firstAttempts must be an integer >= 0, got ${String(rule.firstAttempts)}`,
+    );
+  }
+  if (
+    rule.fromAttempt !== undefined &&
+    !(Number.isInteger(rule.fromAttempt) && rule.fromAttempt >= 1)
+  ) {
+    throw new RangeError(
+      `${name}.fromAttempt must be an integer >= 1, got ${String(rule.fromAttempt)}`,
     );
   }
   if (
@@ -165,6 +183,7 @@ function matches(rule: GrpcFaultRule, facts: AttemptFacts, random: RandomSource)
     return false;
   }
   if (rule.firstAttempts !== undefined && facts.attempt > rule.firstAttempts) return false;
+  if (rule.fromAttempt !== undefined && facts.attempt < rule.fromAttempt) return false;
   const rate = rule.rate ?? 1;
   return rate >= 1 || random() < rate;
 }
@@ -178,6 +197,7 @@ export function planAttempt(
   const plan: AttemptPlan = {
     delayMs: 0,
     hang: false,
+    dieAfterMessage: false,
     fail: undefined,
     failAfterMessages: undefined,
   };
@@ -187,6 +207,7 @@ export function planAttempt(
     if (rule.latency) plan.delayMs += sampleLatency(rule.latency, random);
     const hasOutcome =
       rule.hang === true ||
+      rule.dieAfterMessage === true ||
       rule.status !== undefined ||
       rule.failAfterMessages !== undefined ||
       rule.pushbackMs !== undefined;
@@ -194,6 +215,10 @@ export function planAttempt(
     decided = true;
     if (rule.hang) {
       plan.hang = true;
+      continue;
+    }
+    if (rule.dieAfterMessage) {
+      plan.dieAfterMessage = true;
       continue;
     }
     const code = rule.status ?? Status.UNAVAILABLE;

@@ -133,6 +133,17 @@ describe('startGrpcChaosServer', () => {
     expect(healthy.ok).toBe(true);
   });
 
+  it('dies after sending a unary response message, before the status', async () => {
+    const { server, client } = await setup({
+      faults: [{ firstAttempts: 1, dieAfterMessage: true }],
+    });
+    const outcome = await echoUnary(client, { message: 'x' }, { callId: 'd1' });
+    // The message arrived but no status did: grpc-js reports the dropped connection.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(server.listening).toBe(false);
+    expect(server.observed[0]?.outcome).toBe('DIED_AFTER_MESSAGE');
+  });
+
   it('serves client and bidi streams', async () => {
     const { client } = await setup();
     const joined = await new Promise((resolve, reject) => {

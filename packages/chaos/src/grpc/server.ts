@@ -79,6 +79,13 @@ export interface GrpcChaosServer extends AttemptRecorder {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** grpc-js's intercepting server call under a unary call object (not public API). */
+interface InternalCall {
+  sendMessage(message: unknown, done: () => void): void;
+  nextCall?: InternalCall;
+  stream?: { session?: { destroy(): void } };
+}
+
 /** The parts of a grpc-js server call the chaos server reads. */
 type AnyServerCall = Pick<ServerUnaryCall<unknown, unknown>, 'getDeadline' | 'metadata'> & {
   once(event: 'cancelled', listener: () => void): unknown;
@@ -195,11 +202,35 @@ export async function startGrpcChaosServer(
     callback(null, reply(record, message, index));
   }
 
+  /** Sends the unary response without its status, then shuts the whole server down. */
+  function dieAfterMessage(
+    record: ObservedAttempt,
+    call: ServerUnaryCall<EchoRequest, EchoResponse>,
+  ): void {
+    record.outcome = 'DIED_AFTER_MESSAGE';
+    // The public unary API sends message and status together; the intercepting call under it
+    // sends the message alone, which is the only way to be "between the answer and the status".
+    const inner = (call as unknown as { call: InternalCall }).call;
+    inner.sendMessage(reply(record, call.request.message ?? '', 0), () => {
+      // Let the data frame reach the socket, then drop the connection the way a crash does:
+      // the connection closes under the stream with no status (forceShutdown alone would cancel
+      // the stream politely, and the client would see CANCELLED).
+      void sleep(20).then(() => {
+        let c: InternalCall | undefined = inner;
+        while (c !== undefined && c.stream === undefined) c = c.nextCall;
+        c?.stream?.session?.destroy();
+        return stop();
+      });
+    });
+  }
+
   const unary =
     (path: string): handleUnaryCall<EchoRequest, EchoResponse> =>
     (call, callback) => {
       void arrive(call, path).then(({ record, plan, live }) => {
-        if (live) answer(record, plan, callback, call.request.message ?? '', 0);
+        if (!live) return;
+        if (plan.dieAfterMessage) dieAfterMessage(record, call);
+        else answer(record, plan, callback, call.request.message ?? '', 0);
       });
     };
 

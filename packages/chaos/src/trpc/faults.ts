@@ -16,24 +16,39 @@ export type TrpcInjectedError =
       type: 'status';
       /** HTTP status of the response. Defaults to 503. */
       status?: number;
-      /** Sent as the `Retry-After` header, in seconds. Defaults to no header. */
-      retryAfterSeconds?: number;
+      /** Sent as the `Retry-After` header, in seconds; a string is sent verbatim (for malformed values). Defaults to no header. */
+      retryAfterSeconds?: number | string;
     }
   | {
       /** A reverse proxy's HTML error page. */
       type: 'html';
       /** HTTP status of the response. Defaults to 502. */
       status?: number;
-      /** Sent as the `Retry-After` header, in seconds. Defaults to no header. */
-      retryAfterSeconds?: number;
+      /** Sent as the `Retry-After` header, in seconds; a string is sent verbatim. Defaults to no header. */
+      retryAfterSeconds?: number | string;
     }
   | {
       /** The socket is destroyed without a response. */
       type: 'reset';
     };
 
+/** What one attempt of a call gets (see {@link TrpcFaultPlan.steps}). */
+export interface TrpcAttemptFault {
+  /** Fail the attempt like this. Defaults to answering it. */
+  error?: TrpcInjectedError;
+  /** Wait this long (ms) before failing or answering. Defaults to 0. */
+  delayMs?: number;
+  /** Never answer the attempt. Defaults to false. */
+  hang?: boolean;
+}
+
 /** The fault schedule a chaos tRPC server applies to each HTTP request. */
 export interface TrpcFaultPlan {
+  /**
+   * A script per attempt: step `i` decides attempt `i + 1` of each call id (alone: the rest of
+   * the plan does not apply to it); later attempts get the rest of the plan. Defaults to none.
+   */
+  steps?: readonly TrpcAttemptFault[];
   /** Share of requests that fail with `error`, in [0, 1]. Defaults to 0. */
   errorRate?: number;
   /** The first `failFirst` attempts of each call id fail with `error`. Defaults to 0. */
@@ -56,6 +71,8 @@ export interface TrpcFaultPlan {
 export interface FaultDecision {
   delayMs: number;
   action: 'pass' | 'error' | 'hang';
+  /** The error of a scripted step, over the plan's `error`. */
+  error?: TrpcInjectedError | undefined;
 }
 
 function rate(name: string, value: number | undefined): void {
@@ -86,6 +103,15 @@ export function checkFaultPlan(plan: TrpcFaultPlan): void {
   count('faults.dropStreamAfter', plan.dropStreamAfter);
   count('faults.dropStreamTimes', plan.dropStreamTimes);
   if (plan.latency) checkLatency('faults.latency', plan.latency);
+  if (plan.steps !== undefined && !Array.isArray(plan.steps)) {
+    throw new TypeError('faults.steps must be an array');
+  }
+  plan.steps?.forEach((step, i) => {
+    const d = step.delayMs;
+    if (d !== undefined && !(typeof d === 'number' && d >= 0 && Number.isFinite(d))) {
+      throw new RangeError(`faults.steps[${i}].delayMs must be a number >= 0, got ${String(d)}`);
+    }
+  });
   const type = plan.error?.type;
   if (type !== undefined && type !== 'status' && type !== 'html' && type !== 'reset') {
     throw new TypeError(
@@ -100,6 +126,11 @@ export function decideFault(
   attempt: number,
   random: RandomSource,
 ): FaultDecision {
+  const step = plan.steps?.[attempt - 1];
+  if (step !== undefined) {
+    const action = step.hang ? 'hang' : step.error ? 'error' : 'pass';
+    return { delayMs: step.delayMs ?? 0, action, error: step.error };
+  }
   const delayMs = plan.latency ? drawLatency(plan.latency, random) : 0;
   if (plan.hangRate && random() < plan.hangRate) return { delayMs, action: 'hang' };
   if (plan.failFirst && attempt <= plan.failFirst) return { delayMs, action: 'error' };

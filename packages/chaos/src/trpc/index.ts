@@ -3,8 +3,8 @@ export {
   type FetchEventSourceEvent,
   type FetchEventSourceInit,
 } from './event-source.js';
-export type { TrpcFaultPlan, TrpcInjectedError } from './faults.js';
-export type { ChaosTrpcStats } from './recorder.js';
+export type { TrpcAttemptFault, TrpcFaultPlan, TrpcInjectedError } from './faults.js';
+export type { ChaosTrpcStats, TrpcObservedAttempt } from './recorder.js';
 export { type ChaosTrpcContext, type ChaosTrpcRouter, chaosTrpcRouter } from './router.js';
 export {
   type ChaosTrpcServer,

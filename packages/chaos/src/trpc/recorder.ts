@@ -1,3 +1,19 @@
+/** One HTTP request a chaos tRPC server received. Ids and timings only: no payloads. */
+export interface TrpcObservedAttempt {
+  /** The `x-call-id` header, else method and URL. */
+  callId: string;
+  /** Requests seen for the call id, this one included. */
+  attempt: number;
+  /** Procedure paths in the request. */
+  paths: string[];
+  /** Arrival time (epoch ms). */
+  receivedAt: number;
+  /** HTTP status sent, once the response finished. */
+  httpStatus: number | undefined;
+  /** `'answered'` once a response finished, `'cancelled'` when the client went away first (or the socket was reset); undefined while running. */
+  outcome: 'answered' | 'cancelled' | undefined;
+}
+
 /** What a chaos tRPC server saw. Counts only: no payloads. */
 export interface ChaosTrpcStats {
   /** Name of the server these counts belong to. */
@@ -27,6 +43,8 @@ export interface ChaosTrpcStats {
   handled: number;
   /** The `lastEventId` each subscription started with (`null` for a fresh start). */
   subscriptionStarts: Array<string | null>;
+  /** Every request in arrival order (the first 10 000). */
+  observed: TrpcObservedAttempt[];
 }
 
 /** Mutable counters behind `stats()`. @internal */
@@ -48,6 +66,7 @@ export class TrpcRecorder {
       faults: { error: 0, hang: 0, delayed: 0, dropped: 0 },
       handled: 0,
       subscriptionStarts: [],
+      observed: [],
     };
   }
 
@@ -56,8 +75,8 @@ export class TrpcRecorder {
     return this.data.subscriptionStarts;
   }
 
-  /** Records one request; returns its attempt number for `callId`. */
-  request(paths: readonly string[], callId: string): number {
+  /** Records one request; returns its record (with its attempt number for `callId`). */
+  request(paths: readonly string[], callId: string, receivedAt: number): TrpcObservedAttempt {
     const d = this.data;
     d.requests++;
     d.calls += paths.length;
@@ -65,7 +84,16 @@ export class TrpcRecorder {
     for (const p of paths) d.procedures[p] = (d.procedures[p] ?? 0) + 1;
     const attempt = (d.attempts[callId] ?? 0) + 1;
     d.attempts[callId] = attempt;
-    return attempt;
+    const record: TrpcObservedAttempt = {
+      callId,
+      attempt,
+      paths: paths.slice(),
+      receivedAt,
+      httpStatus: undefined,
+      outcome: undefined,
+    };
+    if (d.observed.length < 10_000) d.observed.push(record);
+    return record;
   }
 
   fault(kind: keyof ChaosTrpcStats['faults']): void {
@@ -85,6 +113,7 @@ export class TrpcRecorder {
       batchSizes: [...d.batchSizes],
       faults: { ...d.faults },
       subscriptionStarts: [...d.subscriptionStarts],
+      observed: d.observed.map((o) => ({ ...o })),
     };
   }
 

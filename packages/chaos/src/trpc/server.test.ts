@@ -34,6 +34,25 @@ describe('createChaosTrpcServer', () => {
     expect(stats.calls).toBe(3);
   });
 
+  it('answers CORS preflights itself (not counted) when cors is on, and only then', async () => {
+    const preflight = (url: string) =>
+      fetch(`${url}/echo`, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://page.test', 'access-control-request-headers': 'x-call-id' },
+      });
+    const open = await serve({ cors: true });
+    const res = await preflight(open.url);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toBe('x-call-id');
+    const query = await fetch(`${open.url}/echo?input=${encodeURIComponent('"x"')}`);
+    expect(query.headers.get('access-control-allow-origin')).toBe('*');
+    expect(open.stats().requests).toBe(1);
+
+    const closed = await serve({});
+    expect((await preflight(closed.url)).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('fails 30% of 1000 requests within tolerance', async () => {
     const s = await serve({ faults: { errorRate: 0.3 }, seed: 7 });
     let failed = 0;
@@ -141,6 +160,38 @@ describe('createChaosTrpcServer', () => {
     await new Promise((r) => setTimeout(r, 30));
     await s.stop();
     expect(await second).toBe('closed');
+  });
+
+  it('scripts each attempt of a call and records what became of every request', async () => {
+    const s = await serve({
+      faults: {
+        steps: [
+          { error: { type: 'status', status: 503, retryAfterSeconds: 'soon' } },
+          { hang: true },
+        ],
+        errorRate: 1,
+        error: { type: 'html' },
+      },
+    });
+    const get = (signal?: AbortSignal) =>
+      fetch(echoUrl(s), { headers: { 'x-call-id': 's1' }, ...(signal ? { signal } : {}) });
+    const first = await get();
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('soon');
+    const ac = new AbortController();
+    const hung = get(ac.signal).catch((e: Error) => e.name);
+    await expect.poll(() => s.stats().requests).toBe(2);
+    ac.abort();
+    expect(await hung).toBe('AbortError');
+    expect((await get()).status).toBe(502); // after the script: the rest of the plan
+    await expect
+      .poll(() => s.stats().observed.map((o) => [o.attempt, o.outcome, o.httpStatus]))
+      .toEqual([
+        [1, 'answered', 503],
+        [2, 'cancelled', undefined],
+        [3, 'answered', 502],
+      ]);
+    expect(s.stats().observed[0]).toMatchObject({ callId: 's1', paths: ['echo'] });
   });
 
   it('validates the fault plan', async () => {

@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type RandomSource, type Sleep, systemSleep } from '@breakwater/core';
+import {
+  type Clock,
+  type RandomSource,
+  type Sleep,
+  systemClock,
+  systemSleep,
+} from '@breakwater/core';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { seededRandom } from '../grpc/seeded-random.js';
 import { checkFaultPlan, decideFault, type TrpcFaultPlan } from './faults.js';
@@ -25,6 +31,13 @@ export interface ChaosTrpcServerOptions {
   random?: RandomSource;
   /** How added latency waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
+  /**
+   * Answers cross-origin requests from any origin (CORS, preflights included and
+   * not counted in the stats), so a page served elsewhere can call it. Defaults to false.
+   */
+  cors?: boolean;
+  /** Time source of `observed[].receivedAt`. Defaults to `systemClock`. */
+  clock?: Clock;
 }
 
 /** A running chaos tRPC server. */
@@ -53,6 +66,20 @@ export interface ChaosTrpcServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** Sets the CORS headers; answers a preflight itself and returns true for one. */
+function allowCrossOrigin(req: IncomingMessage, res: ServerResponse): boolean {
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-expose-headers', '*');
+  if (req.method !== 'OPTIONS') return false;
+  res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
+  res.setHeader(
+    'access-control-allow-headers',
+    req.headers['access-control-request-headers'] ?? '*',
+  );
+  res.writeHead(204).end();
+  return true;
+}
+
 /** Procedure paths in a tRPC URL (`/a,b?batch=1` → `['a', 'b']`). */
 function procedurePaths(url: URL): string[] {
   return decodeURIComponent(url.pathname)
@@ -75,6 +102,7 @@ export async function createChaosTrpcServer(
   const host = options.host ?? '127.0.0.1';
   const random = options.random ?? seededRandom(options.seed ?? 1);
   const sleep = options.sleep ?? systemSleep;
+  const clock = options.clock ?? systemClock;
   let plan: TrpcFaultPlan = options.faults ?? {};
   checkFaultPlan(plan);
   let streamsDropped = 0;
@@ -89,7 +117,12 @@ export async function createChaosTrpcServer(
     const url = new URL(req.url ?? '/', 'http://chaos.invalid');
     const paths = procedurePaths(url);
     const callId = (req.headers['x-call-id'] as string | undefined) ?? `${req.method} ${req.url}`;
-    const attempt = recorder.request(paths, callId);
+    const record = recorder.request(paths, callId, clock());
+    const attempt = record.attempt;
+    res.once('close', () => {
+      record.httpStatus = res.writableFinished ? res.statusCode : undefined;
+      record.outcome = res.writableFinished ? 'answered' : 'cancelled';
+    });
     res.setHeader('x-chaos-server', name);
     const current = plan;
     const applies = !current.paths || paths.some((p) => current.paths?.includes(p));
@@ -113,7 +146,7 @@ export async function createChaosTrpcServer(
         recorder.fault('error');
         writeInjectedError(
           res,
-          current.error ?? { type: 'status' },
+          decision.error ?? current.error ?? { type: 'status' },
           paths,
           url.searchParams.has('batch'),
         );
@@ -132,7 +165,9 @@ export async function createChaosTrpcServer(
     trpc(req, res);
   };
 
+  const cors = options.cors ?? false;
   const server = createServer((req, res) => {
+    if (cors && allowCrossOrigin(req, res)) return;
     handle(req, res).catch(() => res.destroy());
   });
   let port = options.port ?? 0;

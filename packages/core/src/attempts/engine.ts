@@ -1,4 +1,4 @@
-import { type Backoff, createBackoff } from '../retry/backoff.js';
+import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
@@ -195,15 +195,18 @@ export const MAX_ATTEMPTS = 10;
 export const DEFAULT_ATTEMPTS = 3;
 
 /**
- * The one default backoff: exponential from 100 ms, doubling, capped at 5 s,
+ * The options of the one default backoff: exponential from 100 ms, doubling, capped at 5 s,
  * with full jitter (each delay drawn from `[0, schedule)`), as gRFC A6 does.
  */
-export const DEFAULT_BACKOFF: Backoff = createBackoff({
+export const DEFAULT_BACKOFF_OPTIONS: Readonly<BackoffOptions> = Object.freeze({
   baseDelayMs: 100,
   strategy: 'exponential',
   maxDelayMs: 5_000,
   jitter: 'full',
 });
+
+/** {@link DEFAULT_BACKOFF_OPTIONS} built: the backoff of every stack that names none. */
+export const DEFAULT_BACKOFF: Backoff = createBackoff(DEFAULT_BACKOFF_OPTIONS);
 
 /** The longest server pushback honoured; a longer one ends the retries at once. */
 export const DEFAULT_MAX_PUSHBACK_MS = 30_000;

@@ -23,6 +23,7 @@ import {
   AttemptEngine,
   DEFAULT_ATTEMPTS,
   DEFAULT_BACKOFF,
+  DEFAULT_BACKOFF_OPTIONS,
   DEFAULT_MAX_PUSHBACK_MS,
   MAX_ATTEMPTS,
 } from './engine.js';
@@ -201,12 +202,25 @@ function attemptsOf(path: string, value: unknown, fallback: number, min: number)
   return optionalNumber(path, value, fallback, { integer: true, min, max: MAX_ATTEMPTS });
 }
 
-function backoffOf(path: string, value: Backoff | BackoffOptions | undefined): Backoff {
-  if (value === undefined) return DEFAULT_BACKOFF;
+function backoffOf(
+  path: string,
+  value: Backoff | BackoffOptions | undefined,
+  random: RandomSource | undefined,
+): Backoff {
+  if (value === undefined) {
+    return random === undefined
+      ? DEFAULT_BACKOFF
+      : createBackoff({ ...DEFAULT_BACKOFF_OPTIONS, random });
+  }
   checkObject(path, value, false);
-  return typeof (value as Backoff).delayFor === 'function'
-    ? (value as Backoff)
-    : optionPath(path, () => createBackoff(value as BackoffOptions));
+  if (typeof (value as Backoff).delayFor === 'function') return value as Backoff;
+  const options = value as BackoffOptions;
+  // The stack's injected randomness drives jitter too, unless the backoff names its own.
+  return optionPath(path, () =>
+    createBackoff(
+      random === undefined || options.random !== undefined ? options : { ...options, random },
+    ),
+  );
 }
 
 function isBreaker(value: object): value is CircuitBreaker {
@@ -266,7 +280,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     if (attempts > 1) {
       retry = new AttemptEngine({
         attempts,
-        backoff: backoffOf(`retry.backoff`, retryOption.backoff),
+        backoff: backoffOf(`retry.backoff`, retryOption.backoff, o.random),
         budget,
         maxPushbackMs: optionalNumber(
           `retry.maxPushbackMs`,

@@ -47,8 +47,10 @@ describe('a pending deadline keeps the process alive', () => {
     expect(code).toBe(0);
   });
 
-  it('protect({ timeout }) on a hung operation rejects with DeadlineExceededError instead of exiting', async () => {
-    const { stdout, code } = await runChild(printError("core.protect({ timeout: '20ms' })(hang)"));
+  it('protect({ attemptTimeoutMs }) on a hung operation rejects with DeadlineExceededError instead of exiting', async () => {
+    const { stdout, code } = await runChild(
+      printError('core.protect({ attemptTimeoutMs: 20 })(hang)'),
+    );
     expect(stdout).toBe('DeadlineExceededError');
     expect(code).toBe(0);
   });
@@ -69,7 +71,7 @@ describe('a pending deadline keeps the process alive', () => {
     // A 10-minute deadline: were it still held, the child would run into the kill timeout above.
     const { stdout, code } = await runChild(`
       await core.withTimeout(async () => 1, { timeoutMs: 600_000 });
-      await core.protect({ timeout: '10m' })(async () => 1);
+      await core.protect({ attemptTimeoutMs: 600_000 })(async () => 1);
       console.log('done');
     `);
     expect(stdout).toBe('done');

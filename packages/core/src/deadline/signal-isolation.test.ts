@@ -42,7 +42,7 @@ describe('each call has its own signal', () => {
   });
 
   it('protect: the winning attempt keeps a quiet signal when an attempt of its slot times out', async () => {
-    const run = protect({ timeout: TIMEOUT_MS });
+    const run = protect({ attemptTimeoutMs: TIMEOUT_MS });
     const signal = await winnerSignalAfterLoserTimesOut((op) => run(({ signal: s }) => op(s)));
     expect(signal.aborted).toBe(false);
   });

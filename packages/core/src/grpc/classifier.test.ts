@@ -14,6 +14,55 @@ describe('classifyGrpcStatus', () => {
     });
   });
 
+  it('carries pushback on every retryable status; a bad value says do not retry', () => {
+    const push = (value: string) => trailers({ 'grpc-retry-pushback-ms': value });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, push('300')).retryAfterMs).toBe(300);
+    expect(classifyGrpcStatus(status.UNAVAILABLE, push('-1')).retryAfterMs).toBe(-1);
+    expect(classifyGrpcStatus(status.UNAVAILABLE, push('soon')).retryAfterMs).toBe(-1);
+    expect(classifyGrpcStatus(status.UNAVAILABLE, undefined).retryAfterMs).toBeUndefined();
+    const perAttempt = { perAttemptDeadline: true };
+    expect(classifyGrpcStatus(status.DEADLINE_EXCEEDED, push('50'), perAttempt).retryAfterMs).toBe(
+      50,
+    );
+    // A status not retried keeps no pushback: there is nothing to delay.
+    expect(classifyGrpcStatus(status.INVALID_ARGUMENT, push('50')).retryAfterMs).toBeUndefined();
+  });
+
+  it('marks UNAVAILABLE never sent only for a connection failure with no headers received', () => {
+    const info = (details: string, headersReceived: boolean) => ({ details, headersReceived });
+    const refused = 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1';
+    for (const details of [
+      refused,
+      'round_robin: No connection established',
+      'Stream refused by server',
+    ]) {
+      expect(
+        classifyGrpcStatus(status.UNAVAILABLE, undefined, info(details, false)).neverSent,
+      ).toBe(true);
+    }
+    // Headers came back: the server saw the call, whatever the text says.
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, info(refused, true)).neverSent,
+    ).toBeUndefined();
+    // A server's own UNAVAILABLE (trailers-only, so no headers) may have done work.
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, info('chaos: UNAVAILABLE', false))
+        .neverSent,
+    ).toBeUndefined();
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: refused }).neverSent,
+    ).toBeUndefined();
+    const classify = createGrpcStatusClassifier();
+    const input = {
+      path: '/a.B/C',
+      code: status.UNAVAILABLE,
+      trailer: undefined,
+      details: refused,
+    };
+    expect(classify({ ...input, headersReceived: false }).neverSent).toBe(true);
+    expect(classify(input).neverSent).toBeUndefined();
+  });
+
   it('retries RESOURCE_EXHAUSTED only with valid pushback, honoured as retryAfterMs', () => {
     expect(
       classifyGrpcStatus(status.RESOURCE_EXHAUSTED, trailers({ 'grpc-retry-pushback-ms': '300' })),
@@ -28,6 +77,50 @@ describe('classifyGrpcStatus', () => {
       ).toBe(false);
     }
     expect(classifyGrpcStatus(status.RESOURCE_EXHAUSTED, undefined).retry).toBe(false);
+  });
+
+  it('carries pushback on every retryable status; a bad one says do not retry (gRFC A6)', () => {
+    const pushback = (value: string) => trailers({ 'grpc-retry-pushback-ms': value });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('300'))).toMatchObject({
+      retry: true,
+      retryAfterMs: 300,
+    });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('-1')).retryAfterMs).toBe(-1);
+    expect(classifyGrpcStatus(status.UNAVAILABLE, pushback('soon')).retryAfterMs).toBe(-1);
+    expect(
+      classifyGrpcStatus(status.DEADLINE_EXCEEDED, pushback('40'), { perAttemptDeadline: true })
+        .retryAfterMs,
+    ).toBe(40);
+    expect(
+      classifyGrpcStatus(status.ABORTED, pushback('7'), { retryAborted: true }).retryAfterMs,
+    ).toBe(7);
+  });
+
+  it('marks UNAVAILABLE neverSent only for a connection that never carried the request', () => {
+    const refused = 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1';
+    // Merge of p-grpcjs and p-nice: p-nice's default (headersReceived: true, "the server may
+    // have seen it") kept; both adapters pass headersReceived explicitly.
+    const noHeaders = { headersReceived: false };
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { ...noHeaders, details: refused })
+        .neverSent,
+    ).toBe(true);
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, {
+        ...noHeaders,
+        details: 'Stream refused by server',
+      }).neverSent,
+    ).toBe(true);
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, {
+        details: refused,
+        headersReceived: true,
+      }).neverSent,
+    ).toBeUndefined();
+    expect(
+      classifyGrpcStatus(status.UNAVAILABLE, undefined, { details: 'Connection dropped' })
+        .neverSent,
+    ).toBeUndefined();
   });
 
   it('retries DEADLINE_EXCEEDED only under a per-attempt deadline', () => {

@@ -22,6 +22,12 @@ export interface GrpcAttemptInfo {
   perAttemptDeadline?: boolean;
   /** The caller cancelled the call. Defaults to false. */
   cancelledByCaller?: boolean;
+  /**
+   * The attempt received response headers from a server. `false` with a
+   * connection-level `UNAVAILABLE` (no connection, stream refused) marks the
+   * request never sent. Defaults to true (assume the server may have seen it).
+   */
+  headersReceived?: boolean;
   /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
   retryAborted?: boolean;
   /** Retry `INTERNAL`. Defaults to false. */
@@ -58,15 +64,31 @@ const CALLER_ERROR: ErrorVerdict = Object.freeze({
   countForCircuit: false,
 });
 
+// A request that provably never left: safe to repeat for any method (grpc-js's transparent retry).
+const NEVER_SENT: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: true,
+  neverSent: true,
+});
+
+// grpc-js's own words for a call that found no connection, or whose stream the server refused.
+const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
   /^(Request message serialization failure|Received message larger than max)/;
 
 /**
  * Maps a gRPC status code to a Breakwater {@link ErrorVerdict} (SPEC §9).
- * Pure: the same inputs always give the same verdict. Defaults, by code:
+ * Pure: the same inputs always give the same verdict. A retryable verdict
+ * carries the `grpc-retry-pushback-ms` trailer as `retryAfterMs` (gRFC A6:
+ * it replaces the backoff; negative or not a whole number, `-1`, stops the
+ * retries), whatever the status. Defaults, by code:
  *
- * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering).
+ * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
+ *   `neverSent` when no headers came back and grpc-js reports no connection or a
+ *   refused stream (the request never left, so any method may repeat it).
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
@@ -86,12 +108,26 @@ export function classifyGrpcStatus(
   trailer: TrailerGetter | undefined,
   info: GrpcAttemptInfo = {},
 ): ErrorVerdict {
+  const verdict = statusVerdict(code, trailer, info);
+  if (verdict.retry === false || verdict.retryAfterMs !== undefined) return verdict;
+  // gRFC A6: pushback applies to every retryable status (-1, "do not retry", for a bad value).
+  const pushback = parsePushback(trailer);
+  return pushback === undefined ? verdict : { ...verdict, retryAfterMs: pushback };
+}
+
+function statusVerdict(
+  code: number,
+  trailer: TrailerGetter | undefined,
+  info: GrpcAttemptInfo,
+): ErrorVerdict {
   if (info.cancelledByCaller) return CALLER_ERROR;
   switch (code) {
     case GrpcStatus.OK:
       return CALLER_ERROR;
     case GrpcStatus.UNAVAILABLE:
-      return RETRY;
+      return info.headersReceived === false && CONNECTION_FAILURE.test(info.details ?? '')
+        ? NEVER_SENT
+        : RETRY;
     case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;
@@ -210,6 +246,7 @@ export function createGrpcStatusClassifier(
       details: input.details ?? '',
       perAttemptDeadline: input.perAttemptDeadline ?? false,
       cancelledByCaller: input.cancelledByCaller ?? false,
+      headersReceived: input.headersReceived ?? true,
     });
     return override ? override(input, verdict) : verdict;
   };

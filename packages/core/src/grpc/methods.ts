@@ -1,4 +1,4 @@
-import { optionTypeError } from '@breakwater/core';
+import { optionTypeError } from '../internal/validate.js';
 
 /**
  * Which methods a setting applies to: full paths (`/pkg.Service/Method`) or

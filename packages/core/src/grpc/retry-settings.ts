@@ -1,15 +1,15 @@
 import { optionPath, optionRangeError } from '../internal/validate.js';
 import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 
-/** Emitted before each retry or hedge. Carries the method, numbers and the code, never payloads. */
+/** Emitted before each retry's wait. Carries the method, numbers and the code, never payloads. */
 export interface GrpcRetryEvent {
   /** Full method path. */
   path: string;
-  /** Number of the attempt about to start (2 for the first retry). */
+  /** The attempt that failed (1 = the first), or for a hedge the attempt outstanding. */
   attempt: number;
-  /** Wait before it starts, in ms (the hedging delay for hedges). */
+  /** Wait before the next attempt starts, in ms (server pushback when it sent one). */
   delayMs: number;
-  /** Status code of the failed attempt (see `GrpcStatus`), or `undefined` for a hedge. */
+  /** Status code of the failed attempt (see `GrpcStatus`); `undefined` only for a nice-grpc hedge. */
   code: number | undefined;
 }
 

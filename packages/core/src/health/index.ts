@@ -1,11 +1,11 @@
 // Health: registry (counts + one shared-breaker circuit per provider), probes,
 // readiness rules, background checker. User-facing factories first, types below.
+// The HTTP and TCP probes need Node built-ins and live in `@breakwater/core/node`
+// (src/node.ts), so the main entry bundles for browsers.
 
 export type { HealthChecker, HealthCheckerOptions, ProbeResultEvent } from './checker.js';
 export { createHealthChecker } from './checker.js';
 export { all, any } from './combinators.js';
-export type { HttpProbeOptions, HttpTarget } from './http-probe.js';
-export { createHttpProbe, httpProbe } from './http-probe.js';
 export type {
   HealthVerdict,
   Probe,
@@ -38,5 +38,3 @@ export type {
 } from './registry.js';
 export { createHealthRegistry } from './registry.js';
 export type { HealthTargets, NamedTarget } from './targets.js';
-export type { TcpProbeOptions, TcpTarget } from './tcp-probe.js';
-export { createTcpProbe, tcpProbe } from './tcp-probe.js';

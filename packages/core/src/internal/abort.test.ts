@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineExceededError, isOperationAbortedError } from '../errors/index.js';
-import { abortError } from './abort.js';
+import { abortError, allowUnboundedListeners, neverAbortedSignal } from './abort.js';
 
 describe('abortError', () => {
   it('passes an Error reason through unchanged', () => {
@@ -31,5 +31,35 @@ describe('abortError', () => {
     const reason = new DOMException('timed out', 'TimeoutError');
     ac.abort(reason);
     expect(abortError(ac.signal)).toBe(reason);
+  });
+});
+
+/** Names of the process warnings emitted while 11 listeners sit on `signal`. */
+async function warningsWith11Listeners(signal: AbortSignal): Promise<string[]> {
+  const seen: string[] = [];
+  const onWarning = (w: Error) => seen.push(w.name);
+  const listeners = Array.from({ length: 11 }, () => () => {});
+  process.on('warning', onWarning);
+  try {
+    for (const l of listeners) signal.addEventListener('abort', l);
+    // Node emits the warning on a later tick.
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    for (const l of listeners) signal.removeEventListener('abort', l);
+    process.off('warning', onWarning);
+  }
+  return seen;
+}
+
+describe('allowUnboundedListeners', () => {
+  it('lifts the listener warning on the shared never-aborted signal without importing node:events', async () => {
+    expect(await warningsWith11Listeners(neverAbortedSignal)).toEqual([]);
+    const signal = new AbortController().signal;
+    allowUnboundedListeners(signal);
+    expect(await warningsWith11Listeners(signal)).toEqual([]);
+    // Control: the same load on a plain signal does warn, so the checks above can fail.
+    expect(await warningsWith11Listeners(new AbortController().signal)).toEqual([
+      'MaxListenersExceededWarning',
+    ]);
   });
 });

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 
 /**
@@ -26,7 +25,24 @@ function isDefaultAbortReason(reason: Error): boolean {
   );
 }
 
+type NodeEvents = { setMaxListeners(n: number, ...targets: EventTarget[]): void };
+type BuiltinLoader = { getBuiltinModule?(id: string): unknown };
+
+/**
+ * Lifts Node's listener-count warning (`MaxListenersExceededWarning`) on a
+ * signal that legitimately carries many listeners. Reaches `node:events`
+ * through `process.getBuiltinModule` (Node ≥ 20.16) rather than an import, so
+ * the main entry bundles for browsers, which have no such warning; where the
+ * hook is missing it does nothing.
+ * @internal
+ */
+export function allowUnboundedListeners(signal: AbortSignal): void {
+  const loader = (globalThis as { process?: BuiltinLoader }).process;
+  const events = loader?.getBuiltinModule?.('node:events') as NodeEvents | undefined;
+  events?.setMaxListeners(0, signal);
+}
+
 /** A signal that never aborts, for callers that have none. Shared; never allocate per call. */
 export const neverAbortedSignal: AbortSignal = new AbortController().signal;
 // User code may attach listeners to it per call; it never fires, so no count is a leak.
-setMaxListeners(0, neverAbortedSignal);
+allowUnboundedListeners(neverAbortedSignal);

@@ -14,12 +14,12 @@ const faults = trackProcessFaults();
 const badSignals: unknown[] = [{}, { aborted: false }, 'signal', 1, null];
 
 describe('per-call options', () => {
-  it('protect: a bad signal, fallback or errorPolicy throws naming it and leaves no slot taken', async () => {
+  it('protect: a bad signal, fallback or classify throws naming it and leaves no slot taken', async () => {
     const clock = createManualClock();
     const run = protect({
-      concurrency: 1,
-      timeout: 50,
-      circuit: { threshold: 1, cooldown: 1000 },
+      concurrency: { limit: 1 },
+      attemptTimeoutMs: 50,
+      circuit: { failureThreshold: 1, openDurationMs: 1000 },
       clock,
       sleep: clock.sleep,
     });
@@ -31,8 +31,8 @@ describe('per-call options', () => {
     expect(() => run(() => 1, { fallback: 1 as never })).toThrow(
       /options\.fallback must be a function/,
     );
-    expect(() => run(() => 1, { errorPolicy: 'x' as never })).toThrow(
-      /options\.errorPolicy must be a function/,
+    expect(() => run(() => 1, { classify: 'x' as never })).toThrow(
+      /options\.classify must be a function/,
     );
     expect(() => run(() => 1, 5 as never)).toThrow(/protect run options must be an object/);
     expect(run.active).toBe(0);
@@ -70,8 +70,11 @@ describe('per-call options', () => {
     await expect(withRetry(() => 'next')).resolves.toBe('next');
   });
 
-  it('router.execute: a bad signal, fallback or errorPolicy throws naming it and leaves no slot taken', async () => {
-    const router = createRouter({ providers: [{ id: 'a', resource: 1 }], concurrency: 1 });
+  it('router.execute: a bad signal, fallback or classify throws naming it and leaves no slot taken', async () => {
+    const router = createRouter({
+      providers: [{ id: 'a', resource: 1 }],
+      concurrency: { limit: 1 },
+    });
     for (const signal of badSignals) {
       expect(() => router.execute(() => 1, { signal: signal as never })).toThrow(
         /router\.execute options\.signal must be an AbortSignal/,
@@ -80,8 +83,8 @@ describe('per-call options', () => {
     expect(() => router.execute(() => 1, { fallback: {} as never })).toThrow(
       /router\.execute options\.fallback must be a function/,
     );
-    expect(() => router.execute(() => 1, { errorPolicy: 3 as never })).toThrow(
-      /router\.execute options\.errorPolicy must be a function/,
+    expect(() => router.execute(() => 1, { classify: 3 as never })).toThrow(
+      /router\.execute options\.classify must be a function/,
     );
     expect(() => router.execute(7 as never)).toThrow(/router\.execute\(fn\) must be a function/);
     expect(router.active).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Validation of per-call options (`signal`, `fallback`, `errorPolicy`), run by
+ * Validation of per-call options (`signal`, `fallback`, `classify`), run by
  * every call before it takes a slot, permit, token or timer. A bad call
  * throws `TypeError` synchronously, like an invalid `withTimeout` or
  * `withRetry` option: nothing was taken, so the next call is unharmed. The
@@ -38,7 +38,7 @@ function checkOptionalFunction(name: string, value: unknown): void {
 interface CallOptions {
   signal?: unknown;
   fallback?: unknown;
-  errorPolicy?: unknown;
+  classify?: unknown;
 }
 
 /**
@@ -58,5 +58,5 @@ export function checkCall(where: string, fnName: string, fn: unknown, options: u
   const o = options as CallOptions;
   checkSignal(`${where} options.signal`, o.signal);
   checkOptionalFunction(`${where} options.fallback`, o.fallback);
-  checkOptionalFunction(`${where} options.errorPolicy`, o.errorPolicy);
+  checkOptionalFunction(`${where} options.classify`, o.classify);
 }

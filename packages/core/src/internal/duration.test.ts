@@ -26,8 +26,9 @@ describe('parseDuration', () => {
   });
 
   it('protect and withTimeout refuse an overflowing duration at the call site, naming it', async () => {
-    expect(() => protect({ timeout: OVERFLOW as '1ms' })).toThrow(RangeError);
-    expect(() => protect({ timeout: OVERFLOW as '1ms' })).toThrow(/timeout/);
+    // protect takes ms numbers only: a duration string is a TypeError naming the option.
+    expect(() => protect({ attemptTimeoutMs: OVERFLOW as never })).toThrow(TypeError);
+    expect(() => protect({ attemptTimeoutMs: OVERFLOW as never })).toThrow(/attemptTimeoutMs/);
     expect(() => withTimeout(async () => 1, { timeoutMs: OVERFLOW as '1ms' })).toThrow(
       /timeoutMs.*finite/,
     );

@@ -62,9 +62,9 @@ describe('hostile thenables', () => {
       const clock = createManualClock();
       const boom = new Error('then exploded');
       const run = protect({
-        attempts: 3,
-        timeout: 50,
-        concurrency: 1,
+        retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+        attemptTimeoutMs: 50,
+        concurrency: { limit: 1 },
         clock,
         sleep: clock.sleep,
       });
@@ -86,8 +86,8 @@ describe('hostile thenables', () => {
       const boom = new Error('then exploded');
       const router = createRouter({
         providers: [{ id: 'a', resource: 1 }],
-        protection: { timeout: 50 },
-        concurrency: 1,
+        protection: { attemptTimeoutMs: 50 },
+        concurrency: { limit: 1 },
         clock,
         sleep: clock.sleep,
       });

@@ -1,3 +1,4 @@
+import type { AttemptEngine } from '../attempts/engine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
@@ -10,8 +11,6 @@ import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../inter
 import { isThenable } from '../internal/thenable.js';
 import type { SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
-import { systemSleep } from '../time/sleep.js';
-import { backoffDelay } from './backoff.js';
 import type { ProtectConfig } from './options.js';
 import type {
   ProtectContext,
@@ -27,6 +26,8 @@ import type {
 /** What every call of one runner shares. @internal */
 export interface RunnerShared {
   readonly config: ProtectConfig;
+  /** Whether attempts run under a deadline (an attempt timeout or the call's). */
+  readonly timed: boolean;
   /** Where attempt deadlines wait: the shared host wheel, or one driven by the injected sleep. */
   readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
@@ -58,7 +59,7 @@ class AttemptContext implements ProtectContext, OutcomeSink {
 
   get signal(): AbortSignal {
     const call = this.call;
-    if (call.shared.config.timeoutMs < 0) return call.callerSignal ?? neverAbortedSignal;
+    if (!call.shared.timed) return call.callerSignal ?? neverAbortedSignal;
     if (this.controller !== undefined) return this.controller.signal;
     const c = new AbortController();
     this.controller = c;
@@ -110,6 +111,16 @@ export class Call<T> extends WheelEntry {
   private lastError: unknown = undefined;
   /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
   private lastCounted = true;
+  /**
+   * The call's absolute deadline on the runner's clock (`timeoutMs`); 0 for
+   * none. Not `Infinity`: a field that starts as a small integer costs no
+   * number box per call on the success path of a runner without `timeoutMs`.
+   */
+  private deadlineAt = 0;
+  /** The configured deadline the current attempt's timer stands for, in ms. */
+  private timerMs = 0;
+  /** The wait before the current attempt (0 for the first). */
+  private previousDelayMs = 0;
 
   constructor(
     readonly shared: RunnerShared,
@@ -123,7 +134,7 @@ export class Call<T> extends WheelEntry {
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
   expire(timerError: Error | undefined): Error {
-    const error = timerError ?? new DeadlineExceededError(this.shared.config.timeoutMs);
+    const error = timerError ?? new DeadlineExceededError(this.timerMs);
     this.onDeadline(error);
     return error;
   }
@@ -236,6 +247,14 @@ export class Call<T> extends WheelEntry {
       this.fail(abortError(signal));
       return;
     }
+    const config = shared.config;
+    if (config.rateLimit !== undefined) {
+      const token = config.rateLimit.tryAcquire();
+      if (!token.ok) {
+        this.refuseNow('rate-limited', token.error);
+        return;
+      }
+    }
     if (shared.breaker !== undefined) {
       this.permit = shared.breaker.tryAcquire();
       if (this.permit < 0) {
@@ -245,7 +264,10 @@ export class Call<T> extends WheelEntry {
     }
     shared.running++;
     signal?.addEventListener('abort', this);
-    shared.config.budget?.recordRequest();
+    config.budget?.recordRequest();
+    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
+      this.deadlineAt = config.clock() + config.timeoutMs;
+    }
     this.runAttempt();
   }
 
@@ -256,14 +278,15 @@ export class Call<T> extends WheelEntry {
     return p;
   }
 
-  private refuseNow(reason: ProtectRejectReason): void {
+  private refuseNow(reason: ProtectRejectReason, cause?: Error): void {
     const shared = this.shared;
     this.settled = true;
     if (shared.rejects.active) shared.rejects.emit({ reason });
     const error =
-      reason === 'queue-full'
-        ? new QueueFullError(shared.config.maxQueue)
-        : this.circuitOpenError(shared.breaker as CircuitBreaker);
+      cause ??
+      (reason === 'queue-full'
+        ? new QueueFullError(shared.config.concurrency?.maxQueue ?? 0)
+        : this.circuitOpenError(shared.breaker as CircuitBreaker));
     this.failWith(error, reason);
   }
 
@@ -297,7 +320,7 @@ export class Call<T> extends WheelEntry {
     }
     const ctx = new AttemptContext(this as Call<unknown>, n);
     this.ctx = ctx;
-    if (config.timeoutMs > 0) shared.wheel.schedule(this, config.timeoutMs);
+    if (shared.timed) this.armDeadline(config);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -311,6 +334,24 @@ export class Call<T> extends WheelEntry {
     } else this.attemptSettled(ctx, true, result);
   }
 
+  /**
+   * Schedules the current attempt's deadline: its own timeout, or what is left
+   * of the call's when that comes first (the engine never starts a retry at or
+   * past it, so at least 1 ms is left).
+   */
+  private armDeadline(config: ProtectConfig): void {
+    let ms = config.attemptTimeoutMs;
+    this.timerMs = ms;
+    if (this.deadlineAt !== 0) {
+      const left = this.deadlineAt - config.clock();
+      if (left < ms) {
+        ms = Math.max(left, 1);
+        this.timerMs = config.timeoutMs;
+      }
+    }
+    this.shared.wheel.schedule(this, ms);
+  }
+
   /** Deadline of the current attempt passed (`error`: `DeadlineExceededError`), or its timer failed. */
   private onDeadline(error: Error): void {
     const ctx = this.ctx;
@@ -318,7 +359,7 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     ctx.abort(error);
     if (shared.timeouts.active) {
-      shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: shared.config.timeoutMs });
+      shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: this.timerMs });
     }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
@@ -363,30 +404,38 @@ export class Call<T> extends WheelEntry {
     // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
-    if (
-      verdict?.retry !== false &&
-      this.attempt < config.attempts &&
-      (config.budget === undefined || config.budget.tryRetry())
-    ) {
-      this.retryAfter(error, verdict?.retryAfterMs);
-      return;
+    const engine = config.engine;
+    if (engine !== undefined) {
+      const delay = engine.afterFailure(
+        this.attempt,
+        this.previousDelayMs,
+        verdict,
+        error,
+        this.deadlineAt === 0 ? Number.POSITIVE_INFINITY : this.deadlineAt,
+      );
+      if (delay >= 0) {
+        this.retryAfter(engine, error, delay);
+        return;
+      }
     }
     this.finish(counted ? 'failure' : 'neutral');
     this.failWith(error, 'error');
   }
 
-  private retryAfter(error: unknown, minimumMs: number | undefined): void {
+  private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
-    const config = shared.config;
-    let delay =
-      config.backoff === undefined ? 0 : backoffDelay(config.backoff, this.attempt, config.random);
-    if (minimumMs !== undefined && minimumMs > delay) delay = minimumMs;
-    if (shared.retries.active) {
-      shared.retries.emit({
-        attempt: this.attempt + 1,
-        delayMs: delay,
-        errorName: errorName(error),
-      });
+    this.previousDelayMs = delay;
+    const onRetry = shared.config.onRetry;
+    if (shared.retries.active || onRetry !== undefined) {
+      const event = { attempt: this.attempt, delayMs: delay, errorName: errorName(error) };
+      if (shared.retries.active) shared.retries.emit(event);
+      if (onRetry !== undefined) {
+        try {
+          onRetry(event);
+        } catch {
+          // A listener never breaks the call it observes.
+        }
+      }
     }
     // Created once per call, on its first retry: the success path never pays for it.
     let next = this.next;
@@ -400,18 +449,8 @@ export class Call<T> extends WheelEntry {
       };
       this.next = next;
     }
-    if (delay <= 0) {
-      // Not synchronous: a callback that throws synchronously must not recurse once per attempt.
-      queueMicrotask(next);
-      return;
-    }
-    let waiting: Promise<void>;
-    try {
-      waiting = (config.sleep ?? systemSleep)(delay, this.callerSignal);
-    } catch {
-      waiting = Promise.resolve();
-    }
-    waiting.then(next, next);
+    // Never synchronous (0 ms is a microtask): a callback that throws synchronously must not recurse.
+    engine.schedule(delay, next, this.callerSignal);
   }
 
   /** Caller cancellation (the call is the abort listener: no closure). */

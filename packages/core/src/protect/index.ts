@@ -1,7 +1,5 @@
 export { protect } from './protect.js';
 export type {
-  ProtectBackoff,
-  ProtectCircuit,
   ProtectContext,
   ProtectedFunction,
   ProtectFallback,
@@ -9,7 +7,6 @@ export type {
   ProtectOptions,
   ProtectRejectEvent,
   ProtectRejectReason,
-  ProtectRetryBudget,
   ProtectRetryEvent,
   ProtectRunner,
   ProtectRunOptions,

@@ -20,7 +20,7 @@ function gate<T>() {
 function setup(extra: Parameters<typeof protect>[0] = {}) {
   const clock = createManualClock();
   const run = protect({
-    circuit: { threshold: 2, cooldown: 1000 },
+    circuit: { failureThreshold: 2, openDurationMs: 1000 },
     clock,
     sleep: clock.sleep,
     ...extra,
@@ -40,7 +40,7 @@ async function openThenCool(
 
 describe('protect: circuit', () => {
   it('counts once per call after retries, then rejects new calls without running', async () => {
-    const { run } = setup({ attempts: 3 });
+    const { run } = setup({ retry: { attempts: 3, backoff: { baseDelayMs: 0 } } });
     let calls = 0;
     const counted = () => {
       calls++;
@@ -74,7 +74,10 @@ describe('protect: circuit', () => {
   });
 
   it('the probe runs with its normal retries and timeout', async () => {
-    const { clock, run } = setup({ attempts: 2, timeout: 100 });
+    const { clock, run } = setup({
+      retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 100,
+    });
     await openThenCool(run, clock);
     const attempts: number[] = [];
     const p = run(({ attempt }) => {
@@ -106,7 +109,7 @@ describe('protect: circuit', () => {
     await openThenCool(run, clock);
     await expect(
       run(() => Promise.reject(new Error('not found')), {
-        errorPolicy: () => ({ countForCircuit: false }),
+        classify: () => ({ countForCircuit: false }),
       }),
     ).rejects.toThrow('not found');
     expect(run.circuit?.state).toBe('half-open');
@@ -130,7 +133,7 @@ describe('protect: circuit', () => {
     await openThenCool(run, clock);
     await expect(
       run(fail, {
-        errorPolicy: () => {
+        classify: () => {
           throw new Error('bad policy');
         },
       }),
@@ -141,7 +144,7 @@ describe('protect: circuit', () => {
   it('countForCircuit false and external cancellation never open the circuit', async () => {
     const { run } = setup();
     for (let i = 0; i < 5; i++) {
-      await run(fail, { errorPolicy: () => ({ countForCircuit: false }) }).catch(() => {});
+      await run(fail, { classify: () => ({ countForCircuit: false }) }).catch(() => {});
       const ac = new AbortController();
       const p = run(() => new Promise(() => {}), { signal: ac.signal });
       ac.abort();
@@ -152,9 +155,8 @@ describe('protect: circuit', () => {
 
   it('queued calls reject with CircuitOpenError without running once the circuit opened', async () => {
     const { run } = setup({
-      concurrency: 1,
-      maxQueue: 5,
-      circuit: { threshold: 1, cooldown: 1000 },
+      concurrency: { limit: 1, maxQueue: 5 },
+      circuit: { failureThreshold: 1, openDurationMs: 1000 },
     });
     const first = gate<string>();
     const a = run(() => first.promise);
@@ -168,7 +170,7 @@ describe('protect: circuit', () => {
   });
 
   it('onStateChange and onReject report transitions and refusals without payloads', async () => {
-    const { run } = setup({ circuit: { threshold: 1, cooldown: 1000 } });
+    const { run } = setup({ circuit: { failureThreshold: 1, openDurationMs: 1000 } });
     const changes: string[] = [];
     const rejects: unknown[] = [];
     run.onStateChange((e) => changes.push(`${e.from}->${e.to}`));

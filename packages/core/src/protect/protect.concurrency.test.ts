@@ -10,10 +10,8 @@ describe('protect: concurrency and queue', () => {
   it('one slot covers the whole call, retries and backoff included', async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 3,
-      backoff: { type: 'fixed', delay: 100 },
-      concurrency: 1,
-      maxQueue: 1,
+      retry: { attempts: 3, backoff: { baseDelayMs: 100, maxDelayMs: 100, jitter: 'none' } },
+      concurrency: { limit: 1, maxQueue: 1 },
       clock,
       sleep: clock.sleep,
     });
@@ -36,7 +34,7 @@ describe('protect: concurrency and queue', () => {
   });
 
   it('maxQueue 0 (the default) rejects with QueueFullError without running', async () => {
-    const run = protect({ concurrency: 1 });
+    const run = protect({ concurrency: { limit: 1 } });
     let release: () => void = () => {};
     const a = run(() => new Promise<void>((r) => (release = r)));
     let ran = false;
@@ -50,7 +48,7 @@ describe('protect: concurrency and queue', () => {
   });
 
   it('queues up to maxQueue, FIFO; then QueueFullError and an onReject event', async () => {
-    const run = protect({ concurrency: 1, maxQueue: 2 });
+    const run = protect({ concurrency: { limit: 1, maxQueue: 2 } });
     const rejects: unknown[] = [];
     run.onReject((e) => rejects.push(e));
     const order: number[] = [];
@@ -65,7 +63,7 @@ describe('protect: concurrency and queue', () => {
   });
 
   it("a call keeps its slot until its fallback's promise settles; then the queued call starts", async () => {
-    const run = protect({ concurrency: 1, maxQueue: 1 });
+    const run = protect({ concurrency: { limit: 1, maxQueue: 1 } });
     let releaseFallback: (v: string) => void = () => {};
     const first = run(
       () => {
@@ -86,7 +84,7 @@ describe('protect: concurrency and queue', () => {
   });
 
   it('a slot is given back on every way out: success, failure, policy error, abort', async () => {
-    const run = protect({ concurrency: 1 });
+    const run = protect({ concurrency: { limit: 1 } });
     await expect(run(() => 1)).resolves.toBe(1);
     await expect(run(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
     await expect(
@@ -95,7 +93,7 @@ describe('protect: concurrency and queue', () => {
           throw new Error('y');
         },
         {
-          errorPolicy: () => {
+          classify: () => {
             throw new Error('policy');
           },
         },
@@ -111,13 +109,13 @@ describe('protect: concurrency and queue', () => {
   });
 
   it('maxQueue Infinity never refuses', async () => {
-    const run = protect({ concurrency: 1, maxQueue: Number.POSITIVE_INFINITY });
+    const run = protect({ concurrency: { limit: 1, maxQueue: Number.POSITIVE_INFINITY } });
     const all = Array.from({ length: 50 }, (_, i) => run(async () => i));
     await expect(Promise.all(all)).resolves.toHaveLength(50);
   });
 
   it('a queued call whose signal aborts leaves the queue at once and frees its place', async () => {
-    const run = protect({ concurrency: 1, maxQueue: 1 });
+    const run = protect({ concurrency: { limit: 1, maxQueue: 1 } });
     let release: () => void = () => {};
     const first = run(() => new Promise<void>((r) => (release = r)));
     const ac = new AbortController();
@@ -143,7 +141,7 @@ describe('protect: concurrency and queue', () => {
 
 describe('protect: cancellation', () => {
   it('an already-aborted signal never runs fn and rejects with its reason', async () => {
-    const run = protect({ concurrency: 2 });
+    const run = protect({ concurrency: { limit: 2 } });
     const reason = new Error('stop');
     let ran = false;
     await expect(
@@ -158,7 +156,10 @@ describe('protect: cancellation', () => {
   });
 
   it('external abort rejects at once with the reason and aborts the attempt signal', async () => {
-    const run = protect({ attempts: 3, timeout: 10_000 });
+    const run = protect({
+      retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 10_000,
+    });
     const ac = new AbortController();
     let seen: AbortSignal | undefined;
     let calls = 0;
@@ -189,8 +190,7 @@ describe('protect: cancellation', () => {
   it('abort during backoff stops further attempts at once', async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 5,
-      backoff: { type: 'fixed', delay: 1000 },
+      retry: { attempts: 5, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
       clock,
       sleep: clock.sleep,
     });
@@ -229,11 +229,10 @@ describe("protect: timeoutMode 'immediate' keeps the concurrency bound at the ba
   it('operations that ignore their signal never run more than `concurrency` at once', async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 3,
-      timeout: 10,
+      retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 10,
       timeoutMode: 'immediate',
-      concurrency: 2,
-      maxQueue: Number.POSITIVE_INFINITY,
+      concurrency: { limit: 2, maxQueue: Number.POSITIVE_INFINITY },
       clock,
       sleep: clock.sleep,
     });
@@ -258,7 +257,12 @@ describe("protect: timeoutMode 'immediate' keeps the concurrency bound at the ba
     await clock.advanceAsync(35);
     expect(run.active).toBe(0);
     // A caller still hears of its deadline at once; the slot is only freed when the backend answers.
-    const single = protect({ timeout: 10, concurrency: 1, clock, sleep: clock.sleep });
+    const single = protect({
+      attemptTimeoutMs: 10,
+      concurrency: { limit: 1 },
+      clock,
+      sleep: clock.sleep,
+    });
     const started = clock.now;
     const late = single(backend).catch((e: unknown) => e);
     await clock.advanceAsync(10);

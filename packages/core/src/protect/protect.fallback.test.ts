@@ -6,7 +6,7 @@ import { protect } from './protect.js';
 
 describe('protect: fallback', () => {
   it('runs once after the final error; its result is the call’s', async () => {
-    const run = protect({ attempts: 3 });
+    const run = protect({ retry: { attempts: 3, backoff: { baseDelayMs: 0 } } });
     const seen: unknown[] = [];
     const last = new Error('last');
     const value = await run(
@@ -56,7 +56,10 @@ describe('protect: fallback', () => {
   });
 
   it('runs at once on circuit rejection and on queue rejection, with the rejection error', async () => {
-    const run = protect({ concurrency: 1, circuit: { threshold: 1, cooldown: 1000 } });
+    const run = protect({
+      concurrency: { limit: 1 },
+      circuit: { failureThreshold: 1, openDurationMs: 1000 },
+    });
     const errors: unknown[] = [];
     const events: unknown[] = [];
     run.onFallback((e) => events.push(e));
@@ -78,7 +81,7 @@ describe('protect: fallback', () => {
 
   it('a successful fallback does not close the circuit', async () => {
     const clock = createManualClock();
-    const run = protect({ circuit: { threshold: 1, cooldown: 1000 }, clock });
+    const run = protect({ circuit: { failureThreshold: 1, openDurationMs: 1000 }, clock });
     await run(() => Promise.reject(new Error('down'))).catch(() => {});
     expect(run.circuit?.state).toBe('open');
     await expect(run(() => 'x', { fallback: () => 'fb' })).resolves.toBe('fb');
@@ -91,7 +94,7 @@ describe('protect: fallback', () => {
   });
 
   it('has no retries of its own, and failover: false skips it', async () => {
-    const run = protect({ attempts: 2 });
+    const run = protect({ retry: { attempts: 2, backoff: { baseDelayMs: 0 } } });
     let fallbacks = 0;
     await expect(
       run(() => Promise.reject(new Error('op')), {
@@ -104,7 +107,7 @@ describe('protect: fallback', () => {
     expect(fallbacks).toBe(1);
     await expect(
       run(() => Promise.reject(new Error('op')), {
-        errorPolicy: () => ({ failover: false }),
+        classify: () => ({ failover: false }),
         fallback: () => 'unused',
       }),
     ).rejects.toThrow('op');

@@ -34,13 +34,16 @@ describe('protect: properties', () => {
         async (r, calls) => {
           const clock = createManualClock();
           const run = protect({
-            attempts: r.attempts,
-            timeout: 50,
+            retry: {
+              attempts: r.attempts,
+              backoff: r.backoff
+                ? { baseDelayMs: 10, strategy: 'exponential', jitter: 'none' }
+                : { baseDelayMs: 0 },
+            },
+            attemptTimeoutMs: 50,
             timeoutMode: r.timeoutMode,
-            concurrency: r.concurrency,
-            maxQueue: r.maxQueue,
-            circuit: r.circuit ? { threshold: 2, cooldown: 100 } : false,
-            ...(r.backoff ? { backoff: { type: 'exponential' as const, delay: 10 } } : {}),
+            concurrency: { limit: r.concurrency, maxQueue: r.maxQueue },
+            circuit: r.circuit ? { failureThreshold: 2, openDurationMs: 100 } : false,
             clock,
             sleep: clock.sleep,
           });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { isErrorPolicyError } from '../errors/error-policy-error.js';
+import type { RetryBudget } from '../retry/budget.js';
+import { attemptTimes } from '../test-helpers/attempt-times.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { fixedRandom } from '../time/random.js';
 import { protect } from './protect.js';
@@ -9,7 +11,7 @@ const boom = (n = 1) => new Error(`boom ${n}`);
 
 describe('protect: retry', () => {
   it('attempts includes the first call and the last error is rethrown unchanged', async () => {
-    const run = protect({ attempts: 3 });
+    const run = protect({ retry: { attempts: 3, backoff: { baseDelayMs: 0 } } });
     const seen: number[] = [];
     const last = boom(3);
     await expect(
@@ -33,21 +35,24 @@ describe('protect: retry', () => {
   });
 
   it('returns the first success', async () => {
-    const run = protect({ attempts: 5 });
+    const run = protect({ retry: { attempts: 5, backoff: { baseDelayMs: 0 } } });
     await expect(
       run(async ({ attempt }) => (attempt < 3 ? Promise.reject(boom()) : attempt)),
     ).resolves.toBe(3);
   });
 
-  it('exponential backoff starts at delay and doubles; fixed stays', async () => {
-    for (const [type, expected] of [
+  it('exponential backoff starts at baseDelayMs and doubles; capped at maxDelayMs it stays', async () => {
+    for (const [strategy, expected] of [
       ['exponential', [0, 100, 300, 700]],
       ['fixed', [0, 100, 200, 300]],
     ] as const) {
       const clock = createManualClock();
+      const backoff =
+        strategy === 'exponential'
+          ? { baseDelayMs: 100, strategy, jitter: 'none' as const }
+          : { baseDelayMs: 100, maxDelayMs: 100, jitter: 'none' as const };
       const run = protect({
-        attempts: 4,
-        backoff: { type, delay: 100 },
+        retry: { attempts: 4, backoff },
         clock,
         sleep: clock.sleep,
       });
@@ -61,35 +66,38 @@ describe('protect: retry', () => {
     }
   });
 
-  it('jitter only reduces the delay: delay × (1 − jitter × random())', async () => {
+  it("the runner's random drives the backoff's jitter", async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 2,
-      backoff: { type: 'fixed', delay: 1000, jitter: 0.5 },
+      retry: { attempts: 2, backoff: { baseDelayMs: 1000, jitter: 'full' } },
       random: fixedRandom(0.5),
       clock,
       sleep: clock.sleep,
     });
-    const at: number[] = [];
-    await expect(
-      clock.run(
-        run(() => {
-          at.push(clock());
-          throw boom();
-        }),
-      ),
-    ).rejects.toThrow();
-    expect(at).toEqual([0, 750]);
+    const { at } = await attemptTimes(run, clock);
+    expect(at).toEqual([0, 500]);
   });
 
-  it('errorPolicy retry: false stops; retryAfterMs is a minimum delay', async () => {
+  it('server pushback replaces the backoff, shorter or longer', async () => {
     const clock = createManualClock();
+    const pushback = [5, 500];
     const run = protect({
-      attempts: 5,
-      backoff: { type: 'fixed', delay: 10 },
+      retry: { attempts: 3, backoff: { baseDelayMs: 100, maxDelayMs: 100, jitter: 'none' } },
+      classify: () => ({ retryAfterMs: pushback.shift() as number }),
       clock,
       sleep: clock.sleep,
-      errorPolicy: (e) =>
+    });
+    const { at } = await attemptTimes(run, clock);
+    expect(at).toEqual([0, 5, 505]);
+  });
+
+  it('classify retry: false stops; retryAfterMs replaces the backoff', async () => {
+    const clock = createManualClock();
+    const run = protect({
+      retry: { attempts: 5, backoff: { baseDelayMs: 10, maxDelayMs: 10, jitter: 'none' } },
+      clock,
+      sleep: clock.sleep,
+      classify: (e) =>
         (e as Error).message === 'fatal' ? { retry: false } : { retryAfterMs: 500 },
     });
     const at: number[] = [];
@@ -109,17 +117,17 @@ describe('protect: retry', () => {
     const runnerPolicy: unknown[] = [];
     const callPolicy: unknown[] = [];
     const run = protect({
-      attempts: 2,
-      timeout: 100,
+      retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 100,
       clock,
       sleep: clock.sleep,
-      errorPolicy: (e) => {
+      classify: (e) => {
         runnerPolicy.push(e);
         return {};
       },
     });
     const p = run(() => new Promise(() => {}), {
-      errorPolicy: (e) => {
+      classify: (e) => {
         callPolicy.push(e);
         return { retry: false };
       },
@@ -136,8 +144,8 @@ describe('protect: retry', () => {
     let calls = 0;
     let fallbacks = 0;
     const run = protect({
-      attempts: 3,
-      errorPolicy: () => {
+      retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+      classify: () => {
         throw policyError;
       },
     });
@@ -161,8 +169,8 @@ describe('protect: retry', () => {
     const budget = {
       recordRequest: () => void requests++,
       tryRetry: () => ++retries <= 1,
-    };
-    const run = protect({ attempts: 5, budget });
+    } as unknown as RetryBudget;
+    const run = protect({ retry: { attempts: 5, backoff: { baseDelayMs: 0 } }, budget });
     let calls = 0;
     await expect(
       run(({ attempt }) => {
@@ -175,11 +183,10 @@ describe('protect: retry', () => {
     expect(retries).toBe(2);
   });
 
-  it('onRetry fires before each retry with the attempt and delay, no payload', async () => {
+  it('onRetry fires before each retry with the attempt that failed and the delay, no payload', async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 3,
-      backoff: { type: 'exponential', delay: 10 },
+      retry: { attempts: 3, backoff: { baseDelayMs: 10, strategy: 'exponential', jitter: 'none' } },
       clock,
       sleep: clock.sleep,
     });
@@ -187,8 +194,8 @@ describe('protect: retry', () => {
     run.onRetry((e) => events.push(e));
     await expect(clock.run(run(() => Promise.reject(new TypeError('x'))))).rejects.toThrow();
     expect(events).toEqual([
-      { attempt: 2, delayMs: 10, errorName: 'TypeError' },
-      { attempt: 3, delayMs: 20, errorName: 'TypeError' },
+      { attempt: 1, delayMs: 10, errorName: 'TypeError' },
+      { attempt: 2, delayMs: 20, errorName: 'TypeError' },
     ]);
   });
 });

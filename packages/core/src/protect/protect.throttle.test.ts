@@ -24,7 +24,7 @@ describe('protect: adaptive throttle', () => {
 
   it('successes and countForCircuit:false errors count as accepts', async () => {
     const throttle = createAdaptiveThrottle({ k: 1, random: fixedRandom(0) });
-    const run = protect({ throttle, errorPolicy: () => ({ countForCircuit: false }) });
+    const run = protect({ throttle, classify: () => ({ countForCircuit: false }) });
     await run(() => 'ok');
     await run(() => Promise.reject(new Error('not found'))).catch(() => {});
     expect(throttle.stats()).toMatchObject({ requests: 2, accepts: 2 });

@@ -9,7 +9,7 @@ import { protect } from './protect.js';
 describe('protect: timeout', () => {
   it("'immediate' ends the attempt at once; its signal aborts with DeadlineExceededError; a late rejection is absorbed", async () => {
     const clock = createManualClock();
-    const run = protect({ timeout: 100, clock, sleep: clock.sleep });
+    const run = protect({ attemptTimeoutMs: 100, clock, sleep: clock.sleep });
     let signal: AbortSignal | undefined;
     let rejectLate: (e: unknown) => void = () => {};
     const p = run(
@@ -35,9 +35,8 @@ describe('protect: timeout', () => {
   it('timeout is per attempt and excludes backoff', async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 2,
-      timeout: 100,
-      backoff: { type: 'fixed', delay: 1000 },
+      retry: { attempts: 2, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
+      attemptTimeoutMs: 100,
       clock,
       sleep: clock.sleep,
     });
@@ -54,7 +53,12 @@ describe('protect: timeout', () => {
 
   it('timeout excludes queue wait', async () => {
     const clock = createManualClock();
-    const run = protect({ timeout: 100, concurrency: 1, maxQueue: 1, clock, sleep: clock.sleep });
+    const run = protect({
+      attemptTimeoutMs: 100,
+      concurrency: { limit: 1, maxQueue: 1 },
+      clock,
+      sleep: clock.sleep,
+    });
     const first = run(() => clock.sleep(80).then(() => 1));
     const second = run(() => clock.sleep(80).then(() => 2));
     await expect(clock.run(Promise.all([first, second]))).resolves.toEqual([1, 2]);
@@ -64,8 +68,8 @@ describe('protect: timeout', () => {
   it("'wait' waits for the callback to settle and never overlaps attempts", async () => {
     const clock = createManualClock();
     const run = protect({
-      attempts: 3,
-      timeout: 100,
+      retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 100,
       timeoutMode: 'wait',
       clock,
       sleep: clock.sleep,
@@ -103,7 +107,7 @@ describe('protect: timeout', () => {
 
   it("'wait': a callback that succeeds after its deadline still fails the attempt with the deadline", async () => {
     const clock = createManualClock();
-    const run = protect({ timeout: 100, timeoutMode: 'wait', clock, sleep: clock.sleep });
+    const run = protect({ attemptTimeoutMs: 100, timeoutMode: 'wait', clock, sleep: clock.sleep });
     const p = run(() => clock.sleep(150).then(() => 'late'));
     await expect(clock.run(p)).rejects.toSatisfy(isDeadlineExceededError);
     expect(clock()).toBe(150);
@@ -111,7 +115,12 @@ describe('protect: timeout', () => {
 
   it('a callback that never reads the signal still times out; onTimeout reports it', async () => {
     const clock = createManualClock();
-    const run = protect({ attempts: 2, timeout: 50, clock, sleep: clock.sleep });
+    const run = protect({
+      retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+      attemptTimeoutMs: 50,
+      clock,
+      sleep: clock.sleep,
+    });
     const events: unknown[] = [];
     run.onTimeout((e) => events.push(e));
     await expect(clock.run(run(() => new Promise(() => {})))).rejects.toSatisfy(
@@ -125,7 +134,7 @@ describe('protect: timeout', () => {
   });
 
   it('the host timer path times out too (shared timer wheel)', async () => {
-    const run = protect({ timeout: 20 });
+    const run = protect({ attemptTimeoutMs: 20 });
     let signal: AbortSignal | undefined;
     const error = await run((ctx) => {
       signal = ctx.signal;
@@ -136,7 +145,7 @@ describe('protect: timeout', () => {
   });
 
   it('a fast callback on the host timer resolves and leaves its signal quiet', async () => {
-    const run = protect({ timeout: 1000 });
+    const run = protect({ attemptTimeoutMs: 1000 });
     let signal: AbortSignal | undefined;
     await expect(
       run(async (ctx) => {

@@ -1,4 +1,3 @@
-import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
@@ -30,25 +29,19 @@ class Runner implements RunnerShared {
   readonly rejects = new EventEmitter<ProtectRejectEvent>();
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
+  readonly timed: boolean;
   running = 0;
 
   constructor(readonly config: ProtectConfig) {
     if (config.sleep === systemSleep) config.sleep = undefined;
+    this.timed =
+      config.attemptTimeoutMs !== Number.POSITIVE_INFINITY ||
+      config.timeoutMs !== Number.POSITIVE_INFINITY;
     // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
-    this.wheel = timerWheelFor(config.timeoutMs > 0 ? config.sleep : undefined, config.clock);
-    if (config.circuit !== undefined) {
-      const options: Parameters<typeof createCircuitBreaker>[0] = {
-        failureThreshold: config.circuit.threshold,
-        openDurationMs: config.circuit.cooldownMs,
-        halfOpenMaxCalls: 1,
-        clock: config.clock,
-      };
-      if (config.name !== undefined) options.name = config.name;
-      this.breaker = createCircuitBreaker(options);
-    }
-    if (config.concurrency !== Number.POSITIVE_INFINITY) {
-      this.pool = createSlotPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
-    }
+    this.wheel = timerWheelFor(this.timed ? config.sleep : undefined, config.clock);
+    this.breaker = config.circuit;
+    const c = config.concurrency;
+    if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
   }
 
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T> {
@@ -56,11 +49,11 @@ class Runner implements RunnerShared {
     checkCall('protect run', 'fn', fn, options);
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
-    let policy: ErrorPolicy | undefined = this.config.errorPolicy;
+    let policy: ErrorPolicy | undefined = this.config.classify;
     if (options !== undefined) {
       signal = options.signal;
       fallback = options.fallback;
-      if (options.errorPolicy !== undefined) policy = options.errorPolicy;
+      if (options.classify !== undefined) policy = options.classify;
     }
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
@@ -83,9 +76,13 @@ class Runner implements RunnerShared {
 
 /**
  * Creates a runner that composes, outermost first: concurrency slot (with
- * queue) → circuit (counted once per call) → retries with backoff and a retry
- * budget → adaptive throttle → per-attempt timeout → `fn`. A fallback replaces
- * the final error, or a refusal (queue full, circuit open).
+ * queue) → rate limit (one token per call) → circuit (counted once per call) →
+ * the call's deadline (`timeoutMs`) → retries on the attempt engine (backoff or
+ * server pushback, retry budget; a retry that cannot start before the deadline
+ * is skipped) → adaptive throttle → per-attempt timeout → `fn`. A fallback
+ * replaces the final error, or a refusal (queue full, rate limited, circuit
+ * open). Options are `ResilienceOptions` (without `hedge`, which is the
+ * router's) plus `classify`, `throttle`, `name` and `timeoutMode`.
  *
  * The success path allocates no `AbortController`, timer or closure: timeouts
  * share one process-wide timer (it holds the process open while a deadline is
@@ -93,12 +90,11 @@ class Runner implements RunnerShared {
  * call's deadline — is only created when the callback reads it.
  * @example
  * const run = protect({
- *   attempts: 3,
- *   backoff: { type: 'exponential', delay: 100, jitter: 0.5 },
- *   timeout: '2s',
- *   concurrency: 16,
- *   maxQueue: 100,
- *   circuit: { threshold: 5, cooldown: '30s' },
+ *   retry: { attempts: 3, backoff: { baseDelayMs: 100, strategy: 'exponential' } },
+ *   attemptTimeoutMs: 2_000,
+ *   timeoutMs: 5_000,
+ *   concurrency: { limit: 16, maxQueue: 100 },
+ *   circuit: { failureThreshold: 5, openDurationMs: 30_000 },
  * });
  * const user = await run(({ signal }) => fetchUser(id, { signal }), {
  *   fallback: () => cachedUser(id),

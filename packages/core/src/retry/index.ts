@@ -21,8 +21,8 @@ export {
 export type { ErrorPolicy, ErrorVerdict } from './verdict.js';
 export {
   type RetryAttemptInfo,
+  type RetryClassifier,
   type RetryOperation,
   type RetryOptions,
-  type ShouldRetry,
   withRetry,
 } from './with-retry.js';

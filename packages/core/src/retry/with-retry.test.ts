@@ -66,18 +66,18 @@ describe('withRetry', () => {
     expect(op).toHaveBeenCalledTimes(3);
   });
 
-  it('does not retry what shouldRetry refuses (default: isTransientError)', async () => {
+  it('does not retry what classify refuses (default: isTransientError)', async () => {
     const permanent = Object.assign(new Error('bad request'), { status: 400 });
     const op = failing(permanent);
     await expect(withRetry(op, { backoff })).rejects.toBe(permanent);
     expect(op).toHaveBeenCalledTimes(1);
     const custom = failing(new Error('x'), new Error('y'));
     const clock = createManualClock();
-    const shouldRetry = vi.fn(() => ({ retry: true }));
+    const classify = vi.fn(() => ({ retry: true }));
     await expect(
-      clock.run(withRetry(custom, { backoff, shouldRetry, sleep: clock.sleep })),
+      clock.run(withRetry(custom, { backoff, classify, sleep: clock.sleep })),
     ).resolves.toBe('ok');
-    expect(shouldRetry.mock.calls.map((c) => (c as unknown[])[1])).toEqual([1, 2]);
+    expect(classify.mock.calls.map((c) => (c as unknown[])[1])).toEqual([1, 2]);
   });
 
   it('attempts defaults to backoff.budgetedAttempts; more than that throws', async () => {
@@ -108,17 +108,17 @@ describe('withRetry', () => {
     expect(op).not.toHaveBeenCalled();
   });
 
-  it('never retries a cancellation and never shows it to shouldRetry', async () => {
+  it('never retries a cancellation and never shows it to classify', async () => {
     const ac = new AbortController();
-    const shouldRetry = vi.fn(() => true);
+    const classify = vi.fn(() => true);
     const op = vi.fn(async () => {
       ac.abort('user left');
       throw transient();
     });
-    const result = withRetry(op, { backoff, signal: ac.signal, shouldRetry });
+    const result = withRetry(op, { backoff, signal: ac.signal, classify });
     await expect(result).rejects.toSatisfy(isOperationAbortedError);
     expect(op).toHaveBeenCalledTimes(1);
-    expect(shouldRetry).not.toHaveBeenCalled();
+    expect(classify).not.toHaveBeenCalled();
   });
 
   it("passes an enclosing deadline's DeadlineExceededError through unchanged", async () => {
@@ -147,22 +147,36 @@ describe('withRetry', () => {
     expect(clock()).toBe(0);
   });
 
-  it('timeoutMs bounds the whole chain, attempts and sleeps, with DeadlineExceededError', async () => {
+  it('timeoutMs: a retry that cannot start before the deadline is skipped; the last error at once', async () => {
+    const clock = createManualClock();
+    const op = vi.fn(async (_signal: AbortSignal) => {
+      throw transient();
+    });
+    const result = clock.run(
+      withRetry(op, { backoff, attempts: 10, timeoutMs: 250, sleep: clock.sleep, clock }),
+    );
+    await expect(result).rejects.toThrow('flaky');
+    // Attempts at 0 and 100; the next would start at 300, after the deadline at 250.
+    expect(clock()).toBe(100);
+    expect(op).toHaveBeenCalledTimes(2);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('timeoutMs bounds an attempt still running at the deadline with DeadlineExceededError', async () => {
     const clock = createManualClock();
     const signals: AbortSignal[] = [];
     const op = vi.fn(async (signal: AbortSignal) => {
       signals.push(signal);
-      throw transient();
+      if (signals.length === 1) throw transient();
+      return new Promise<string>(() => {});
     });
     const result = clock.run(
       withRetry(op, { backoff, attempts: 10, timeoutMs: 250, sleep: clock.sleep, clock }),
     );
     await expect(result).rejects.toSatisfy(isDeadlineExceededError);
     expect(clock()).toBe(250);
-    // Attempts at 0 and 100; the sleep toward 300 is cut short at the deadline.
     expect(op).toHaveBeenCalledTimes(2);
-    expect(signals[0]?.aborted).toBe(true);
-    expect(isDeadlineExceededError(signals[0]?.reason)).toBe(true);
+    expect(isDeadlineExceededError(signals[1]?.reason)).toBe(true);
     expect(clock.pending).toBe(0);
   });
 
@@ -179,19 +193,33 @@ describe('withRetry', () => {
     expect(budget.stats()).toEqual({ requests: 1, retries: 1, available: 0 });
   });
 
-  it('honours retryAfterMs from the error or the verdict as a floor on the delay', async () => {
+  it('server pushback (retryAfterMs on the error or the verdict) replaces the backoff', async () => {
     const clock = createManualClock();
     const delays: number[] = [];
     const op = failing(Object.assign(transient(), { retryAfterMs: 5000 }), new Error('plain'));
     const result = withRetry(op, {
       backoff,
       sleep: clock.sleep,
-      shouldRetry: (e) =>
-        e instanceof Error && e.message === 'plain' ? { retryAfterMs: 700 } : true,
+      classify: (e) => (e instanceof Error && e.message === 'plain' ? { retryAfterMs: 30 } : true),
       onRetry: (info) => delays.push(info.delayMs),
     });
     await expect(clock.run(result)).resolves.toBe('ok');
-    expect(delays).toEqual([5000, 700]);
+    // The backoff alone would wait 100 then 200.
+    expect(delays).toEqual([5000, 30]);
+  });
+
+  it('defaults to the one default backoff: exponential from 100 ms with full jitter', async () => {
+    const clock = createManualClock();
+    const delays: number[] = [];
+    const op = failing(transient(), transient());
+    const result = withRetry(op, {
+      sleep: clock.sleep,
+      onRetry: (info) => delays.push(info.delayMs),
+    });
+    await expect(clock.run(result)).resolves.toBe('ok');
+    expect(delays[0]).toBeGreaterThanOrEqual(0);
+    expect(delays[0]).toBeLessThan(100);
+    expect(delays[1]).toBeLessThan(200);
   });
 
   it('an observer that throws does not break the chain', async () => {
@@ -224,10 +252,9 @@ describe('withRetry', () => {
     expect(() => withRetry(op, { attempts: 1.5 })).toThrow(/attempts must be an integer/);
     expect(() => withRetry(op, { attempts: Number.NaN })).toThrow(/attempts must be a number/);
     expect(() => withRetry(op, { timeoutMs: -1 })).toThrow(/timeoutMs must be > 0/);
-    expect(() => withRetry(op, { shouldRetry: 1 as never })).toThrow(
-      /shouldRetry must be a function/,
-    );
-    expect(() => withRetry(op, { backoff: {} as never })).toThrow(/backoff.delayFor/);
+    expect(() => withRetry(op, { classify: 1 as never })).toThrow(/classify must be a function/);
+    expect(() => withRetry(op, { backoff: {} as never })).toThrow(/backoff\.baseDelayMs/);
+    expect(() => withRetry(op, { attempts: 11 })).toThrow(/attempts must be <= 10/);
     expect(() => withRetry(op, { signal: {} as never })).toThrow(/signal must be an AbortSignal/);
     expect(() => withRetry('op' as never)).toThrow(/withRetry\(op\) must be a function/);
   });
@@ -287,11 +314,11 @@ describe('withRetry properties', () => {
 });
 
 describe('withRetry: classifier and sleep failures', () => {
-  it('a throwing shouldRetry rejects with ErrorPolicyError whose cause is the operation error (as protect)', async () => {
+  it('a throwing classify rejects with ErrorPolicyError whose cause is the operation error (as protect)', async () => {
     const opError = transient('op');
     const policyError = new Error('classifier bug');
     const p = withRetry(failing(opError), {
-      shouldRetry: () => {
+      classify: () => {
         throw policyError;
       },
       sleep: createManualClock().sleep,
@@ -302,24 +329,22 @@ describe('withRetry: classifier and sleep failures', () => {
     expect((error as AggregateError).errors).toEqual([opError, policyError]);
   });
 
-  it('a verdict that is not a boolean or an ErrorVerdict (an async shouldRetry) rejects with TypeError, never retries', async () => {
+  it('a verdict that is not a boolean or an ErrorVerdict (an async classify) rejects with TypeError, never retries', async () => {
     const opError = transient('op');
-    for (const shouldRetry of [async () => false, () => undefined, () => 'yes']) {
+    for (const classify of [async () => false, () => undefined, () => 'yes']) {
       const op = failing(opError);
       const error = await withRetry(op, {
-        shouldRetry: shouldRetry as never,
+        classify: classify as never,
         sleep: createManualClock().sleep,
       }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TypeError);
-      expect((error as Error).message).toMatch(
-        /shouldRetry must return a boolean or an ErrorVerdict/,
-      );
+      expect((error as Error).message).toMatch(/classify must return a boolean or an ErrorVerdict/);
       expect((error as Error).cause).toBe(opError);
       expect(op).toHaveBeenCalledTimes(1);
     }
   });
 
-  it('a sleep that rejects or throws ends the chain with the operation error, unchanged', async () => {
+  it('a sleep that rejects or throws only shortens the wait: the retry runs at once', async () => {
     const opError = transient('op');
     const sleeps = [
       () => Promise.reject(new Error('sleep broke')),
@@ -329,8 +354,8 @@ describe('withRetry: classifier and sleep failures', () => {
     ];
     for (const sleep of sleeps) {
       const op = failing(opError, opError);
-      await expect(withRetry(op, { backoff, sleep })).rejects.toBe(opError);
-      expect(op).toHaveBeenCalledTimes(1);
+      await expect(withRetry(op, { backoff, sleep })).resolves.toBe('ok');
+      expect(op).toHaveBeenCalledTimes(3);
     }
     expect(unhandled.reasons).toEqual([]);
   });

@@ -1,3 +1,4 @@
+import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
 import {
@@ -27,6 +28,7 @@ import {
   startAttempt,
   type VisitEnv,
   VisitFailure,
+  visitDeadline,
   visitSucceeded,
 } from './visit.js';
 
@@ -159,10 +161,10 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.inflight++;
         try {
-          value = await startAttempt(p, fn, signal, 1, this);
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
         } catch (error) {
           p.inflight--;
-          if (p.config.attempts === 1) {
+          if (p.config.engine === undefined) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
           value = await runVisit(p, permit, fn, signal, policy, this, { error, startedAt: start });
@@ -176,7 +178,12 @@ export class RouterCore<R> implements VisitEnv {
       } catch (error) {
         if (!(error instanceof VisitFailure)) throw error;
         visits = this.fail(p, error, visits);
-        if (!error.failover) throw error.error;
+        if (k + 1 < order.length) {
+          const go = this.config.engine.mayFailOver(error.verdict);
+          if (go === STOP_NOT_RETRYABLE) throw error.error;
+          // The budget refused the failover: the request ends as if no provider were left.
+          if (go < 0) break;
+        } else if (error.verdict.failover === false) throw error.error;
       } finally {
         if (healthProbe) p.healthProbing = false;
       }

@@ -67,7 +67,7 @@ describe('hedging simulation (manual clock, seeded latencies)', () => {
   it('hedging at p95 cuts p99 by >= 5x with <= 10% extra calls when one of three providers is slow on 5% of calls', async () => {
     const requests = 3000;
     const plain = await simulate(undefined, requests);
-    const hedged = await simulate({ percentile: 95, maxHedges: 1 }, requests);
+    const hedged = await simulate({ percentile: 95, attempts: 2 }, requests);
     const round = (n: number) => Math.round(n * 100) / 100;
     console.log(
       `hedge simulation (${requests} requests): ` +

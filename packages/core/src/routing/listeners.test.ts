@@ -15,7 +15,7 @@ describe('router: abort listeners', () => {
           { id: 'a', resource: 'a' },
           { id: 'b', resource: 'b' },
         ],
-        hedge: { delayMs: 10, maxHedges: 1 },
+        hedge: { delayMs: 10, attempts: 2 },
         clock,
         sleep: clock.sleep,
       });

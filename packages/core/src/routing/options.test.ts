@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import { createRouter } from './router.js';
 import type { RouterOptions } from './types.js';
 
@@ -42,8 +43,12 @@ describe('createRouter: validation', () => {
       TypeError,
       /selection\.priorities\["a"\] must be a number/,
     ],
-    [{ hedge: { delayMs: 10, maxHedges: -1 } }, RangeError, /hedge\.maxHedges must be >= 0/],
-    [{ hedge: { maxHedges: 1 } }, TypeError, /exactly one of delayMs or percentile/],
+    [{ hedge: { delayMs: 10, attempts: 1 } }, RangeError, /hedge\.attempts must be >= 2/],
+    [{ hedge: { delayMs: 10, attempts: 11 } }, RangeError, /hedge\.attempts must be <= 10/],
+    [{ maxQueue: 1 }, TypeError, /createRouter: unknown option `maxQueue`/],
+    [{ errorPolicy: () => ({}) }, TypeError, /createRouter: unknown option `errorPolicy`/],
+    [{ hedge: { delayMs: 10, maxHedges: 1 } }, TypeError, /hedge\.maxHedges/],
+    [{ hedge: { attempts: 2 } }, TypeError, /exactly one of delayMs or percentile/],
     [{ hedge: { delayMs: 1, percentile: 95 } }, TypeError, /exactly one of delayMs or percentile/],
     [{ hedge: { percentile: 100 } }, RangeError, /hedge\.percentile/],
     [{ hedge: { percentile: 95, windowMs: 0 } }, RangeError, /hedge\.windowMs/],
@@ -51,18 +56,34 @@ describe('createRouter: validation', () => {
     [{ selection: { type: 'random' } }, TypeError, /selection\.type must be one of .*got "random"/],
     [{ selection: 'fastest' }, TypeError, /selection\.type .*"fastest"/],
     [{ selection: 'race', hedge: { delayMs: 5 } }, TypeError, /hedge cannot be combined/],
-    [{ concurrency: 0 }, RangeError, /concurrency must be >= 1/],
-    [{ maxQueue: -1 }, RangeError, /maxQueue must be >= 0/],
-    [{ budget: {} }, TypeError, /budget must have recordRequest/],
+    [{ concurrency: { limit: 0 } }, RangeError, /concurrency\.limit must be >= 1/],
+    [{ concurrency: 2 }, TypeError, /concurrency must be an object/],
+    [{ concurrency: { limit: 1, maxQueue: -1 } }, RangeError, /concurrency\.maxQueue must be >= 0/],
+    [{ budget: 3 }, TypeError, /budget must be an object/],
     [
-      { protection: { attempts: 0 } },
+      { protection: { retry: { attempts: 0 } } },
       RangeError,
-      /createRouter: protection\.attempts must be >= 1/,
+      /createRouter: protection\.retry\.attempts must be >= 1/,
     ],
     [
-      { providers: [{ id: 'a', resource: 1, protection: { circuit: { threshold: 1 } } }] },
+      { protection: { retry: { attempts: 11 } } },
+      RangeError,
+      /createRouter: protection\.retry\.attempts must be <= 10/,
+    ],
+    [
+      { protection: { attempts: 2 } },
       TypeError,
-      /createRouter: providers\[0\]\.protection\.circuit\.cooldown is required/,
+      /createRouter: unknown option `protection\.attempts`/,
+    ],
+    [
+      { providers: [{ id: 'a', resource: 1, protection: { circuit: { failureThreshold: 0 } } }] },
+      RangeError,
+      /createRouter: providers\[0\]\.protection\.circuit\.failureThreshold/,
+    ],
+    [
+      { protection: { circuit: createCircuitBreaker() } },
+      TypeError,
+      /protection\.circuit is a CircuitBreaker, which every provider would share/,
     ],
     [{ health: { registry: {} } }, TypeError, /health\.registry\.success/],
   ])('%j throws naming the problem', (options, type, message) => {
@@ -73,8 +94,12 @@ describe('createRouter: validation', () => {
   it('accepts valid options, including the selection shorthand', () => {
     const router = make({
       selection: 'round-robin',
-      hedge: { delayMs: 0, maxHedges: 0 },
-      protection: { timeout: '2s', backoff: { type: 'fixed', delay: '100ms' } },
+      hedge: { delayMs: 0, attempts: 3 },
+      protection: {
+        attemptTimeoutMs: 2_000,
+        timeoutMs: 5_000,
+        retry: { attempts: 2, backoff: { baseDelayMs: 100 } },
+      },
     });
     expect(router.providerIds).toEqual(['a', 'b']);
   });

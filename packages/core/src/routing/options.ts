@@ -1,4 +1,5 @@
-import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
+import { AttemptEngine, MAX_ATTEMPTS } from '../attempts/engine.js';
+import { type ResilienceOptions, resolveResilience } from '../attempts/resilience-options.js';
 import { createHealthChecker, type HealthChecker } from '../health/checker.js';
 import { createHealthRegistry, type HealthRegistry } from '../health/registry.js';
 import {
@@ -11,14 +12,13 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
-import { resolveProtectOptions } from '../protect/options.js';
-import type { ProtectOptions, ProtectRetryBudget } from '../protect/types.js';
+import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import type { Clock } from '../time/clock.js';
-import type { RandomSource } from '../time/random.js';
+import { type Clock, systemClock } from '../time/clock.js';
+import { type RandomSource, systemRandom } from '../time/random.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { LatencySample } from './latency-sample.js';
-import { ROUTE_PROTECTION_KEYS, resolveProtection } from './protection.js';
+import { ROUTE_PROTECTION_KEYS, type RouteProtection, resolveProtection } from './protection.js';
 import { createSelection, type SelectionStrategy } from './selection.js';
 import {
   ROUTE_HEALTH_KEYS,
@@ -34,7 +34,6 @@ import type { ProviderRuntime } from './visit.js';
 export interface HedgeConfig {
   /** Fixed delay, or -1 when the percentile sample decides. */
   delayMs: number;
-  maxHedges: number;
   sample: LatencySample | undefined;
 }
 
@@ -47,24 +46,19 @@ export interface RouterConfig<R> {
   consultHealth: boolean;
   checker: HealthChecker | undefined;
   hedge: HedgeConfig | undefined;
-  concurrency: number;
-  maxQueue: number;
-  errorPolicy: ErrorPolicy | undefined;
-  budget: ProtectRetryBudget | undefined;
+  /**
+   * The engine of the router's own decisions: failover (charged to the
+   * budget) and hedging (its `attempts` and timer).
+   */
+  engine: AttemptEngine;
+  /** The bulkhead, or `undefined` when requests are not limited. */
+  concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
+  classify: ErrorPolicy | undefined;
+  budget: RetryBudget | undefined;
   clock: Clock;
   sleep: Sleep;
   random: RandomSource;
 }
-
-const ROUTER_KEYS = [
-  'concurrency',
-  'maxQueue',
-  'errorPolicy',
-  'budget',
-  'clock',
-  'sleep',
-  'random',
-] as const;
 
 function checkProviders<R>(options: RouterOptions<R>): void {
   const list: unknown = options.providers;
@@ -91,13 +85,17 @@ function checkProviders<R>(options: RouterOptions<R>): void {
   });
 }
 
-function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig | undefined {
-  if (value === undefined) return undefined;
+function checkHedge(
+  value: RouteHedge | false | undefined,
+  race: boolean,
+): { config: HedgeConfig; attempts: number } | undefined {
+  if (value === undefined || value === false) return undefined;
   checkOptions('createRouter', value, ROUTE_HEDGE_KEYS, 'hedge', false);
   if (race)
     throw new TypeError("hedge cannot be combined with selection 'race' (it runs all at once)");
-  const maxHedges = optionalNumber('hedge.maxHedges', value.maxHedges, 1, {
-    min: 0,
+  const attempts = optionalNumber('hedge.attempts', value.attempts, 2, {
+    min: 2,
+    max: MAX_ATTEMPTS,
     integer: true,
   });
   const hasDelay = value.delayMs !== undefined;
@@ -107,7 +105,6 @@ function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig |
       `needs exactly one of delayMs or percentile, got ${describeValue(value)}`,
     );
   }
-  if (maxHedges === 0) return undefined;
   if (hasDelay) {
     const delayMs = checkNumber('hedge.delayMs', value.delayMs, { min: 0 });
     if (value.windowMs !== undefined) {
@@ -116,14 +113,14 @@ function checkHedge(value: RouteHedge | undefined, race: boolean): HedgeConfig |
         `applies to percentile hedging only, got ${describeValue(value)}`,
       );
     }
-    return { delayMs, maxHedges, sample: undefined };
+    return { config: { delayMs, sample: undefined }, attempts };
   }
   const percentile = checkNumber('hedge.percentile', value.percentile, { above: 0, max: 99.99 });
   const windowMs = optionalNumber('hedge.windowMs', value.windowMs, 30_000, {
     above: 0,
     allowInfinity: true,
   });
-  return { delayMs: -1, maxHedges, sample: new LatencySample(percentile, windowMs) };
+  return { config: { delayMs: -1, sample: new LatencySample(percentile, windowMs) }, attempts };
 }
 
 /** Validates `options` (throwing `TypeError`/`RangeError` naming the problem) and builds the pieces. @internal */
@@ -136,39 +133,51 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   checkOptions('createRouter', options, ROUTER_OPTION_KEYS, '', false);
   checkProviders(options);
   checkOptions('createRouter', options.protection, ROUTE_PROTECTION_KEYS, 'protection');
-  if (options.protection !== undefined) {
+  checkFunction('classify', options.classify);
+  // The router-level parts have ResilienceOptions' shapes and rules: built the same way.
+  const router: ResilienceOptions = {};
+  if (options.budget !== undefined) router.budget = options.budget;
+  if (options.concurrency !== undefined) router.concurrency = options.concurrency;
+  if (options.clock !== undefined) router.clock = options.clock;
+  if (options.sleep !== undefined) router.sleep = options.sleep;
+  if (options.random !== undefined) router.random = options.random;
+  const shared = resolveResilience('createRouter', '', router, false);
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const env = {
+    budget: shared.budget,
+    clock: options.clock,
+    sleep: options.sleep,
+    random: options.random,
+  };
+  const sharedProtection = options.protection;
+  if (sharedProtection !== undefined) {
+    const c = sharedProtection.circuit;
+    if (typeof c === 'object' && c !== null && 'tryAcquire' in c) {
+      throw optionTypeError(
+        'protection.circuit',
+        'is a CircuitBreaker, which every provider would share: give createCircuitBreaker options (each provider gets its own breaker), or a breaker per provider in providers[i].protection',
+        'createRouter',
+      );
+    }
     // Alone first, so an error in a shared setting is reported at `protection.*`.
-    optionPath('protection', () => resolveProtectOptions(options.protection as ProtectOptions));
+    resolveProtection('protection', '', sharedProtection, undefined, env);
   }
-  // The router-level settings have protect()'s shapes and rules: validate them the same way.
-  const router: Record<string, unknown> = {};
-  for (const key of ROUTER_KEYS) if (options[key] !== undefined) router[key] = options[key];
-  const shared = resolveProtectOptions(router as ProtectOptions);
-  const { clock, random } = shared;
 
   const providers: ProviderRuntime<R>[] = options.providers.map((p, index) => {
     const config = resolveProtection(
       `providers[${index}].protection`,
-      options.protection,
+      p.id,
+      sharedProtection as RouteProtection | undefined,
       p.protection,
+      env,
     );
-    const breaker =
-      config.circuit === undefined
-        ? undefined
-        : createCircuitBreaker({
-            failureThreshold: config.circuit.threshold,
-            openDurationMs: config.circuit.cooldownMs,
-            // One recovery probe per cool-down; everyone else uses alternatives meanwhile.
-            halfOpenMaxCalls: 1,
-            clock,
-            name: p.id,
-          });
     return {
       index,
       id: p.id,
       resource: p.resource,
       config,
-      breaker,
+      breaker: config.circuit,
       inflight: 0,
       healthProbing: false,
     };
@@ -203,18 +212,28 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   };
   const selection = createSelection(options.selection, ids, view, random);
   const hedge = checkHedge(options.hedge, selection.type === 'race');
+  const sleep = options.sleep ?? systemSleep;
+  const engine = new AttemptEngine({
+    // Without hedging, attempts bound nothing here: failover is bounded by the providers.
+    attempts: hedge?.attempts ?? MAX_ATTEMPTS,
+    // A percentile hedge's delay is read from the sample each time the timer is armed.
+    hedgeDelayMs: hedge === undefined ? undefined : Math.max(hedge.config.delayMs, 0),
+    budget: shared.budget,
+    clock,
+    sleep,
+  });
   const config = {
     providers,
     selection,
     health,
     consultHealth: h !== undefined,
-    hedge,
+    hedge: hedge?.config,
+    engine,
     concurrency: shared.concurrency,
-    maxQueue: shared.maxQueue,
-    errorPolicy: shared.errorPolicy,
+    classify: options.classify,
     budget: shared.budget,
     clock,
-    sleep: shared.sleep ?? systemSleep,
+    sleep,
     random,
   };
   // Last, so that invalid options never leave a background checker running.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRoutingError, type RoutingError } from '../errors/routing-error.js';
+import type { RetryBudget } from '../retry/budget.js';
 import { call, type FakeResource, failing, fake, setup } from './test-helpers/fake-providers.js';
 import type { Router } from './types.js';
 
@@ -10,7 +11,7 @@ describe('race selection', () => {
   it('starts every eligible provider at once; the first success wins; losers are aborted, not failures', async () => {
     const { router, res, clock } = setup(['a', 'b', 'c'], {
       selection: 'race',
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
     });
     res.a = Object.assign(res.a!, fake('a', clock, 30));
     res.b = Object.assign(res.b!, fake('b', clock, 10));
@@ -55,7 +56,7 @@ describe('race selection', () => {
 
 describe('hedging', () => {
   it('starts the next provider after delayMs; first success wins; the slow one is aborted, not failed', async () => {
-    const { router, res, clock } = setup(['a', 'b', 'c'], { hedge: { delayMs: 20, maxHedges: 1 } });
+    const { router, res, clock } = setup(['a', 'b', 'c'], { hedge: { delayMs: 20, attempts: 2 } });
     res.a = Object.assign(res.a!, fake('a', clock, 100));
     res.b = Object.assign(res.b!, fake('b', clock, 10));
     const hedged: unknown[] = [];
@@ -86,7 +87,7 @@ describe('hedging', () => {
 
   it('respects maxHedges, and a failure fails over at once (not counted as a hedge)', async () => {
     const { router, res, clock } = setup(['a', 'b', 'c', 'd'], {
-      hedge: { delayMs: 10, maxHedges: 1 },
+      hedge: { delayMs: 10, attempts: 2 },
     });
     res.a = Object.assign(res.a!, fake('a', clock, 100));
     res.b = Object.assign(res.b!, fake('b', clock, 100));
@@ -104,7 +105,10 @@ describe('hedging', () => {
   it('hedges draw from the retry budget; a refused withdrawal means no hedge', async () => {
     let allow = false;
     let requests = 0;
-    const budget = { recordRequest: () => void requests++, tryRetry: () => allow };
+    const budget = {
+      recordRequest: () => void requests++,
+      tryRetry: () => allow,
+    } as unknown as RetryBudget;
     const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 10 }, budget });
     res.a = Object.assign(res.a!, fake('a', clock, 50));
     await expect(clock.run(run(router))).resolves.toBe('ok:a');
@@ -185,10 +189,13 @@ describe('abort reasons reach every running visit (SPEC §0)', () => {
 
   it.each([
     ['race', { selection: 'race' as const }],
-    ['hedge', { hedge: { delayMs: 5, maxHedges: 2 } }],
+    ['hedge', { hedge: { delayMs: 5, attempts: 3 } }],
     [
       'race with per-visit protection',
-      { selection: 'race' as const, protection: { attempts: 2, timeout: 1000 } },
+      {
+        selection: 'race' as const,
+        protection: { retry: { attempts: 2, backoff: { baseDelayMs: 0 } }, attemptTimeoutMs: 1000 },
+      },
     ],
   ])(
     '%s: the caller aborting gives every running operation the caller’s reason',

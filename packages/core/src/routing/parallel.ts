@@ -1,3 +1,4 @@
+import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
@@ -10,8 +11,6 @@ import { type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
 /** Reason given to visits that lost to another provider: they end neutral, never as failures. */
 const lostReason = () => new OperationAbortedError({ message: 'Another provider answered first' });
 
-const noop = () => {};
-
 interface Running<R> {
   p: ProviderRuntime<R>;
   controller: LinkedController;
@@ -21,9 +20,10 @@ interface Running<R> {
  * Traversal with several visits in flight: `race` starts every eligible
  * provider at once; hedging starts the next provider whenever the latest
  * visit has been outstanding longer than the hedge delay (fixed, or the
- * observed latency percentile), within `maxHedges` and the retry budget. A
- * failed visit fails over to the next provider at once. The first success
- * wins and aborts the rest, whose outcomes are neutral for circuits and health.
+ * observed latency percentile), as the router's engine allows (`hedge.attempts`,
+ * the retry budget). A failed visit fails over to the next provider at once
+ * when the engine allows it (the budget again). The first success wins and
+ * aborts the rest, whose outcomes are neutral for circuits and health.
  * @internal
  */
 export function routeParallel<R, T>(
@@ -32,7 +32,7 @@ export function routeParallel<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
 ): Promise<T> {
-  const { selection, providers, hedge } = core.config;
+  const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
   const order = selection.order();
   const race = selection.type === 'race';
@@ -112,9 +112,13 @@ export function routeParallel<R, T>(
             if (done) return;
             if (!(error instanceof VisitFailure)) return fail(error);
             visits = core.fail(p, error, visits);
-            if (!error.failover) return fail(error.error);
-            // Fail over at once; a race already started everyone.
-            if (!race && launch(false)) return;
+            if (error.verdict.failover === false) return fail(error.error);
+            // Fail over at once, if the engine allows it; a race already started everyone.
+            if (!race && next < order.length) {
+              const go = engine.mayFailOver(error.verdict);
+              if (go === STOP_NOT_RETRYABLE) return fail(error.error);
+              if (go >= 0 && launch(false)) return;
+            }
             if (running.size === 0) fail(new RoutingError(visits));
           },
         );
@@ -128,29 +132,32 @@ export function routeParallel<R, T>(
     const arm = (current: ProviderRuntime<R>) => {
       timer?.abort();
       timer = undefined;
-      if (hedge === undefined || hedges >= hedge.maxHedges || next >= order.length) return;
+      if (hedge === undefined || 1 + hedges >= engine.attempts || next >= order.length) return;
       const delayMs = hedge.delayMs >= 0 ? hedge.delayMs : hedge.sample?.value(core.clock());
       // Percentile hedging waits until enough latencies have been observed.
       if (delayMs === undefined) return;
       const t = new AbortController();
       timer = t;
-      core.sleep(delayMs, t.signal).then(() => {
-        if (t.signal.aborted || done) return;
-        // Hedges draw from the retry budget: a refused withdrawal means no hedge.
-        if (core.budget !== undefined && !core.budget.tryRetry()) return;
-        const from = current.id;
-        hedges++;
-        if (!launch(true)) {
-          hedges--;
-          if (running.size === 0) fail(new RoutingError(visits ?? []));
-          return;
-        }
-        if (core.hedged.active) {
-          const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
-          core.hedged.emit({ fromProviderId: from, toProviderId: to.id, delayMs });
-        }
-        // A Sleep never rejects by contract; a broken one only means no hedge.
-      }, noop);
+      engine.schedule(
+        delayMs,
+        () => {
+          if (done) return;
+          // Within the attempts and the budget (a refused withdrawal means no hedge).
+          if (!engine.mayHedge(1 + hedges, Number.POSITIVE_INFINITY)) return;
+          const from = current.id;
+          hedges++;
+          if (!launch(true)) {
+            hedges--;
+            if (running.size === 0) fail(new RoutingError(visits ?? []));
+            return;
+          }
+          if (core.hedged.active) {
+            const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
+            core.hedged.emit({ fromProviderId: from, toProviderId: to.id, delayMs });
+          }
+        },
+        t.signal,
+      );
     };
 
     if (race) {

@@ -1,46 +1,111 @@
-import { checkOptions, type KnownKeys, optionPath } from '../internal/validate.js';
-import { type ProtectConfig, resolveProtectOptions } from '../protect/options.js';
-import type { ProtectOptions } from '../protect/types.js';
+import type { AttemptEngine } from '../attempts/engine.js';
+import {
+  type ResilienceOptions,
+  type RetryEvent,
+  resolveResilience,
+} from '../attempts/resilience-options.js';
+import type { CircuitBreaker } from '../breaker/types.js';
+import { checkOneOf, checkOptions, type KnownKeys, optionPath } from '../internal/validate.js';
+import type { RetryBudget } from '../retry/budget.js';
+import type { Clock } from '../time/clock.js';
+import type { RandomSource } from '../time/random.js';
+import type { Sleep } from '../time/sleep.js';
 
 /**
- * How each provider visit is protected: `protect()`'s option shapes for
- * retries, backoff, per-attempt timeout and circuit.
+ * How each provider visit is protected: the per-provider part of
+ * `ResilienceOptions` (same names, same rules as `protect`), plus
+ * `timeoutMode`.
  */
-export type RouteProtection = Pick<
-  ProtectOptions,
-  'attempts' | 'backoff' | 'timeout' | 'timeoutMode' | 'circuit'
->;
+export interface RouteProtection
+  extends Pick<ResilienceOptions, 'timeoutMs' | 'attemptTimeoutMs' | 'retry' | 'circuit'> {
+  /**
+   * `'immediate'` ends a timed-out attempt at once; `'wait'` waits for the
+   * operation to settle first, so attempts on a provider never overlap.
+   * Defaults to `'immediate'`.
+   */
+  timeoutMode?: 'immediate' | 'wait';
+}
 
 /** Keys of {@link RouteProtection}. @internal */
 export const ROUTE_PROTECTION_KEYS = {
-  attempts: true,
-  backoff: true,
-  timeout: true,
-  timeoutMode: true,
+  timeoutMs: true,
+  attemptTimeoutMs: true,
+  retry: true,
   circuit: true,
+  timeoutMode: true,
 } as const satisfies KnownKeys<RouteProtection>;
 
 const KEYS = Object.keys(ROUTE_PROTECTION_KEYS) as (keyof RouteProtection)[];
 
+/** A provider's protection, validated and built. @internal */
+export interface ProviderProtection {
+  /** Engine of the visit's retries, or `undefined` for one attempt per visit. */
+  readonly engine: AttemptEngine | undefined;
+  /** Attempts per visit, the first included. */
+  readonly attempts: number;
+  /** Deadline of each attempt in ms; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
+  /** Deadline of the whole visit (its attempts and waits) in ms; `Infinity` for none. */
+  readonly timeoutMs: number;
+  readonly waitOnTimeout: boolean;
+  readonly circuit: CircuitBreaker | undefined;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+}
+
+/** Router-wide things a provider's protection is built with. @internal */
+export interface ProtectionEnv {
+  readonly budget: RetryBudget | undefined;
+  readonly clock: Clock | undefined;
+  readonly sleep: Sleep | undefined;
+  readonly random: RandomSource | undefined;
+}
+
 /**
- * Merges a provider's protection over the router's and validates it with
- * `protect()`'s own rules. The merge is one level deep on purpose: a nested
- * `backoff` or `circuit` object replaces the inherited object whole (a
- * provider never ends up with half of each), `circuit: false` disables an
- * inherited circuit, and an `undefined` key inherits.
+ * Merges a provider's protection over the router's and builds it with
+ * `resolveResilience` (standard off: what is left out is off). The merge is
+ * one level deep on purpose: a nested `retry` or `circuit` object replaces the
+ * inherited object whole (a provider never ends up with half of each),
+ * `false` turns an inherited part off, and an `undefined` key inherits. A
+ * circuit given as options gets one recovery probe per cool-down and the
+ * provider's id as its name unless the options say otherwise.
  * @internal
  */
 export function resolveProtection(
   where: string,
+  id: string,
   shared: RouteProtection | undefined,
   own: RouteProtection | undefined,
-): ProtectConfig {
+  env: ProtectionEnv,
+): ProviderProtection {
   checkOptions('createRouter', own, ROUTE_PROTECTION_KEYS, where);
   const merged: Record<string, unknown> = {};
   for (const key of KEYS) {
     const value = own?.[key] !== undefined ? own[key] : shared?.[key];
     if (value !== undefined) merged[key] = value;
   }
-  // The caller validated `shared` on its own first, so what fails here is `own`'s.
-  return optionPath(where, () => resolveProtectOptions(merged as ProtectOptions), 'createRouter');
+  const mode = optionPath(
+    where,
+    () =>
+      checkOneOf('timeoutMode', merged.timeoutMode ?? 'immediate', ['immediate', 'wait'] as const),
+    'createRouter',
+  );
+  delete merged.timeoutMode;
+  const circuit = merged.circuit;
+  if (typeof circuit === 'object' && circuit !== null && !('tryAcquire' in circuit)) {
+    merged.circuit = { halfOpenMaxCalls: 1, name: id, ...circuit };
+  }
+  if (env.random !== undefined) merged.random = env.random;
+  if (env.budget !== undefined) merged.budget = env.budget;
+  if (env.clock !== undefined) merged.clock = env.clock;
+  if (env.sleep !== undefined) merged.sleep = env.sleep;
+  const plan = resolveResilience('createRouter', where, merged as ResilienceOptions, false);
+  return {
+    engine: plan.retry,
+    attempts: plan.retry?.attempts ?? 1,
+    attemptTimeoutMs: plan.attemptTimeoutMs,
+    timeoutMs: plan.timeoutMs,
+    waitOnTimeout: mode === 'wait',
+    circuit: plan.circuit,
+    onRetry: plan.onRetry,
+  };
 }

@@ -15,7 +15,9 @@ describe('createRouter: traversal', () => {
   });
 
   it('passes resource, signal, providerId and attempt to the operation', async () => {
-    const { router } = setup(['a', 'b'], { protection: { attempts: 2 } });
+    const { router } = setup(['a', 'b'], {
+      protection: { retry: { attempts: 2, backoff: { baseDelayMs: 0 } } },
+    });
     const seen: unknown[] = [];
     const value = await router.execute((r, { signal, providerId, attempt }) => {
       seen.push([r.id, providerId, attempt, signal instanceof AbortSignal]);
@@ -31,7 +33,9 @@ describe('createRouter: traversal', () => {
   });
 
   it('visits each provider at most once, with its own retries, then fails over', async () => {
-    const { router, res } = setup(['a', 'b', 'c'], { protection: { attempts: 3 } });
+    const { router, res } = setup(['a', 'b', 'c'], {
+      protection: { retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+    });
     failing(res.a!);
     res.b!.behave = async (n) => {
       if (n < 3) throw new Error('b flaky');
@@ -58,8 +62,8 @@ describe('createRouter: traversal', () => {
 
   it('failover: false rejects at once with the operation error', async () => {
     const { router, res } = setup(['a', 'b'], {
-      protection: { attempts: 3 },
-      errorPolicy: () => ({ retry: false, failover: false }),
+      protection: { retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+      classify: () => ({ retry: false, failover: false }),
     });
     failing(res.a!, 'fatal');
     const error = await run(router).catch((e) => e);
@@ -68,10 +72,10 @@ describe('createRouter: traversal', () => {
     expect([res.a?.calls, res.b?.calls]).toEqual([1, 0]);
   });
 
-  it('a per-call errorPolicy replaces the router one', async () => {
-    const { router, res } = setup(['a', 'b'], { errorPolicy: () => ({ failover: false }) });
+  it('a per-call classify replaces the router one', async () => {
+    const { router, res } = setup(['a', 'b'], { classify: () => ({ failover: false }) });
     failing(res.a!);
-    await expect(run(router, { errorPolicy: () => ({}) })).resolves.toBe('ok:b');
+    await expect(run(router, { classify: () => ({}) })).resolves.toBe('ok:b');
   });
 
   it('a throwing policy rejects with ErrorPolicyError, without failover or fallback', async () => {
@@ -79,7 +83,7 @@ describe('createRouter: traversal', () => {
     failing(res.a!, 'op');
     let fallbacks = 0;
     const error = await run(router, {
-      errorPolicy: () => {
+      classify: () => {
         throw new Error('policy bug');
       },
       fallback: () => {
@@ -94,8 +98,8 @@ describe('createRouter: traversal', () => {
 
   it('retry: false moves on to the next provider without retrying', async () => {
     const { router, res } = setup(['a', 'b'], {
-      protection: { attempts: 3 },
-      errorPolicy: () => ({ retry: false }),
+      protection: { retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+      classify: () => ({ retry: false }),
     });
     failing(res.a!);
     await expect(run(router)).resolves.toBe('ok:b');
@@ -104,7 +108,12 @@ describe('createRouter: traversal', () => {
 
   it('waits the provider backoff between its retries (fixed and exponential)', async () => {
     const { router, res, clock } = setup(['a'], {
-      protection: { attempts: 3, backoff: { type: 'exponential', delay: 100 } },
+      protection: {
+        retry: {
+          attempts: 3,
+          backoff: { baseDelayMs: 100, strategy: 'exponential', jitter: 'none' },
+        },
+      },
     });
     const times: number[] = [];
     res.a!.behave = async (n) => {
@@ -117,7 +126,7 @@ describe('createRouter: traversal', () => {
   });
 
   it('times out each attempt and fails over; the attempt signal aborts with the deadline', async () => {
-    const { router, res, clock } = setup(['a', 'b'], { protection: { timeout: 50 } });
+    const { router, res, clock } = setup(['a', 'b'], { protection: { attemptTimeoutMs: 50 } });
     res.a!.behave = (_n, signal) => new Promise(() => void signal);
     const p = run(router);
     await expect(clock.run(p)).resolves.toBe('ok:b');
@@ -128,7 +137,7 @@ describe('createRouter: traversal', () => {
 
   it("timeoutMode 'wait' waits for the timed-out callback to settle", async () => {
     const { router, res, clock } = setup(['a', 'b'], {
-      protection: { timeout: 50, timeoutMode: 'wait' },
+      protection: { attemptTimeoutMs: 50, timeoutMode: 'wait' },
     });
     res.a!.behave = async (_n, signal) => {
       await clock.sleep(200);
@@ -141,17 +150,23 @@ describe('createRouter: traversal', () => {
 
 describe('createRouter: protection inheritance', () => {
   it('providers inherit the shared protection; own keys override; nested objects replace whole', async () => {
-    const { router, res, clock } = setup(['a', 'b'], {
-      protection: { attempts: 3, backoff: { type: 'fixed', delay: 100, jitter: 0.5 } },
-    });
+    const { router, res, clock } = setup(['a', 'b']);
     // Rebuild with per-provider overrides on the same resources.
     const { createRouter } = await import('./router.js');
+    const inherited = {
+      attempts: 3,
+      backoff: { baseDelayMs: 100, maxDelayMs: 100, jitter: 'full' as const },
+    };
     const r2 = createRouter({
       providers: [
-        { id: 'a', resource: res.a!, protection: { attempts: 2 } },
-        { id: 'b', resource: res.b!, protection: { backoff: { type: 'fixed', delay: 10 } } },
+        { id: 'a', resource: res.a!, protection: { timeoutMs: 1_000 } },
+        {
+          id: 'b',
+          resource: res.b!,
+          protection: { retry: { attempts: 2, backoff: { baseDelayMs: 10, jitter: 'none' } } },
+        },
       ],
-      protection: { attempts: 3, backoff: { type: 'fixed', delay: 100, jitter: 0.5 } },
+      protection: { retry: inherited },
       clock,
       sleep: clock.sleep,
       random: () => 0.999,
@@ -165,11 +180,11 @@ describe('createRouter: protection inheritance', () => {
       };
     }
     await expect(clock.run(r2.execute((r, ctx) => call(r, ctx)))).rejects.toThrow(/No provider/);
-    // a: 2 attempts (own), jittered inherited backoff ~ 100 × (1 − 0.5 × 0.999).
-    expect(times.a).toHaveLength(2);
-    expect(times.a![1]! - times.a![0]!).toBeCloseTo(50.05, 5);
-    // b: 3 attempts (inherited), its backoff object replaced whole: no inherited jitter.
-    expect(times.b).toHaveLength(3);
+    // a: 3 attempts (inherited retry), full jitter on the router's random: 100 × 0.999.
+    expect(times.a).toHaveLength(3);
+    expect(times.a![1]! - times.a![0]!).toBeCloseTo(99.9, 5);
+    // b: its own retry object replaced the inherited one whole: 2 attempts, no jitter.
+    expect(times.b).toHaveLength(2);
     expect(times.b![1]! - times.b![0]!).toBe(10);
   });
 
@@ -180,9 +195,13 @@ describe('createRouter: protection inheritance', () => {
       providers: [
         { id: 'a', resource: res.a! },
         { id: 'b', resource: res.b!, protection: { circuit: false } },
-        { id: 'c', resource: res.c!, protection: { circuit: { threshold: 5, cooldown: 10 } } },
+        {
+          id: 'c',
+          resource: res.c!,
+          protection: { circuit: { failureThreshold: 5, openDurationMs: 10 } },
+        },
       ],
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
       clock,
     });
     expect(router.circuit('a')).toBeDefined();
@@ -199,7 +218,7 @@ describe('createRouter: protection inheritance', () => {
 describe('createRouter: circuits and skips', () => {
   it('skips an open provider (circuit-open) and RoutingError lists skipped and failed in order', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await expect(run(router)).resolves.toBe('ok:b');
@@ -220,7 +239,7 @@ describe('createRouter: circuits and skips', () => {
 
   it('all skipped → RoutingError with only skips and no errors', async () => {
     const { router, res } = setup(['a'], {
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await run(router).catch(() => {});
@@ -232,12 +251,15 @@ describe('createRouter: circuits and skips', () => {
 
   it('counts a provider failure once per visit (after retries) and not when the policy excludes it', async () => {
     const { router, res } = setup(['a', 'b'], {
-      protection: { attempts: 3, circuit: { threshold: 2, cooldown: 1000 } },
+      protection: {
+        retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+        circuit: { failureThreshold: 2, openDurationMs: 1000 },
+      },
     });
     failing(res.a!);
     await run(router);
     expect(router.circuit('a')?.state).toBe('closed');
-    await run(router, { errorPolicy: () => ({ countForCircuit: false }) });
+    await run(router, { classify: () => ({ countForCircuit: false }) });
     expect(router.circuit('a')?.state).toBe('closed');
     expect(router.health.snapshot().a).toMatchObject({ fail: 1, streak: 1 });
     await run(router);
@@ -267,9 +289,9 @@ describe('createRouter: circuits and skips', () => {
     };
     for (const [extra, perCall] of [
       [{}, 2],
-      [{ protection: { circuit: { threshold: 3, cooldown: 1000 } } }, 2],
+      [{ protection: { circuit: { failureThreshold: 3, openDurationMs: 1000 } } }, 2],
       [{ health: { failures: 2 } }, 2],
-      [{ protection: { timeout: 100 } }, 3],
+      [{ protection: { attemptTimeoutMs: 100 } }, 3],
     ] as const) {
       const router = createRouter({
         providers: [
@@ -346,7 +368,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
 
   it('an aborted call never becomes a RoutingError, and does not fail over', async () => {
     const { router, res, clock } = setup(['a', 'b'], {
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
     });
     res.a!.behave = (_n, signal) =>
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
@@ -375,9 +397,8 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
 
   it('one concurrency slot covers the whole traversal; overflow rejects with QueueFullError', async () => {
     const { router, res, clock } = setup(['a', 'b'], {
-      concurrency: 1,
-      maxQueue: 1,
-      protection: { attempts: 2, backoff: { type: 'fixed', delay: 100 } },
+      concurrency: { limit: 1, maxQueue: 1 },
+      protection: { retry: { attempts: 2, backoff: { baseDelayMs: 100, jitter: 'none' } } },
     });
     failing(res.a!);
     res.b!.behave = async () => {
@@ -398,7 +419,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
   });
 
   it('the slot is held through the fallback and given back on success and failure alike', async () => {
-    const { router, res, clock } = setup(['a'], { concurrency: 1, maxQueue: 1 });
+    const { router, res, clock } = setup(['a'], { concurrency: { limit: 1, maxQueue: 1 } });
     failing(res.a!);
     const slowFallback = async () => {
       await clock.sleep(50);
@@ -417,7 +438,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
   });
 
   it('a queued call whose signal aborts leaves the queue without running', async () => {
-    const { router, res, clock } = setup(['a'], { concurrency: 1, maxQueue: 5 });
+    const { router, res, clock } = setup(['a'], { concurrency: { limit: 1, maxQueue: 5 } });
     res.a!.behave = async () => {
       await clock.sleep(10);
       return 'ok';
@@ -433,7 +454,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
   });
 
   it('fallback runs after a RoutingError, and at once on queue overflow', async () => {
-    const { router, res, clock } = setup(['a'], { concurrency: 1 });
+    const { router, res, clock } = setup(['a'], { concurrency: { limit: 1 } });
     failing(res.a!);
     const errors: unknown[] = [];
     const fallback = (e: unknown) => {
@@ -476,7 +497,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
 describe('createRouter: events', () => {
   it('emits selected, failed and skipped with ids, names and timings only', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
-      protection: { circuit: { threshold: 1, cooldown: 1000 } },
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
     });
     const log: unknown[] = [];
     router.onSelected((e) => log.push(['selected', e]));

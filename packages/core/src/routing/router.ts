@@ -2,6 +2,7 @@ import type { CircuitBreaker } from '../breaker/types.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
+import { isThenable } from '../internal/thenable.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
@@ -25,9 +26,56 @@ function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/**
+ * A request's hold on its concurrency slot when attempts may be abandoned at
+ * their timeout: the slot goes back once the traversal has settled and every
+ * operation it started has settled too, so the operations running at the
+ * providers never exceed `concurrency.limit` (as in `protect`).
+ */
+class SlotHold {
+  private live = 0;
+  private routed = false;
+  private ok = true;
+  private released = false;
+
+  constructor(private readonly give: (ok: boolean) => void) {}
+
+  /** `fn`, counting the operations it starts until they settle. */
+  wrap<R, T>(fn: RouteOperation<R, T>): RouteOperation<R, T> {
+    const settled = () => {
+      this.live--;
+      this.release();
+    };
+    return (resource, context) => {
+      const out = fn(resource, context);
+      if (isThenable(out)) {
+        this.live++;
+        // A rejection here is the router's to report; this copy only counts.
+        Promise.resolve(out).then(settled, settled);
+      }
+      return out;
+    };
+  }
+
+  /** The traversal settled (`ok`: it succeeded). */
+  readonly done = (ok: boolean): void => {
+    this.routed = true;
+    this.ok = ok;
+    this.release();
+  };
+
+  private release(): void {
+    if (this.released || !this.routed || this.live > 0) return;
+    this.released = true;
+    this.give(this.ok);
+  }
+}
+
 class RouterImpl<R> implements Router<R> {
   private readonly core: RouterCore<R>;
   private readonly pool: SlotPool | undefined;
+  /** Some provider may abandon an attempt at its timeout: slots wait for its operation. */
+  private readonly holdsAbandoned: boolean;
   readonly providerIds: readonly string[];
   readonly onSelected;
   readonly onSkipped;
@@ -38,11 +86,16 @@ class RouterImpl<R> implements Router<R> {
   constructor(private readonly config: RouterConfig<R>) {
     const core = new RouterCore(config);
     this.core = core;
+    const c = config.concurrency;
     this.pool =
-      config.concurrency === Number.POSITIVE_INFINITY
-        ? undefined
-        : createSlotPool({ concurrency: config.concurrency, maxQueue: config.maxQueue });
+      c === undefined ? undefined : createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
     this.providerIds = Object.freeze(config.providers.map((p) => p.id));
+    this.holdsAbandoned = config.providers.some(
+      (p) =>
+        !p.config.waitOnTimeout &&
+        (p.config.attemptTimeoutMs !== Number.POSITIVE_INFINITY ||
+          p.config.timeoutMs !== Number.POSITIVE_INFINITY),
+    );
     this.onSelected = core.selected.on;
     this.onSkipped = core.skipped.on;
     this.onFailed = core.failed.on;
@@ -79,7 +132,7 @@ class RouterImpl<R> implements Router<R> {
     checkCall('router.execute', 'fn', fn, options);
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const policy = options?.errorPolicy ?? this.config.errorPolicy;
+    const policy = options?.classify ?? this.config.classify;
     const fallback = options?.fallback;
     let routed: Promise<T>;
     const pool = this.pool;
@@ -87,8 +140,19 @@ class RouterImpl<R> implements Router<R> {
       routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
     } else if (pool.tryTake()) {
       // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
-      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
-      routed.then(pool.giveOk, pool.giveFailed);
+      if (this.holdsAbandoned) {
+        const hold = new SlotHold((ok) => pool.give(ok));
+        routed = this.core.route(hold.wrap(fn), signal ?? neverAbortedSignal, policy, fallback);
+        routed.then(
+          () => hold.done(true),
+          () => hold.done(false),
+        );
+      } else {
+        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
+        routed.then(pool.giveOk, pool.giveFailed);
+      }
+    } else if (this.holdsAbandoned) {
+      routed = this.queueHolding(pool, fn, signal, policy, fallback);
     } else {
       let started = false;
       routed = pool.run(
@@ -108,6 +172,50 @@ class RouterImpl<R> implements Router<R> {
     }
     return signal === undefined ? routed : raceAbort(routed, signal);
   }
+
+  /** The queued path when slots wait for abandoned operations: the pool's task ends with the hold. */
+  private queueHolding<T>(
+    pool: SlotPool,
+    fn: RouteOperation<R, T>,
+    signal: AbortSignal | undefined,
+    policy: RouteExecuteOptions<T>['classify'],
+    fallback: RouteExecuteOptions<T>['fallback'],
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      pool
+        .run(
+          (s) =>
+            new Promise<void>((released) => {
+              started = true;
+              const hold = new SlotHold(() => released());
+              const routed = this.core.route(hold.wrap(fn), s, policy, fallback);
+              routed.then(
+                (value) => {
+                  hold.done(true);
+                  resolve(value);
+                },
+                (error: unknown) => {
+                  hold.done(false);
+                  reject(error);
+                },
+              );
+            }),
+          { signal },
+        )
+        .then(undefined, (error: unknown) => {
+          if (started) return;
+          // Refused while queued (full queue, or the caller aborted): only the refusal gets a fallback.
+          if (fallback === undefined || !isQueueFullError(error)) {
+            reject(error);
+            return;
+          }
+          Promise.resolve()
+            .then(() => fallback(error, { signal: signal ?? neverAbortedSignal }))
+            .then(resolve, reject);
+        });
+    });
+  }
 }
 
 /**
@@ -120,7 +228,11 @@ class RouterImpl<R> implements Router<R> {
  * @example
  * const router = createRouter({
  *   providers: [{ id: 'eu', resource: euClient }, { id: 'us', resource: usClient }],
- *   protection: { attempts: 2, timeout: 2000, circuit: { threshold: 5, cooldown: 30_000 } },
+ *   protection: {
+ *     attemptTimeoutMs: 2_000,
+ *     retry: { attempts: 2 },
+ *     circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+ *   },
  * });
  * const user = await router.execute((client, { signal }) => client.getUser(id, { signal }));
  */

@@ -34,7 +34,10 @@ describe('routing invariants (fast-check)', () => {
           const router = createRouter({
             providers: ids.map((id, i) => ({ id, resource: i })),
             selection,
-            protection: { attempts, circuit: { threshold: 2, cooldown: 50 } },
+            protection: {
+              retry: { attempts, backoff: { baseDelayMs: 0 } },
+              circuit: { failureThreshold: 2, openDurationMs: 50 },
+            },
             clock,
             sleep: clock.sleep,
             random: () => 0.3,

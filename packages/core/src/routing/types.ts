@@ -1,3 +1,4 @@
+import type { ConcurrencyOptions } from '../attempts/resilience-options.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
@@ -5,7 +6,7 @@ import type { HealthRegistry } from '../health/registry.js';
 import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
-import type { ProtectRetryBudget } from '../protect/types.js';
+import type { RetryBudget, RetryBudgetOptions } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
@@ -18,7 +19,11 @@ export interface RouteProvider<R> {
   id: string;
   /** The resource handed to the operation when this provider is chosen. */
   resource: R;
-  /** Overrides of the router's shared protection for this provider. Defaults to the shared one. */
+  /**
+   * This provider's protection; each key given replaces the router's
+   * `protection` key of the same name whole (nested objects are not merged).
+   * Defaults to the router's.
+   */
   protection?: RouteProtection;
 }
 
@@ -78,8 +83,8 @@ export interface RouteHedge {
   delayMs?: number;
   /** Start a hedge after the router's observed latency at this percentile, in `(0, 100)`. */
   percentile?: number;
-  /** Most hedges per request (0 disables hedging). Defaults to 1. */
-  maxHedges?: number;
+  /** Visits per request that hedging may start, the first included; an integer in `[2, 10]`. Defaults to 2. */
+  attempts?: number;
   /**
    * With `percentile`: only latencies observed within this many ms count (at
    * most the last 512; re-checked at least every quarter window), so an old
@@ -94,7 +99,7 @@ export interface RouteHedge {
 export const ROUTE_HEDGE_KEYS = {
   delayMs: true,
   percentile: true,
-  maxHedges: true,
+  attempts: true,
   windowMs: true,
 } as const satisfies KnownKeys<RouteHedge>;
 
@@ -115,8 +120,8 @@ export type RouteOperation<R, T> = (resource: R, context: RouteContext) => T | P
 export interface RouteExecuteOptions<T> {
   /** Cancels the request: queued, between attempts, and inside the operation. Defaults to none. */
   signal?: AbortSignal | undefined;
-  /** Replaces the router's error policy for this call. Defaults to the router's. */
-  errorPolicy?: ErrorPolicy | undefined;
+  /** Replaces the router's `classify` for this call. Defaults to the router's. */
+  classify?: ErrorPolicy | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
@@ -209,7 +214,7 @@ export const ROUTE_HEALTH_KEYS = {
 export interface RouterOptions<R> {
   /** The interchangeable providers, in registration order. At least one. */
   providers: readonly RouteProvider<R>[];
-  /** Protection every provider inherits (retries, backoff, timeout, circuit). Defaults to one attempt, no timeout, no circuit. */
+  /** Protection every provider inherits (retries, timeouts, circuit). Defaults to one attempt, no timeout, no circuit. */
   protection?: RouteProtection;
   /** Order in which providers are tried: an object or just its type name. Defaults to `{ type: 'priority' }`. */
   selection?: RouteSelection | RouteSelectionType;
@@ -220,15 +225,23 @@ export interface RouterOptions<R> {
    */
   health?: RouteHealthOptions<R>;
   /** Start another provider when the current one is slow. Defaults to no hedging. */
-  hedge?: RouteHedge;
-  /** Requests routed at once (one slot covers the whole traversal); an integer >= 1 or `Infinity`. Defaults to `Infinity`. */
-  concurrency?: number;
-  /** Requests waiting for a slot (0 = none, `Infinity` = unbounded). Defaults to 0. */
-  maxQueue?: number;
-  /** Judges each failed attempt: `retry`, `failover`, `countForCircuit`. Defaults to allowing all three. */
-  errorPolicy?: ErrorPolicy;
-  /** Retry budget: every request deposits; retries and hedges withdraw. Defaults to none. */
-  budget?: ProtectRetryBudget;
+  hedge?: RouteHedge | false;
+  /**
+   * A bulkhead: requests routed at once (one slot covers the whole traversal)
+   * and requests waiting. An attempt abandoned at its timeout keeps the slot
+   * until its operation settles, so the operations running at the providers
+   * never exceed `limit`. Defaults to unbounded.
+   */
+  concurrency?: ConcurrencyOptions | false;
+  /** Judges each failed attempt: `retry`, `failover`, `countForCircuit`, `retryAfterMs`. Defaults to allowing all three. */
+  classify?: ErrorPolicy;
+  /**
+   * One retry budget for the router: every request deposits once; every
+   * retry, hedge and failover withdraws. A failover it refuses ends the
+   * request with a `RoutingError` listing the visits so far. A budget, or
+   * `createRetryBudget` options. Defaults to none.
+   */
+  budget?: RetryBudget | RetryBudgetOptions | false;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
   /** Waits for backoff, timeouts and hedge delays. Defaults to `systemSleep`. */
@@ -245,8 +258,7 @@ export const ROUTER_OPTION_KEYS = {
   health: true,
   hedge: true,
   concurrency: true,
-  maxQueue: true,
-  errorPolicy: true,
+  classify: true,
   budget: true,
   clock: true,
   sleep: true,

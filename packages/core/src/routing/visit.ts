@@ -1,16 +1,13 @@
+import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
-import { backoffDelay } from '../protect/backoff.js';
-import type { ProtectConfig } from '../protect/options.js';
-import type { ProtectRetryBudget } from '../protect/types.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
-import type { RandomSource } from '../time/random.js';
-import type { Sleep } from '../time/sleep.js';
 import { attemptWithTimeout } from './attempt.js';
+import type { ProviderProtection } from './protection.js';
 import type { RouteOperation } from './types.js';
 
 /** A registered provider with its resolved protection and live counters. @internal */
@@ -18,7 +15,7 @@ export interface ProviderRuntime<R> {
   readonly index: number;
   readonly id: string;
   readonly resource: R;
-  readonly config: ProtectConfig;
+  readonly config: ProviderProtection;
   readonly breaker: CircuitBreaker | undefined;
   /** Visits in flight (power-of-two load). */
   inflight: number;
@@ -29,11 +26,8 @@ export interface ProviderRuntime<R> {
 /** Router-wide dependencies of a visit. @internal */
 export interface VisitEnv {
   readonly clock: Clock;
-  readonly sleep: Sleep;
   /** Where attempt deadlines wait (the shared host wheel, or one on the injected sleep). */
   readonly wheel: TimerWheel;
-  readonly random: RandomSource;
-  readonly budget: ProtectRetryBudget | undefined;
   readonly health: HealthRegistry;
 }
 
@@ -45,8 +39,8 @@ export interface VisitEnv {
 export class VisitFailure {
   constructor(
     readonly error: unknown,
-    /** The policy allowed moving on to another provider. */
-    readonly failover: boolean,
+    /** The verdict on the visit's last failure (the engine decides failover from it). */
+    readonly verdict: ErrorVerdict,
     /** The failure counted toward the circuit and health. */
     readonly counted: boolean,
     readonly durationMs: number,
@@ -102,7 +96,7 @@ export function visitFailed(
   const counted = verdict.countForCircuit !== false;
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
   if (counted) env.health.failure(p.id);
-  return new VisitFailure(error, verdict.failover !== false, counted, durationMs);
+  return new VisitFailure(error, verdict, counted, durationMs);
 }
 
 /**
@@ -131,26 +125,45 @@ export function singleAttemptFailed(
   return visitFailed(p, permit, error, verdict, durationMs, env);
 }
 
-/** Starts attempt `attempt` on `p`: directly, or under the provider's per-attempt timeout. @internal */
+/**
+ * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout,
+ * shortened to what is left before the visit's deadline `deadlineAt`.
+ * @internal
+ */
 export function startAttempt<R, T>(
   p: ProviderRuntime<R>,
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   attempt: number,
   env: VisitEnv,
+  deadlineAt: number,
 ): T | PromiseLike<T> {
   const { config } = p;
-  if (config.timeoutMs < 0) return fn(p.resource, { signal, providerId: p.id, attempt });
+  let timeoutMs = config.attemptTimeoutMs;
+  if (deadlineAt !== Number.POSITIVE_INFINITY) {
+    // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
+    const left = Math.max(deadlineAt - env.clock(), 1);
+    if (left < timeoutMs) timeoutMs = left;
+  }
+  if (timeoutMs === Number.POSITIVE_INFINITY) {
+    return fn(p.resource, { signal, providerId: p.id, attempt });
+  }
   return attemptWithTimeout(
     fn,
     p.resource,
     signal,
     p.id,
     attempt,
-    config.timeoutMs,
+    timeoutMs,
     config.waitOnTimeout,
     env.wheel,
   );
+}
+
+/** The visit's absolute deadline on `env`'s clock, from `startedAt`; `Infinity` for none. @internal */
+export function visitDeadline(p: ProviderRuntime<unknown>, startedAt: number): number {
+  const t = p.config.timeoutMs;
+  return t === Number.POSITIVE_INFINITY ? t : startedAt + t;
 }
 
 /** A first attempt the router already ran inline, and how it failed. @internal */
@@ -160,9 +173,14 @@ export interface FailedFirstAttempt {
   readonly startedAt: number;
 }
 
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
 /**
- * Visits one provider: `protect()`-style attempts with backoff, per-attempt
- * timeout and error policy, then reports the visit's outcome once to the
+ * Visits one provider: its attempts on the provider's engine (retries,
+ * backoff or pushback, visit deadline, budget), each under the per-attempt
+ * timeout, judged by `policy`; then reports the visit's outcome once to the
  * provider's circuit (the `permit` from `tryAcquire`, or -1 without a circuit)
  * and its health. Resolves with the operation's value. Rejects with a
  * {@link VisitFailure} for an operation failure, with the abort error when
@@ -181,46 +199,95 @@ export async function runVisit<R, T>(
   env: VisitEnv,
   first?: FailedFirstAttempt,
 ): Promise<T> {
-  const { config } = p;
   const visitStart = first === undefined ? env.clock() : first.startedAt;
+  const deadlineAt = visitDeadline(p, visitStart);
+  const state: VisitState = { verdict: ALLOW, attemptStart: visitStart };
   p.inflight++;
   try {
-    for (let attempt = 1; ; attempt++) {
-      let error: unknown;
-      if (attempt === 1 && first !== undefined) {
-        error = first.error;
-      } else {
+    let value: T;
+    try {
+      if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
-        const start = attempt === 1 ? visitStart : env.clock();
         try {
-          const value = await startAttempt(p, fn, signal, attempt, env);
-          visitSucceeded(p, permit, env.clock() - start, env);
-          permit = -1;
-          return value;
-        } catch (e) {
-          error = e;
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
+        } catch (error) {
+          value = await continueVisit(p, fn, signal, policy, env, deadlineAt, error, state);
         }
+      } else {
+        value = await continueVisit(p, fn, signal, policy, env, deadlineAt, first.error, state);
       }
-      // Cancellation (the caller's, or a hedge/race that was already won) is never judged.
+    } catch (error) {
+      // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy are neutral.
       if (signal.aborted) throw abortError(signal);
-      const verdict = judge(error, policy);
-      if (
-        attempt < config.attempts &&
-        verdict.retry !== false &&
-        (env.budget === undefined || env.budget.tryRetry())
-      ) {
-        const backoff = config.backoff ? backoffDelay(config.backoff, attempt, env.random) : 0;
-        const delay = Math.max(backoff, verdict.retryAfterMs ?? 0);
-        if (delay > 0) await env.sleep(delay, signal);
-        continue;
-      }
-      const failure = visitFailed(p, permit, error, verdict, env.clock() - visitStart, env);
+      if (isPolicyError(error)) throw error;
+      const failure = visitFailed(p, permit, error, state.verdict, env.clock() - visitStart, env);
       permit = -1;
       throw failure;
     }
+    visitSucceeded(p, permit, env.clock() - state.attemptStart, env);
+    permit = -1;
+    return value;
   } finally {
     p.inflight--;
     // Every other way out (abort, throwing policy) is neutral for the circuit.
     if (permit >= 0) p.breaker?.release(permit, 'neutral');
   }
+}
+
+/** What a visit's driver learns as it goes: the last verdict, and when the last attempt started. */
+interface VisitState {
+  verdict: ErrorVerdict;
+  attemptStart: number;
+}
+
+/**
+ * Attempt 1 of a visit failed with `error`: judges it and retries on the
+ * provider's engine until an attempt succeeds or the engine stops (then
+ * rejects with the last attempt's error). Without an engine (one attempt per
+ * visit), judges and rejects.
+ */
+function continueVisit<R, T>(
+  p: ProviderRuntime<R>,
+  fn: RouteOperation<R, T>,
+  signal: AbortSignal,
+  policy: ErrorPolicy | undefined,
+  env: VisitEnv,
+  deadlineAt: number,
+  error: unknown,
+  state: VisitState,
+): Promise<T> {
+  const engine = p.config.engine;
+  if (engine === undefined) {
+    if (signal.aborted) return Promise.reject(abortError(signal));
+    state.verdict = judge(error, policy);
+    return Promise.reject(error);
+  }
+  const onRetry = p.config.onRetry;
+  return retryAfterFailure<T>(
+    engine,
+    {
+      run: (attempt) => {
+        state.attemptStart = env.clock();
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt);
+      },
+      judge: (e) => {
+        state.verdict = judge(e, policy);
+        return state.verdict;
+      },
+      retrying:
+        onRetry === undefined
+          ? undefined
+          : (attempt, delayMs, e) => {
+              try {
+                onRetry({ attempt, delayMs, errorName: errorName(e) });
+              } catch {
+                // A listener never breaks the call it observes.
+              }
+            },
+    },
+    1,
+    error,
+    signal,
+    deadlineAt,
+  );
 }

@@ -4,6 +4,7 @@ import { createHealthRegistry } from '../health/registry.js';
 import { createTokenBucket } from '../limit/token-bucket.js';
 import { protect } from '../protect/protect.js';
 import type { ProtectOptions } from '../protect/types.js';
+import type { Backoff } from '../retry/backoff.js';
 import { backgroundSleep, systemSleep } from './sleep.js';
 import { keepAlive, MAX_HOST_TIMER_MS, startTimer, stopTimer } from './timer.js';
 
@@ -111,13 +112,16 @@ describe('long waits on the real host timer', () => {
 
   it.each([
     [
-      "an errorPolicy's 30-day retryAfterMs",
-      { attempts: 4, errorPolicy: () => ({ retryAfterMs: 30 * DAY }) },
+      "a classifier's 30-day retryAfterMs",
+      {
+        retry: { attempts: 4, maxPushbackMs: 31 * DAY },
+        classify: () => ({ retryAfterMs: 30 * DAY }),
+      },
     ],
-    // No maxDelay: the first retry waits 2^31 ms.
+    // A backoff whose first retry waits 2^31 ms, past the host timer's limit.
     [
-      'an exponential backoff past the limit',
-      { attempts: 3, backoff: { type: 'exponential', delay: LONG, jitter: 0 } },
+      'a backoff past the limit',
+      { retry: { attempts: 3, backoff: { delayFor: () => LONG } as unknown as Backoff } },
     ],
   ] as const)('protect waits out %s instead of retrying at once', async (_, options) => {
     let calls = 0;

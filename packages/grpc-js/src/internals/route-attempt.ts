@@ -31,6 +31,8 @@ export class RouteAttempt implements InterceptingListener {
   reject!: (error: unknown) => void;
   /** Response headers held until the call commits to this attempt. */
   heldMetadata: Metadata | undefined;
+  /** A unary response held until this attempt's OK status (its target may still die before it). */
+  heldMessage: Buffer | undefined;
   /** Cancelled because another attempt answered first: its failure is neutral. */
   lost = false;
   settled = false;

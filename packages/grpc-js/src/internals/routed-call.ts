@@ -20,12 +20,12 @@ import {
 } from './routing-state.js';
 import { statusWithCause } from './status.js';
 import { TargetAttemptError } from './target-attempt-error.js';
+import type { AuthContextLike } from './types.js';
 
 /** grpc-js's channel-level call (not exported by name). */
 type Call = ReturnType<ChannelInterface['createCall']>;
 type ServerSurfaceCall = Parameters<ChannelInterface['createCall']>[3];
 type MessageContext = Parameters<Call['sendMessageWithContext']>[0];
-type AuthContextLike = ReturnType<Call['getAuthContext']>;
 
 const EMPTY_CONTEXT: MessageContext = Object.freeze({});
 const LOST_DETAILS = 'Breakwater: another target answered first';
@@ -57,8 +57,10 @@ function deadlineMs(deadline: Deadline): number {
  * `safe` router (failover, retries, hedges, each attempt on a target channel
  * re-sent from the buffered message). A request still streaming at the end
  * of its first tick goes through the `pinned` router: one target, straight
- * through. A replayable call commits to the first attempt that delivers a
- * message or an OK status; before that, response headers are held.
+ * through. A replayable call commits to the first attempt that ends OK (a
+ * unary response: its message is held until then, so a target that dies
+ * after the message but before the status fails over) or, for a response
+ * stream, that delivers its first message; before that, headers are held.
  * @internal
  */
 export class RoutedCall implements Call, AttemptOwner {
@@ -71,6 +73,12 @@ export class RoutedCall implements Call, AttemptOwner {
   private queued: Array<MessageContext | Buffer> | undefined;
   private halfClosed = false;
   private readPending = false;
+  /**
+   * The caller asked to read before it sent anything: grpc-js's unary-response
+   * calls do (a response stream asks later, from its readable), so the one
+   * response message is held until the OK status and the call commits there.
+   */
+  private unaryResponse = false;
   private dispatched = false;
   private replayable = false;
   private live: RouteAttempt[] = [];
@@ -145,6 +153,7 @@ export class RoutedCall implements Call, AttemptOwner {
   }
 
   startRead(): void {
+    if (this.messages === 0 && !this.halfClosed) this.unaryResponse = true;
     const c = this.committed;
     if (c !== undefined && !this.live.includes(c)) return;
     if (c !== undefined) {
@@ -262,6 +271,11 @@ export class RoutedCall implements Call, AttemptOwner {
 
   attemptMessage(a: RouteAttempt, message: Buffer): void {
     if (this.finished) return;
+    if (this.committed === undefined && this.unaryResponse) {
+      // Not delivered yet: a target that dies before its status must not have answered.
+      a.heldMessage = message;
+      return;
+    }
     if (this.committed === undefined) this.commit(a);
     if (this.committed !== a) return;
     this.readPending = false;
@@ -324,6 +338,12 @@ export class RoutedCall implements Call, AttemptOwner {
     if (a.heldMetadata !== undefined) {
       this.listener?.onReceiveMetadata(a.heldMetadata);
       a.heldMetadata = undefined;
+    }
+    const held = a.heldMessage;
+    if (held !== undefined) {
+      a.heldMessage = undefined;
+      this.readPending = false;
+      this.listener?.onReceiveMessage(held);
     }
   }
 

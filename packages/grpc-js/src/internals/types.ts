@@ -7,5 +7,9 @@ import type { InterceptingCall, NextCall } from '@grpc/grpc-js';
  */
 export type CallLink = ReturnType<NextCall>;
 
-/** grpc-js's `AuthContext` (not exported by name). @internal */
-export type AuthContextLike = ReturnType<InterceptingCall['getAuthContext']>;
+/**
+ * grpc-js's `AuthContext` (not exported by name). `getAuthContext` arrived in
+ * grpc-js 1.14; before it the type is `null`, so the declarations compile
+ * against every version the peer range admits. @internal
+ */
+export type AuthContextLike = InterceptingCall extends { getAuthContext(): infer A } ? A : null;

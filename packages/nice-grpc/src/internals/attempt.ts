@@ -14,6 +14,8 @@ export class Attempt {
   header: Metadata | undefined = undefined;
   trailer: Metadata | undefined = undefined;
   committed = false;
+  /** Response headers arrived. */
+  private headerSeen = false;
   readonly options: CallOptions;
 
   /**
@@ -21,12 +23,14 @@ export class Attempt {
    * @param index 1 for the first attempt
    * @param timeoutMs time this attempt may take (sent as `grpc-timeout`); `Infinity` for none
    * @param signal the attempt's signal, when it differs from the caller's
+   * @param perAttempt the attempt runs under its own deadline, earlier than the call's
    */
   constructor(
     private readonly caller: CallOptions,
     readonly index: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    readonly perAttempt = false,
   ) {
     let metadata = caller.metadata;
     if (timeoutMs !== Number.POSITIVE_INFINITY) metadata = withTimeoutHeader(metadata, timeoutMs);
@@ -34,7 +38,8 @@ export class Attempt {
       metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
       (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
-    // The trailer is always read (pushback); the header only matters to a caller who listens.
+    // The trailer is always read (pushback, and whether a server answered); the header only
+    // for a caller who listens: nice-grpc converts it for every call that has a listener.
     // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs per key)
     // to add keys the spread source lacks to a spread copy.
     this.options = Object.assign({}, caller, {
@@ -43,6 +48,17 @@ export class Attempt {
       onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
       onTrailer: trailerSink(this),
     });
+  }
+
+  /**
+   * A server answered this attempt: a trailers-only response carries
+   * `content-type` in its trailer, and a status grpc-js made up for a call
+   * that found no connection carries no metadata at all. (Headers seen count
+   * too, when the caller listens to them; a server that sent headers and then
+   * grpc-js's own "No connection established" text is not a case we expect.)
+   */
+  get headersReceived(): boolean {
+    return this.headerSeen || this.trailer?.has('content-type') === true;
   }
 
   /** Reads this attempt's trailer, for pushback. */
@@ -57,6 +73,7 @@ export class Attempt {
 
   /** Forwards to the caller once committed. @internal */
   forwardHeader(header: Metadata): void {
+    this.headerSeen = true;
     if (this.committed) this.caller.onHeader?.(header);
     else this.header = header;
   }

@@ -1,157 +1,191 @@
 import {
-  type Backoff,
   type Clock,
+  type ErrorVerdict,
   isDeadlineExceededError,
-  type RetryBudget,
   type Sleep,
-  type TimeoutOptions,
   withTimeout,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  type RetryLoopHooks,
+  retryAfterFailure,
+} from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
 import { type StreamNext, type UnaryNext, unaryResult } from './next.js';
 
-/** Settings shared by every call of one retry middleware. @internal */
-export interface RetrySettings {
-  backoff: Backoff;
-  budget: RetryBudget | undefined;
+/** What every call of one attempts stage shares. @internal */
+export interface ChainSettings {
   classify: GrpcStatusClassifier;
-  perAttemptTimeoutMs: number | undefined;
+  /** Deadline of each unary attempt in ms; `Infinity` for none. */
+  attemptTimeoutMs: number;
+  onRetry: ((event: GrpcRetryEvent) => void) | undefined;
   clock: Clock;
   sleep: Sleep;
 }
 
+const NOT_RETRYABLE: ErrorVerdict = Object.freeze({ retry: false });
+
 /**
- * The attempts of one call, in sequence. Each attempt gets the time left
- * before the call's deadline as `grpc-timeout` (less under a per-attempt
- * timeout) and `grpc-previous-rpc-attempts` from the second on.
+ * The engine's verdict on a failed attempt: the classifier's, refused for a
+ * method not safe to repeat unless the request provably never left.
  * @internal
  */
-export class RetryChain {
-  private lastDelayMs = 0;
-  private readonly deadlineAt: number;
+export function judgeAttempt(
+  s: ChainSettings,
+  path: string,
+  attempt: Attempt,
+  error: unknown,
+  deadline: number,
+  idempotent: boolean,
+): ErrorVerdict {
+  // withTimeout rejects with DeadlineExceededError only when this attempt's own deadline passed.
+  const status = isDeadlineExceededError(error)
+    ? { code: Status.DEADLINE_EXCEEDED, details: error.message }
+    : failureStatus(error, attempt.options.signal);
+  if (status === undefined) return NOT_RETRYABLE;
+  const verdict = s.classify({
+    path,
+    code: status.code,
+    details: status.details,
+    trailer: attempt.trailerValue(),
+    perAttemptDeadline: attempt.perAttempt && s.clock() < deadline,
+    headersReceived: attempt.headersReceived,
+  });
+  return idempotent || verdict.neverSent === true ? verdict : NOT_RETRYABLE;
+}
+
+/** A server stream whose first step has been taken. @internal */
+export interface OpenStream<Response> {
+  messages: AsyncGenerator<Response, void, undefined>;
+  first: IteratorResult<Response, void>;
+}
+
+/**
+ * The attempts of one call, one after another, each decided by the engine.
+ * Each attempt gets the time left before the call's deadline as
+ * `grpc-timeout` (less under `attemptTimeoutMs`) and
+ * `grpc-previous-rpc-attempts` from the second on. A server stream is
+ * retried only until its first message.
+ * @internal
+ */
+export class RetryChain implements RetryLoopHooks<unknown> {
+  private last: Attempt | undefined;
+  private readonly deadline: number;
 
   constructor(
-    private readonly settings: RetrySettings,
+    private readonly s: ChainSettings,
+    private readonly engine: AttemptEngine | undefined,
     private readonly path: string,
     private readonly options: CallOptions,
-    private readonly maxAttempts: number,
-    private readonly onRetry: ((event: GrpcRetryEvent) => void) | undefined,
+    private readonly idempotent: boolean,
+    private readonly next: UnaryNext<unknown> | StreamNext<unknown>,
+    private readonly request: unknown,
+    private readonly stream: boolean,
   ) {
-    this.deadlineAt = deadlineAt((options as DeadlineOption).deadline, settings.clock);
+    this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
+    engine?.budget?.recordRequest();
   }
 
-  async unary<Response>(next: UnaryNext<Response>, request: unknown): Promise<Response> {
-    const perAttemptMs = this.settings.perAttemptTimeoutMs;
-    for (let index = 1; ; index++) {
-      const left = this.deadlineAt - this.settings.clock();
-      let attempt: Attempt | undefined;
+  /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
+  async result(): Promise<unknown> {
+    let outcome: unknown;
+    try {
+      outcome = await this.run(1);
+    } catch (error) {
+      const { engine, options } = this;
+      if (engine === undefined) throw this.fail(error);
       try {
-        let response: Response;
-        if (perAttemptMs === undefined || perAttemptMs >= left) {
-          attempt = new Attempt(this.options, index, left, undefined);
-          // A unary next() never yields: its first step is the response.
-          response = (await next(request, attempt.options).next()).value as Response;
-        } else {
-          response = await withTimeout((signal) => {
-            attempt = new Attempt(this.options, index, perAttemptMs, signal);
-            return unaryResult(next(request, attempt.options));
-          }, this.timeoutOptions(perAttemptMs));
-        }
-        (attempt as Attempt).commit();
-        return response;
-      } catch (error) {
-        await this.afterFailure(
+        outcome = await retryAfterFailure(
+          engine,
+          this,
+          1,
           error,
-          attempt ?? new Attempt(this.options, index, left, undefined),
+          // The loop listens to a signal: a caller without one gets one that never aborts.
+          options.signal ?? new AbortController().signal,
+          this.deadline,
         );
+      } catch (last) {
+        throw this.fail(last);
       }
     }
+    this.last?.commit();
+    return outcome;
   }
 
-  async *stream<Response>(next: StreamNext<Response>, request: unknown): AsyncGenerator<Response> {
-    for (let index = 1; ; index++) {
-      const attempt = new Attempt(
-        this.options,
-        index,
-        this.deadlineAt - this.settings.clock(),
-        undefined,
-      );
-      const messages = next(request, attempt.options);
-      let first: IteratorResult<Response, void>;
-      try {
-        first = await messages.next();
-      } catch (error) {
-        await this.afterFailure(error, attempt);
-        continue;
-      }
-      // A delivered message cannot be taken back: from here on the stream is not retried.
-      attempt.commit();
-      if (first.done) return;
-      let delegated = false;
-      try {
-        yield first.value;
-        delegated = true;
-        yield* messages;
-      } finally {
-        if (!delegated) await messages.return(undefined);
-      }
-      return;
-    }
-  }
-
-  private timeoutOptions(timeoutMs: number): TimeoutOptions {
+  run(n: number): Promise<unknown> {
+    const left = this.deadline - this.s.clock();
+    const limit = this.s.attemptTimeoutMs;
+    const own = !this.stream && limit < left;
+    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own);
+    this.last = attempt;
+    if (this.stream) return open(this.next as StreamNext<unknown>, this.request, attempt);
+    const next = this.next as UnaryNext<unknown>;
+    if (!own) return unaryResult(next(this.request, attempt.options));
     const signal = this.options.signal;
-    return signal === undefined
-      ? { timeoutMs, sleep: this.settings.sleep }
-      : { timeoutMs, signal, sleep: this.settings.sleep };
+    return withTimeout(
+      (s) => {
+        attempt.options.signal = s;
+        return unaryResult(next(this.request, attempt.options));
+      },
+      signal === undefined
+        ? { timeoutMs: limit, sleep: this.s.sleep }
+        : { timeoutMs: limit, signal, sleep: this.s.sleep },
+    );
   }
 
-  /** Returns when the call should try again (after its backoff), throws the call's final error otherwise. */
-  private async afterFailure(error: unknown, attempt: Attempt): Promise<void> {
-    const { settings } = this;
-    const signal = this.options.signal;
-    if (signal?.aborted) {
-      attempt.commit();
-      throw isAbortError(error) ? error : abortErrorFor(signal);
+  judge(error: unknown): ErrorVerdict {
+    const attempt = this.last as Attempt;
+    return judgeAttempt(this.s, this.path, attempt, error, this.deadline, this.idempotent);
+  }
+
+  retrying(attempt: number, delayMs: number, error: unknown): void {
+    const onRetry = this.s.onRetry;
+    if (onRetry === undefined) return;
+    const code = failureStatus(error, undefined)?.code ?? Status.DEADLINE_EXCEEDED;
+    try {
+      onRetry({ path: this.path, attempt, delayMs, code });
+    } catch {
+      // A listener never breaks the call it observes.
     }
-    // withTimeout rejects with DeadlineExceededError only when this attempt's own timeout passed.
-    const perAttempt = isDeadlineExceededError(error);
-    const finalError = perAttempt
-      ? refusal(this.path, Status.DEADLINE_EXCEEDED, error as Error)
+  }
+
+  /** The call's final error, in the words nice-grpc callers expect. */
+  private fail(error: unknown): unknown {
+    this.last?.commit();
+    const signal = this.options.signal;
+    if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
+    return isDeadlineExceededError(error)
+      ? refusal(this.path, Status.DEADLINE_EXCEEDED, error)
       : error;
-    const status = perAttempt
-      ? { code: Status.DEADLINE_EXCEEDED, details: (error as Error).message }
-      : failureStatus(error, signal);
-    if (status === undefined) {
-      attempt.commit();
-      throw error;
-    }
-    const verdict = settings.classify({
-      path: this.path,
-      code: status.code,
-      details: status.details,
-      trailer: attempt.trailerValue(),
-      perAttemptDeadline: perAttempt && settings.clock() < this.deadlineAt,
-    });
-    const delayMs = verdict.retry
-      ? (verdict.retryAfterMs ?? settings.backoff.delayFor(attempt.index, this.lastDelayMs))
-      : 0;
-    if (
-      !verdict.retry ||
-      attempt.index >= this.maxAttempts ||
-      settings.clock() + delayMs >= this.deadlineAt ||
-      (settings.budget !== undefined && !settings.budget.tryRetry())
-    ) {
-      attempt.commit();
-      throw finalError;
-    }
-    this.lastDelayMs = delayMs;
-    this.onRetry?.({ path: this.path, attempt: attempt.index + 1, delayMs, code: status.code });
-    if (delayMs > 0) await settings.sleep(delayMs, signal);
-    if (signal?.aborted) throw abortErrorFor(signal);
+  }
+}
+
+async function open(
+  next: StreamNext<unknown>,
+  request: unknown,
+  attempt: Attempt,
+): Promise<OpenStream<unknown>> {
+  const messages = next(request, attempt.options);
+  return { messages, first: await messages.next() };
+}
+
+/** The messages of a retried server stream (the chain's first success). @internal */
+export async function* retriedStream<Response>(
+  chain: RetryChain,
+): AsyncGenerator<Response, void, undefined> {
+  const { messages, first } = (await chain.result()) as OpenStream<Response>;
+  if (first.done) return;
+  let delegated = false;
+  try {
+    yield first.value;
+    delegated = true;
+    yield* messages;
+  } finally {
+    // A consumer that leaves before the second step: end the stream it never reached.
+    if (!delegated) await messages.return(undefined);
   }
 }

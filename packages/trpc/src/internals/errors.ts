@@ -1,5 +1,5 @@
-import { OperationAbortedError } from '@breakwater/core';
-import { TRPCClientError } from '@trpc/client';
+import { DeadlineExceededError, OperationAbortedError } from '@breakwater/core';
+import { type Operation, TRPCClientError } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 
 /**
@@ -22,5 +22,22 @@ export function aborted(signal: AbortSignal): TRPCClientError<AnyRouter> {
     reason instanceof Error
       ? reason
       : new OperationAbortedError(reason === undefined ? undefined : { cause: reason }),
+  );
+}
+
+/**
+ * The error of a call to `op` whose deadline of `ms` passed (`kind`: the
+ * call's `timeout` or an `attempt timeout`), with a core `DeadlineExceededError` as cause.
+ * @internal
+ */
+export function deadlineRefusal(
+  op: Operation,
+  ms: number,
+  kind: string,
+): TRPCClientError<AnyRouter> {
+  return refusal(
+    new DeadlineExceededError(ms, {
+      message: `Deadline of ${ms} ms exceeded calling "${op.path}" (${kind})`,
+    }),
   );
 }

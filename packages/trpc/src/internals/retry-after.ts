@@ -8,8 +8,8 @@ function header(response: unknown, name: string): string | null | undefined {
 
 /**
  * Milliseconds a `Retry-After` header (delta-seconds or HTTP-date) asks to
- * wait, or `undefined` when absent or malformed (a negative or non-numeric
- * value means "no pushback").
+ * wait; `undefined` when absent; `NaN` when present but negative or not a
+ * number or date — a pushback the engine reads as "do not retry".
  * @internal
  */
 export function retryAfterMsFrom(response: unknown, clock: Clock): number | undefined {
@@ -18,6 +18,6 @@ export function retryAfterMsFrom(response: unknown, clock: Clock): number | unde
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
   const at = Date.parse(trimmed);
-  if (Number.isNaN(at) || /^-/.test(trimmed)) return undefined;
+  if (Number.isNaN(at) || /^[-+\d]/.test(trimmed)) return Number.NaN;
   return Math.max(0, at - clock());
 }

@@ -1,34 +1,10 @@
-import {
-  checkOptions,
-  createPool,
-  isQueueFullError,
-  type KnownKeys,
-  optionPath,
-  type Pool,
-} from '@breakwater/core';
-import { type Interceptor, status as Status } from '@grpc/grpc-js';
-import { DeferredCall } from './internals/deferred-call.js';
-import { type CallObserver, ObservedCall } from './internals/observed-call.js';
-import { RefusedCall } from './internals/refused-call.js';
-import { type Stage, stageInterceptor } from './internals/stage.js';
-import { statusWithCause } from './internals/status.js';
-
-/** Options of {@link bulkheadInterceptor}. */
-export interface BulkheadInterceptorOptions {
-  /** Calls in flight at most (integer >= 1). Required unless `pool` is given. */
-  concurrency?: number;
-  /** Calls waiting for a slot at most; 0 refuses at once. Defaults to 0. */
-  maxQueue?: number;
-  /** A core pool to share with other clients instead (`createPool`). Defaults to a new one. */
-  pool?: Pool;
-}
-
-/** Keys of {@link BulkheadInterceptorOptions}. @internal */
-export const BULKHEAD_KEYS = {
-  concurrency: true,
-  maxQueue: true,
-  pool: true,
-} as const satisfies KnownKeys<BulkheadInterceptorOptions>;
+import { isQueueFullError, type Pool } from '@breakwater/core';
+import { status as Status } from '@grpc/grpc-js';
+import { DeferredCall } from './deferred-call.js';
+import { type CallObserver, ObservedCall } from './observed-call.js';
+import { RefusedCall } from './refused-call.js';
+import type { Stage } from './stage.js';
+import { statusWithCause } from './status.js';
 
 // A call in a taken slot gives it back at its status (the pool counts it completed,
 // as a queued call's task that resolves at its status is).
@@ -49,27 +25,14 @@ const releaser: CallObserver<undefined> & { release: Map<number, () => void> } =
 let nextPermit = 0;
 
 /**
- * Limits concurrent calls with the core pool. A call holds its slot from
- * start to status (retries inside included when this sits outside the retry
- * interceptor). When every slot is busy and the queue is full the call ends
- * with `RESOURCE_EXHAUSTED` whose `cause` is the `QueueFullError`, without
- * opening a stream; a queued call cancelled by its caller leaves the queue.
+ * The `concurrency` stage (a bulkhead on the core pool): a call holds its
+ * slot from start to status, its retries and backoff included (this stage
+ * sits outside them). When every slot is busy and the queue is full the call
+ * ends with `RESOURCE_EXHAUSTED` whose `cause` is the `QueueFullError`,
+ * without opening a stream; a queued call cancelled by its caller leaves the queue.
+ * @internal
  */
-export function bulkheadInterceptor(options: BulkheadInterceptorOptions): Interceptor {
-  return stageInterceptor([bulkheadStage(options)]);
-}
-
-/** The stage of {@link bulkheadInterceptor}. @internal */
-export function bulkheadStage(options: BulkheadInterceptorOptions): Stage {
-  checkOptions('bulkheadInterceptor', options, BULKHEAD_KEYS, '', false);
-  const pool =
-    options.pool ??
-    optionPath(
-      '',
-      () =>
-        createPool({ concurrency: options.concurrency as number, maxQueue: options.maxQueue ?? 0 }),
-      'bulkheadInterceptor',
-    );
+export function bulkheadStage(pool: Pool): Stage {
   return {
     intercept(callOptions, chain, index, final) {
       // Fast path: a free slot (so an empty queue) is taken at once, no deferral needed.

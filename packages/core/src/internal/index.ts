@@ -1,0 +1,45 @@
+// @breakwater/core/internal — helpers shared by Breakwater's own adapters.
+// Not for users: no semver; anything here may change in any release.
+
+/** The attempt engine and its promise-style driver. */
+export {
+  AttemptEngine,
+  type AttemptEngineSettings,
+  type RetryBudgetLike,
+  STOP_ATTEMPTS,
+  STOP_BUDGET,
+  STOP_DEADLINE,
+  STOP_NOT_RETRYABLE,
+  STOP_PUSHBACK,
+  type StopReason,
+  stopReason,
+} from '../attempts/engine.js';
+export {
+  RESILIENCE_KEYS,
+  type ResiliencePlan,
+  resolveResilience,
+} from '../attempts/resilience-options.js';
+export { type RetryLoopHooks, retryAfterFailure } from '../attempts/retry-loop.js';
+export { validateCircuitBreakerConfig } from '../breaker/config.js';
+export type { RateWindowState } from '../breaker/window.js';
+export { runProbe } from '../health/probe.js';
+export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
+export { abortError, neverAbortedSignal } from './abort.js';
+export { checkCall, checkSignal } from './call-options.js';
+export { parseDuration } from './duration.js';
+export { EventEmitter } from './events.js';
+/** Option checking: full option paths, unknown keys with suggestions. */
+export {
+  checkFunction,
+  checkKeys,
+  checkNumber,
+  checkObject,
+  checkOneOf,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+  optionalNumber,
+  optionPath,
+  optionRangeError,
+  optionTypeError,
+} from './validate.js';

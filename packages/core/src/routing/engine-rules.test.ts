@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { isRoutingError } from '../errors/routing-error.js';
+import type { RetryBudget } from '../retry/budget.js';
+import { call, type FakeResource, failing, fake, setup } from './test-helpers/fake-providers.js';
+import type { Router } from './types.js';
+
+const run = (router: Router<FakeResource>) => router.execute((r, ctx) => call(r, ctx));
+
+/** A budget that counts deposits and withdrawals and allows `allowed` withdrawals. */
+function countingBudget(allowed: number) {
+  const seen = { requests: 0, retries: 0 };
+  const budget = {
+    recordRequest: () => void seen.requests++,
+    tryRetry: () => {
+      seen.retries++;
+      return seen.retries <= allowed;
+    },
+  } as unknown as RetryBudget;
+  return { budget, seen };
+}
+
+describe('router decisions go through the attempt engine', () => {
+  it('failover is charged to the budget; a refused failover ends with a RoutingError', async () => {
+    const { budget, seen } = countingBudget(1);
+    const { router, res, clock } = setup(['a', 'b', 'c'], { budget });
+    failing(res.a!);
+    failing(res.b!);
+    const error = await clock.run(run(router)).catch((e: unknown) => e);
+    expect(isRoutingError(error)).toBe(true);
+    // a failed, the failover to b was withdrawn, the failover to c refused.
+    expect([res.a!.calls, res.b!.calls, res.c!.calls]).toEqual([1, 1, 0]);
+    expect(seen).toEqual({ requests: 1, retries: 2 });
+  });
+
+  it('a hedged traversal charges its failovers to the budget too', async () => {
+    const { budget, seen } = countingBudget(0);
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 50 }, budget });
+    failing(res.a!);
+    await expect(clock.run(run(router))).rejects.toSatisfy(isRoutingError);
+    expect(res.b!.calls).toBe(0);
+    expect(seen.retries).toBe(1);
+  });
+
+  it('hedge.attempts counts the first visit', async () => {
+    const { router, res, clock } = setup(['a', 'b', 'c', 'd'], {
+      hedge: { delayMs: 10, attempts: 3 },
+    });
+    for (const id of ['a', 'b', 'c', 'd']) res[id] = Object.assign(res[id]!, fake(id, clock, 100));
+    await expect(clock.run(run(router))).resolves.toBe('ok:a');
+    expect([res.a!.calls, res.b!.calls, res.c!.calls, res.d!.calls]).toEqual([1, 1, 1, 0]);
+  });
+
+  it('server pushback replaces the provider backoff', async () => {
+    const { router, res, clock } = setup(['a'], {
+      protection: { retry: { attempts: 2, backoff: { baseDelayMs: 1_000, jitter: 'none' } } },
+      classify: () => ({ retryAfterMs: 30 }),
+    });
+    const times: number[] = [];
+    res.a!.behave = async (n) => {
+      times.push(clock());
+      if (n === 1) throw new Error('busy');
+      return 'ok';
+    };
+    await expect(clock.run(run(router))).resolves.toBe('ok');
+    expect(times[1]! - times[0]!).toBe(30);
+  });
+
+  it("a retry that cannot start before the visit's timeoutMs is skipped: the next provider gets the call", async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: {
+        timeoutMs: 150,
+        retry: { attempts: 3, backoff: { baseDelayMs: 100, jitter: 'none' } },
+      },
+    });
+    const times: number[] = [];
+    res.a!.behave = async () => {
+      times.push(clock());
+      throw new Error('a down');
+    };
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    // Attempt 2 at +100; attempt 3 would start at +300, after the visit's deadline.
+    expect(times.map((t) => t - times[0]!)).toEqual([0, 100]);
+    expect(res.b!.calls).toBe(1);
+  });
+
+  it('the visit deadline bounds a slow attempt even without an attempt timeout', async () => {
+    const { router, res, clock } = setup(['a', 'b'], { protection: { timeoutMs: 40 } });
+    res.a!.behave = (_n, signal) => new Promise(() => void signal);
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect(res.a!.signals[0]?.reason?.name).toBe('DeadlineExceededError');
+    expect(clock()).toBe(1_000_040);
+  });
+
+  it('retry.onRetry hears the attempt that failed, and a throwing listener never breaks the call', async () => {
+    const heard: number[] = [];
+    const { router, res, clock } = setup(['a'], {
+      protection: {
+        retry: {
+          attempts: 3,
+          backoff: { baseDelayMs: 0 },
+          onRetry: (e) => {
+            heard.push(e.attempt);
+            throw new Error('listener');
+          },
+        },
+      },
+    });
+    res.a!.behave = async (n) => {
+      if (n < 3) throw new Error('again');
+      return 'ok';
+    };
+    await expect(clock.run(run(router))).resolves.toBe('ok');
+    expect(heard).toEqual([1, 2]);
+  });
+});
+
+describe('router concurrency and abandoned attempts', () => {
+  it('an attempt abandoned at its timeout keeps the slot until its operation settles', async () => {
+    const { router, res, clock } = setup(['a'], {
+      concurrency: { limit: 1, maxQueue: 1 },
+      protection: { attemptTimeoutMs: 50 },
+    });
+    let running = 0;
+    let maxRunning = 0;
+    res.a!.behave = async () => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      // Ignores its signal: runs on at the provider for 200 ms.
+      await clock.sleep(200);
+      running--;
+      return 'late';
+    };
+    const first = run(router).catch((e: unknown) => e);
+    const second = run(router).catch((e: unknown) => e);
+    await clock.advanceAsync(50);
+    expect(isRoutingError(await first)).toBe(true);
+    // The caller has its answer, but the operation still runs: the slot stays taken.
+    expect([router.active, router.queued]).toEqual([1, 1]);
+    await clock.advanceAsync(150);
+    expect(res.a!.calls).toBe(2);
+    await clock.advanceAsync(300);
+    expect(isRoutingError(await second)).toBe(true);
+    expect(maxRunning).toBe(1);
+    expect([router.active, router.queued]).toEqual([0, 0]);
+  });
+});

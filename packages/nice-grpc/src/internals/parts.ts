@@ -1,0 +1,136 @@
+import { type ResilienceOptions, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import {
+  createGrpcStatusClassifier,
+  type GrpcRetryEvent,
+  type GrpcStatusClassifier,
+  type MethodSelector,
+} from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  optionPath,
+  optionTypeError,
+  type ResiliencePlan,
+  resolveResilience,
+} from '@breakwater/core/internal';
+import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-grpc-common';
+import { idempotencyRule } from '../idempotency.js';
+import type { ResilienceWarning } from '../retry-middleware.js';
+import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './deadline.js';
+import type { ChainSettings } from './retry-chain.js';
+
+/**
+ * The plan of a single-purpose middleware whose flat options are the `key`
+ * part of the vocabulary (found at option path `at`): errors name the
+ * option as the caller wrote it.
+ * @internal
+ */
+export function resolvePart(
+  fn: string,
+  key: string,
+  shared: ResilienceOptions,
+  at = '',
+): ResiliencePlan {
+  const rebase = (path: string) => {
+    if (path !== key && !path.startsWith(`${key}.`)) return path;
+    const rest = path.slice(key.length + 1);
+    return at === '' ? rest : rest === '' ? at : `${at}.${rest}`;
+  };
+  return optionPath(rebase, () => resolveResilience(fn, '', shared, false), fn);
+}
+
+/** `o` without its `undefined` values (options built from a caller's flat keys). @internal */
+export function compact<T extends object>(o: { [K in keyof T]: T[K] | undefined }): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(o)) if (value !== undefined) out[key] = value;
+  return out as T;
+}
+
+/** Throws the `TypeError` of a single-purpose middleware called without its (required) options object. @internal */
+export function requireObject(fn: string, options: unknown): void {
+  if (typeof options !== 'object' || options === null) {
+    throw optionTypeError('', `must be an object, got ${String(options)}`, fn);
+  }
+}
+
+/** The retry/hedge stage's settings, shared by every call. @internal */
+export interface AttemptStage extends ChainSettings {
+  retry: AttemptEngine | undefined;
+  hedge: AttemptEngine | undefined;
+  isIdempotent(method: MethodDescriptor): boolean;
+  /** Says once that a retried method is not known idempotent; `undefined` when `idempotent` was given. */
+  warn: ((path: string) => void) | undefined;
+}
+
+/** The adapter's own keys of the retry/hedge stage. @internal */
+export interface AttemptExtras {
+  idempotent?: MethodSelector | undefined;
+  classify?: GrpcStatusClassifier | undefined;
+  onRetry?: ((event: GrpcRetryEvent) => void) | undefined;
+  onWarning?: ((warning: ResilienceWarning) => void) | undefined;
+  clock?: (() => number) | undefined;
+  sleep?: Sleep | undefined;
+}
+
+function checkListener(fn: string, name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw optionTypeError(name, `must be a function, got ${String(value)}`, fn);
+  }
+}
+
+/** A Node process warning (printed once by Node), where there is a `process`. */
+function processWarning(warning: ResilienceWarning): void {
+  const host = (globalThis as { process?: { emitWarning?: (m: string, o: object) => void } })
+    .process;
+  host?.emitWarning?.(warning.message, { code: 'BREAKWATER_NO_IDEMPOTENT_METHODS' });
+}
+
+/** Builds the retry/hedge stage from a resolved plan and the adapter's keys. @internal */
+export function attemptStage(
+  fn: string,
+  plan: ResiliencePlan,
+  o: AttemptExtras,
+  retryPath = '',
+): AttemptStage {
+  const isIdempotent = optionPath('', () => idempotencyRule('idempotent', o.idempotent), fn);
+  checkListener(fn, 'classify', o.classify);
+  checkListener(fn, 'onWarning', o.onWarning);
+  checkListener(fn, `${retryPath}onRetry`, o.onRetry);
+  const report = o.onWarning ?? processWarning;
+  let warned = o.idempotent !== undefined || plan.retry === undefined;
+  const warn = warned
+    ? undefined
+    : (path: string) => {
+        if (warned) return;
+        warned = true;
+        const message = `${fn}: retries are on, but ${path} is not known to be idempotent (no \`idempotent\` option, no idempotency_level in its definition): only its calls that never reached the server are retried`;
+        try {
+          report({ code: 'no-idempotent-methods', path, message });
+        } catch {
+          // A listener never breaks the call it observes.
+        }
+      };
+  return {
+    classify: o.classify ?? createGrpcStatusClassifier(),
+    attemptTimeoutMs: plan.attemptTimeoutMs,
+    onRetry: o.onRetry,
+    clock: o.clock ?? systemClock,
+    sleep: o.sleep ?? systemSleep,
+    retry: plan.retry,
+    hedge: plan.hedge,
+    isIdempotent,
+    warn,
+  };
+}
+
+/** A call the stage does not repeat (client and bidi streams), sent with the time left. @internal */
+export function passThrough<Request, Response>(
+  stage: ChainSettings,
+  call: ClientMiddlewareCall<Request, Response>,
+  options: CallOptions,
+) {
+  const deadline = (options as DeadlineOption).deadline;
+  if (deadline === undefined) return call.next(call.request, options);
+  const left = deadlineAt(deadline, stage.clock) - stage.clock();
+  const metadata = withTimeoutHeader(options.metadata, left);
+  return call.next(call.request, Object.assign({}, options, { metadata }));
+}

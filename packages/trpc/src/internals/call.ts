@@ -1,0 +1,413 @@
+import {
+  type CallOutcome,
+  type CircuitBreaker,
+  CircuitOpenError,
+  type Clock,
+  type ErrorVerdict,
+  type Pool,
+  type TokenBucket,
+} from '@breakwater/core';
+import type { AttemptEngine, RetryBudgetLike } from '@breakwater/core/internal';
+import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
+import type { AnyRouter } from '@trpc/server';
+import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
+import type { BreakwaterOperationContext } from '../context.js';
+import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
+import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
+import { startTimerWith, stopTimer, type TimerHandle } from '../time/timer.js';
+import { aborted, deadlineRefusal, refusal } from './errors.js';
+import { isAnswer } from './results.js';
+import { inputAfterEvent } from './tracked-input.js';
+
+/** @internal */
+export type Envelope = OperationResultEnvelope<unknown, TRPCClientError<AnyRouter>>;
+/** @internal */
+export type Next = (op: Operation) => Observable<Envelope, TRPCClientError<AnyRouter>>;
+/** A classifier of tRPC failures. */
+export type TRPCClassify = (error: unknown, op: Operation) => ErrorVerdict;
+
+/** A resilience stack, validated and built once per link. @internal */
+export interface Stack {
+  /** Deadline of the whole call in ms; `Infinity` for none. */
+  readonly timeoutMs: number;
+  /** Deadline of each attempt in ms; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
+  readonly retry: AttemptEngine | undefined;
+  readonly hedge: AttemptEngine | undefined;
+  readonly onRetry: ((event: TRPCRetryEvent) => void) | undefined;
+  readonly budget: RetryBudgetLike | undefined;
+  readonly circuit: CircuitBreaker | undefined;
+  readonly pool: Pool | undefined;
+  readonly rateLimit: TokenBucket | undefined;
+  readonly classify: TRPCClassify;
+  /** Whether an operation is safe to repeat (per-call `context.idempotent` already applied). */
+  readonly idempotent: (op: Operation) => boolean;
+  readonly clock: Clock;
+}
+
+function expireCall(call: ResilientCall): void {
+  call.fail(deadlineRefusal(call.op, call.ms, 'timeout'));
+}
+
+function expireAttempt(attempt: Attempt): void {
+  attempt.expire();
+}
+
+/** One attempt: the observer of one subscription below the stack, and its per-attempt deadline. @internal */
+export class Attempt implements Observer<Envelope, unknown> {
+  sub: Unsubscribable | undefined = undefined;
+  timer: TimerHandle | undefined = undefined;
+  ended = false;
+
+  constructor(readonly call: ResilientCall) {}
+
+  next(envelope: Envelope): void {
+    if (!this.ended) this.call.data(this, envelope);
+  }
+
+  error(error: unknown): void {
+    if (this.ended) return;
+    this.stop();
+    this.call.attemptFailed(this, error);
+  }
+
+  complete(): void {
+    if (this.ended) return;
+    this.stop();
+    this.call.completed(this);
+  }
+
+  /** The attempt's own deadline passed: it fails (and may be retried) like any failure. */
+  expire(): void {
+    this.timer = undefined;
+    if (this.ended) return;
+    this.cancel();
+    const { op, stack } = this.call;
+    this.call.attemptFailed(this, deadlineRefusal(op, stack.attemptTimeoutMs, 'attempt timeout'));
+  }
+
+  /** Drops the attempt (a hedge that lost, or a call that ended). */
+  cancel(): void {
+    if (this.ended) return;
+    const sub = this.sub;
+    this.stop();
+    sub?.unsubscribe();
+  }
+
+  private stop(): void {
+    this.ended = true;
+    this.sub = undefined;
+    stopTimer(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/**
+ * One call through a resilience stack, outermost first: bulkhead slot, rate
+ * limit token, circuit permit (released once, with the call's final
+ * outcome), the call's deadline, then attempts retried or hedged by the core
+ * engine (see `retry-link.ts`, `hedge-link.ts`), each under its own deadline.
+ * It is the caller's abort listener and the teardown, so a call that succeeds
+ * first time costs this object and one {@link Attempt}.
+ * @internal
+ */
+export class ResilientCall implements Unsubscribable {
+  done = false;
+  /** Attempts started (reset when a resumed subscription delivers again). */
+  started = 0;
+  previousDelayMs = 0;
+  deadlineAt = Number.POSITIVE_INFINITY;
+  /** The whole call's deadline in ms, once armed. */
+  ms = 0;
+  repeatable = false;
+  /** The latest attempt (the only one unless hedging). */
+  current: Attempt | undefined = undefined;
+  /** Attempts running while hedging; `undefined` otherwise. */
+  running: Attempt[] | undefined = undefined;
+  /** Cancels a backoff wait, a hedge timer or a bulkhead queue wait. */
+  waiting: AbortController | undefined = undefined;
+  private answered = false;
+  /** The pool a slot was taken from at once, or the resolver of a queued slot task. */
+  private slotOf: Pool | undefined = undefined;
+  private giveBack: (() => void) | undefined = undefined;
+  private permit = -1;
+  private startedAt = 0;
+  private timer: TimerHandle | undefined = undefined;
+  private listening = false;
+  private lastEventId: string | undefined = undefined;
+
+  constructor(
+    readonly stack: Stack,
+    readonly op: Operation,
+    private readonly nextLink: Next,
+    private readonly observer: Partial<Observer<Envelope, unknown>>,
+  ) {}
+
+  start(): void {
+    const { stack, op } = this;
+    if (op.signal?.aborted) {
+      this.fail(aborted(op.signal));
+      return;
+    }
+    const pool = stack.pool;
+    // A subscription holding a slot for its whole life would starve the calls.
+    if (pool !== undefined && op.type !== 'subscription') {
+      if (!pool.tryTake()) {
+        this.queue(pool);
+        return;
+      }
+      this.slotOf = pool;
+    }
+    this.admit();
+  }
+
+  /** Waits for a bulkhead slot, or is refused when the queue is full. */
+  private queue(pool: Pool): void {
+    const waiting = new AbortController();
+    this.waiting = waiting;
+    this.listen();
+    const task = (signal: AbortSignal) =>
+      new Promise<void>((resolve) => {
+        this.waiting = undefined;
+        if (this.done || signal.aborted) return resolve();
+        this.giveBack = resolve;
+        this.admit();
+      });
+    pool.run(task, { signal: waiting.signal }).catch((error: unknown) => {
+      if (this.waiting === waiting) this.waiting = undefined;
+      this.fail(refusal(error as Error));
+    });
+  }
+
+  private admit(): void {
+    const { stack, op } = this;
+    if (stack.rateLimit !== undefined) {
+      const taken = stack.rateLimit.tryAcquire(1);
+      if (!taken.ok) {
+        this.fail(refusal(taken.error));
+        return;
+      }
+    }
+    const circuit = stack.circuit;
+    if (circuit !== undefined) {
+      const permit = circuit.tryAcquire();
+      if (permit < 0) {
+        this.fail(refusal(new CircuitOpenError({ retryAfterMs: circuit.retryAfterMs() })));
+        return;
+      }
+      this.permit = permit;
+      this.startedAt = stack.clock();
+    }
+    const subscription = op.type === 'subscription';
+    if (!subscription) {
+      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
+      if (ms !== Number.POSITIVE_INFINITY) {
+        this.ms = ms;
+        this.deadlineAt = stack.clock() + ms;
+        this.timer = startTimerWith(Math.max(0, ms), expireCall, this);
+        this.listen();
+      }
+    }
+    stack.budget?.recordRequest();
+    this.repeatable = stack.idempotent(op);
+    if (stack.hedge !== undefined && this.repeatable && !subscription) this.running = [];
+    this.launch();
+  }
+
+  /** Starts the next attempt. */
+  launch(): void {
+    if (this.done) return;
+    const { stack, op } = this;
+    this.started++;
+    const attempt = new Attempt(this);
+    this.current = attempt;
+    this.running?.push(attempt);
+    const left = this.deadlineAt - stack.clock();
+    // An attempt deadline later than the call's would never fire first.
+    if (stack.attemptTimeoutMs < left && op.type !== 'subscription') {
+      attempt.timer = startTimerWith(stack.attemptTimeoutMs, expireAttempt, attempt);
+    }
+    const input =
+      this.lastEventId === undefined
+        ? op
+        : Object.assign({}, op, { input: inputAfterEvent(op.input, this.lastEventId) });
+    const sub = this.nextLink(input).subscribe(attempt);
+    // An attempt that ended during subscribe has been handled already.
+    if (attempt.ended) sub.unsubscribe();
+    else attempt.sub = sub;
+    if (this.running !== undefined && !this.done) hedgeTimer(this);
+  }
+
+  data(attempt: Attempt, envelope: Envelope): void {
+    if (this.done) return;
+    if (this.running !== undefined) {
+      // The first answer wins: the other attempts and the hedge timer go.
+      for (const other of this.running) if (other !== attempt) other.cancel();
+      this.running = undefined;
+      this.stopWaiting();
+    }
+    if (!this.answered && isAnswer(envelope)) {
+      this.answered = true;
+      this.release('success');
+    }
+    const result = envelope.result as { type?: string; id?: string };
+    if (this.op.type === 'subscription' && result.id && (!result.type || result.type === 'data')) {
+      this.lastEventId = result.id;
+      // A resumed stream that delivers again has recovered: its retries start over.
+      this.started = 1;
+      this.previousDelayMs = 0;
+    }
+    this.observer.next?.(envelope);
+  }
+
+  attemptFailed(attempt: Attempt, error: unknown): void {
+    if (this.done) return;
+    // A query that already answered has nothing left to repeat.
+    if (this.answered && this.op.type !== 'subscription') {
+      this.fail(error);
+      return;
+    }
+    if (this.running !== undefined) {
+      hedgeFailed(this, attempt, error);
+      return;
+    }
+    retryFailed(this, error);
+  }
+
+  completed(attempt: Attempt): void {
+    if (this.done || (this.running !== undefined && this.current !== attempt)) return;
+    this.done = true;
+    this.release('success');
+    this.settle();
+    this.observer.complete?.();
+  }
+
+  /** The verdict an attempt's failure gets: only a never-sent request is repeated unless idempotent. */
+  judge(error: unknown): ErrorVerdict {
+    const verdict = this.stack.classify(error, this.op);
+    if (this.op.type === 'subscription' && verdict.retry === false) {
+      // A stream that died without a server error is a transport failure: resume it.
+      const transport = (error as TRPCClientError<AnyRouter>).shape == null;
+      if (transport && verdict.countForCircuit !== false) return RESUME;
+    }
+    return this.repeatable || verdict.neverSent === true ? verdict : NOT_REPEATABLE;
+  }
+
+  /** Runs the next attempt after `ms` on the engine's timer, unless the call ends first. */
+  waitThenLaunch(engine: AttemptEngine, ms: number): void {
+    this.stopWaiting();
+    const waiting = new AbortController();
+    this.waiting = waiting;
+    // Without a deadline nobody listens to the caller's signal yet: the wait must end on abort.
+    this.listen();
+    engine.schedule(ms, () => this.launch(), waiting.signal);
+  }
+
+  stopWaiting(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.abort();
+  }
+
+  /** Ends the call with `error`, dropping what runs below. */
+  fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.dropBelow();
+    if (this.permit >= 0) {
+      this.release(
+        this.stack.classify(error, this.op).countForCircuit === false ? 'neutral' : 'failure',
+      );
+    }
+    this.settle();
+    this.observer.error?.(error);
+  }
+
+  /** The caller's `op.signal` aborted (an EventListener object: no closure per call). */
+  handleEvent(): void {
+    this.fail(aborted(this.op.signal as AbortSignal));
+  }
+
+  /** Teardown from above (also called by tRPC after the call settled). */
+  unsubscribe(): void {
+    if (this.done) return;
+    this.done = true;
+    this.dropBelow();
+    // The caller left: that says nothing about the server.
+    this.release('neutral');
+    this.settle();
+  }
+
+  private dropBelow(): void {
+    this.stopWaiting();
+    if (this.running !== undefined) for (const a of this.running) a.cancel();
+    this.current?.cancel();
+  }
+
+  /** Gives the circuit its one outcome for the call. */
+  private release(outcome: CallOutcome): void {
+    const circuit = this.stack.circuit;
+    if (circuit === undefined || this.permit < 0) return;
+    const permit = this.permit;
+    this.permit = -1;
+    circuit.release(permit, outcome, this.stack.clock() - this.startedAt);
+  }
+
+  /** Gives back the timer, the abort listener and the bulkhead slot, once. */
+  private settle(): void {
+    stopTimer(this.timer);
+    this.timer = undefined;
+    if (this.listening) {
+      this.listening = false;
+      this.op.signal?.removeEventListener('abort', this);
+    }
+    const slotOf = this.slotOf;
+    const giveBack = this.giveBack;
+    this.slotOf = undefined;
+    this.giveBack = undefined;
+    slotOf?.give(true);
+    giveBack?.();
+  }
+
+  private listen(): void {
+    const signal = this.op.signal;
+    if (this.listening || !signal) return;
+    this.listening = true;
+    signal.addEventListener('abort', this, { once: true });
+  }
+}
+
+const NOT_REPEATABLE: ErrorVerdict = Object.freeze({ retry: false });
+const RESUME: ErrorVerdict = Object.freeze({ retry: true });
+
+/**
+ * The observable a stack returns for a call: each subscription runs one
+ * {@link ResilientCall}, so a call costs this object and its call, not
+ * `observable()`'s closures. Like tRPC's observables it is cold and ends once.
+ */
+class CallObservable {
+  constructor(
+    private readonly stack: Stack,
+    private readonly op: Operation,
+    private readonly nextLink: Next,
+  ) {}
+
+  subscribe(observer: Partial<Observer<Envelope, unknown>>): Unsubscribable {
+    const call = new ResilientCall(this.stack, this.op, this.nextLink, observer);
+    call.start();
+    return call;
+  }
+
+  pipe(...operations: ((source: unknown) => unknown)[]): unknown {
+    let result: unknown = this;
+    for (const operation of operations) result = operation(result);
+    return result;
+  }
+}
+
+/** The link running every call through `stack`. @internal */
+export function stackLink<TRouter extends AnyRouter>(stack: Stack): TRPCLink<TRouter> {
+  return () =>
+    ({ op, next }) =>
+      new CallObservable(stack, op, next as Next) as unknown as ReturnType<typeof next>;
+}

@@ -1,0 +1,186 @@
+import type { ChaosTrpcRouter } from '@breakwater/chaos';
+import { isDeadlineExceededError } from '@breakwater/core';
+import type { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { hedgeLink, resilienceLink, retryLink, type TRPCRetryEvent } from '../src/index.js';
+import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
+
+const fast = { baseDelayMs: 5, strategy: 'exponential' as const, maxDelayMs: 20 };
+const codeOf = (e: unknown) => (e as TRPCClientError<ChaosTrpcRouter>).data?.code;
+
+async function pushback(retryAfterSeconds: number) {
+  const server = await chaos({
+    faults: { failFirst: 1, error: { type: 'status', status: 503, retryAfterSeconds } },
+  });
+  const client = clientOf([retryLink({ backoff: fast }), batchLink(server.url)]);
+  return { server, client };
+}
+
+describe('Retry-After pushback (replaces the backoff; invalid stops)', () => {
+  it('waits the 300 ms the server asked for, not the 5 ms backoff', async () => {
+    const { server, client } = await pushback(0.3);
+    const started = performance.now();
+    await client.echo.query('r', { context: { callId: 'p300' } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+    expect(server.stats().attempts.p300).toBe(2);
+  });
+
+  it('does not retry on a negative Retry-After', async () => {
+    const { server, client } = await pushback(-1);
+    const error = await errorOf(client.echo.query('r', { context: { callId: 'neg' } }));
+    expect(codeOf(error)).toBe('SERVICE_UNAVAILABLE');
+    expect(server.stats().attempts.neg).toBe(1);
+  });
+
+  it('does not retry on a non-numeric Retry-After', async () => {
+    const { server, client } = await pushback(Number.NaN);
+    const error = await errorOf(client.echo.query('r', { context: { callId: 'nan' } }));
+    expect(codeOf(error)).toBe('SERVICE_UNAVAILABLE');
+    expect(server.stats().attempts.nan).toBe(1);
+  });
+
+  it('skips a retry that cannot start before the deadline: the caller gets the 503 at once', async () => {
+    const server = await chaos({
+      faults: { failFirst: 1, error: { type: 'status', status: 503, retryAfterSeconds: 1 } },
+    });
+    const client = clientOf([
+      resilienceLink({ timeoutMs: 500, retry: { backoff: fast } }),
+      batchLink(server.url),
+    ]);
+    const error = await errorOf(client.echo.query('d', { context: { callId: 'dl' } }));
+    expect(codeOf(error)).toBe('SERVICE_UNAVAILABLE');
+    expect(isDeadlineExceededError((error as Error).cause)).toBe(false);
+    expect(server.stats().attempts.dl).toBe(1);
+  });
+});
+
+describe('resilienceLink', () => {
+  it('with no options runs the standard stack: retries a query, not a mutation', async () => {
+    const server = await chaos({ faults: { failFirst: 1 } });
+    const client = clientOf([resilienceLink(), batchLink(server.url)]);
+    await expect(client.echo.query('q', { context: { callId: 'q' } })).resolves.toMatchObject({
+      value: 'q',
+    });
+    expect(server.stats().attempts.q).toBe(2);
+    const error = await errorOf(
+      client.counter.increment.mutate({ by: 1 }, { context: { callId: 'm' } }),
+    );
+    expect(codeOf(error)).toBe('SERVICE_UNAVAILABLE');
+    expect(server.stats().attempts.m).toBe(1);
+  });
+
+  it('retries a mutation the user marked idempotent, and not with retry: false', async () => {
+    const server = await chaos({ faults: { failFirst: 1 } });
+    const client = clientOf([
+      resilienceLink({
+        retry: { backoff: fast },
+        idempotent: (op) => op.type === 'query' || op.path === 'counter.increment',
+      }),
+      batchLink(server.url),
+    ]);
+    await client.counter.increment.mutate({ by: 1 }, { context: { callId: 'm1' } });
+    expect(server.stats().attempts.m1).toBe(2);
+    const off = clientOf([resilienceLink({ retry: false }), batchLink(server.url)]);
+    server.setFaults({ failFirst: 1 });
+    await errorOf(off.echo.query('x', { context: { callId: 'q1' } }));
+    expect(server.stats().attempts.q1).toBe(1);
+  });
+
+  it('retries an attempt that hung past attemptTimeoutMs', async () => {
+    const server = await chaos({ faults: { hangRate: 1 } });
+    const client = clientOf([
+      resilienceLink({ attemptTimeoutMs: 100, retry: { backoff: fast } }),
+      batchLink(server.url),
+    ]);
+    const pending = client.echo.query('h', { context: { callId: 'h' } });
+    while (server.stats().requests === 0) await new Promise((r) => setTimeout(r, 2));
+    server.setFaults({});
+    await expect(pending).resolves.toMatchObject({ value: 'h' });
+    expect(server.stats().attempts.h).toBe(2);
+  });
+
+  it('tells onRetry the failed attempt with no payload; a throwing listener breaks nothing', async () => {
+    const server = await chaos({ faults: { failFirst: 2 } });
+    const events: TRPCRetryEvent[] = [];
+    const client = clientOf([
+      resilienceLink({
+        retry: {
+          backoff: fast,
+          onRetry: (e) => {
+            events.push(e);
+            throw new Error('listener bug');
+          },
+        },
+      }),
+      batchLink(server.url),
+    ]);
+    await expect(client.echo.query('e', { context: { callId: 'e' } })).resolves.toMatchObject({
+      value: 'e',
+    });
+    expect(server.stats().attempts.e).toBe(3);
+    expect(events.map((e) => e.attempt)).toEqual([1, 2]);
+    expect(events[0]).toEqual({
+      path: 'echo',
+      type: 'query',
+      attempt: 1,
+      delayMs: expect.any(Number),
+      errorName: 'TRPCClientError',
+      code: 'SERVICE_UNAVAILABLE',
+    });
+  });
+
+  it('deposits in the budget once per call, and withdraws once per retry', async () => {
+    const server = await chaos({ faults: { failFirst: 2 } });
+    let deposits = 0;
+    let withdrawals = 0;
+    const budget = {
+      recordRequest: () => {
+        deposits++;
+      },
+      tryRetry: () => {
+        withdrawals++;
+        return true;
+      },
+    };
+    const client = clientOf([
+      resilienceLink({ retry: { backoff: fast }, budget: budget as never }),
+      batchLink(server.url),
+    ]);
+    await client.echo.query('1');
+    await client.echo.query('2');
+    expect(deposits).toBe(2);
+    // Each call failed twice (failFirst counts per call): one withdrawal per retry.
+    expect(server.stats().requests).toBe(6);
+    expect(withdrawals).toBe(4);
+  });
+
+  it('names the full option path of a bad value, and refuses the old keys', () => {
+    expect(() => resilienceLink({ retry: { attempts: 11 } })).toThrow(
+      /resilienceLink: retry\.attempts/,
+    );
+    expect(() => resilienceLink({ retryMutations: true } as never)).toThrow(
+      /resilienceLink: unknown option `retryMutations`/,
+    );
+    expect(() => resilienceLink({ idempotent: 'yes' as never })).toThrow(
+      /resilienceLink: idempotent must be a boolean or a function/,
+    );
+    expect(() => retryLink({ attempts: 0 })).toThrow(/retryLink: attempts/);
+    expect(() => hedgeLink({ delayMs: -1 })).toThrow(/hedgeLink: delayMs/);
+  });
+});
+
+describe('hedgeLink', () => {
+  it('hedges within attempts, the first answer wins, and a domain error is the answer', async () => {
+    const server = await chaos({ faults: { hangRate: 1 } });
+    const client = clientOf([hedgeLink({ delayMs: 50, attempts: 3 }), batchLink(server.url)]);
+    const pending = client.echo.query('h', { context: { callId: 'h3' } });
+    while (server.stats().requests < 2) await new Promise((r) => setTimeout(r, 2));
+    server.setFaults({});
+    await expect(pending).resolves.toMatchObject({ value: 'h' });
+    expect(server.stats().attempts.h3).toBe(3);
+    const bad = await errorOf(client.fail.query({ code: 'BAD_REQUEST' }));
+    expect(codeOf(bad)).toBe('BAD_REQUEST');
+    expect(server.stats().procedures.fail).toBe(1);
+    expect(isDeadlineExceededError(undefined)).toBe(false);
+  });
+});

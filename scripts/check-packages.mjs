@@ -1,0 +1,342 @@
+// Packaging test: what a user gets from npm. Packs every publishable package
+// with `pnpm pack` (after `pnpm build`), checks each tarball's contents, then
+// installs the tarballs with npm into fresh projects outside the workspace:
+//
+//  - minimal-<package>: one package's tarball alone (with the tarballs of the
+//    Breakwater packages it depends on); npm adds the required peers itself.
+//    Every export (import and require) must load, and the browser-safe entries
+//    must bundle with esbuild --platform=browser. One project per package, so
+//    another package's dependencies cannot hide an undeclared import.
+//  - oldest / newest: the tarballs with the oldest supported and the newest
+//    published framework versions. The consumer in scripts/package-check is
+//    type-checked with `tsc --strict` as ESM (node16), CommonJS (node16) and
+//    bundler resolution, then run in all three forms (the bundler form through
+//    an esbuild bundle): one real client per adapter against a real server.
+//
+// Any npm warning (peer conflicts, ERESOLVE) fails the check.
+// Usage: node scripts/check-packages.mjs [--root <repo>] [--keep]
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const rootArg = args.indexOf('--root');
+const root = rootArg >= 0 ? resolve(args[rootArg + 1]) : resolve(here, '..');
+const keep = args.includes('--keep');
+const fixtures = join(here, 'package-check');
+
+const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos'];
+/** Entries that need an optional peer the minimal project does not install. */
+const OPTIONAL_PEER_ENTRIES = new Set(['@breakwater/grpc-js/health']);
+/** Entries documented as browser-safe. */
+const BROWSER_ENTRIES = ['@breakwater/core', '@breakwater/trpc'];
+// Tool versions from this script's own repo (--root may point at an older tree).
+const rootPkg = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8'));
+const TOOLS = {
+  typescript: rootPkg.devDependencies.typescript,
+  esbuild: rootPkg.devDependencies.esbuild,
+  '@types/node': rootPkg.devDependencies['@types/node'],
+};
+/** Framework versions per matrix row: the oldest each peer range admits, and the newest. */
+const MATRIX = {
+  oldest: {
+    '@grpc/grpc-js': '1.10.0',
+    '@grpc/proto-loader': '0.7.13',
+    'grpc-health-check': '2.0.0',
+    'nice-grpc': '2.0.0',
+    'nice-grpc-common': '2.0.0',
+    '@trpc/client': '11.0.0',
+    '@trpc/server': '11.0.0',
+  },
+  newest: {
+    '@grpc/grpc-js': 'latest',
+    '@grpc/proto-loader': 'latest',
+    'grpc-health-check': 'latest',
+    'nice-grpc': 'latest',
+    'nice-grpc-common': 'latest',
+    '@trpc/client': 'latest',
+    '@trpc/server': 'latest',
+  },
+};
+
+const failures = [];
+const fail = (what, detail = '') => {
+  failures.push(what);
+  console.error(`✗ ${what}${detail ? `\n${indent(detail)}` : ''}`);
+};
+const pass = (what) => console.log(`✓ ${what}`);
+const indent = (text) =>
+  String(text)
+    .trim()
+    .split('\n')
+    .slice(-40)
+    .map((l) => `    ${l}`)
+    .join('\n');
+
+/** Runs a command; returns { ok, output } with stdout and stderr together. */
+function run(cmd, cmdArgs, cwd, env = {}) {
+  const r = spawnSync(cmd, cmdArgs, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 240_000,
+  });
+  const output = `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? String(r.error) : ''}`;
+  return { ok: r.status === 0, output };
+}
+
+function check(what, cmd, cmdArgs, cwd, env) {
+  const r = run(cmd, cmdArgs, cwd, env);
+  if (r.ok) pass(what);
+  else fail(what, r.output);
+  return r.ok;
+}
+
+const work = mkdtempSync(join(tmpdir(), 'breakwater-packages-'));
+const tarballDir = join(work, 'tarballs');
+mkdirSync(tarballDir);
+const npmCache = process.env.BREAKWATER_NPM_CACHE ?? join(tmpdir(), 'breakwater-npm-cache');
+
+// 1. Pack and inspect every tarball; `pnpm publish --dry-run` must be clean.
+const tarballs = {};
+for (const dir of PACKAGES) {
+  const cwd = join(root, 'packages', dir);
+  const before = new Set(readdirSync(tarballDir));
+  if (!check(`pack packages/${dir}`, 'pnpm', ['pack', '--pack-destination', tarballDir], cwd))
+    continue;
+  const file = readdirSync(tarballDir).find((f) => !before.has(f));
+  const name = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')).name;
+  tarballs[name] = join(tarballDir, file);
+  const files = execFileSync('tar', ['-tzf', tarballs[name]], { encoding: 'utf8' }).split('\n');
+  const packed = JSON.parse(
+    execFileSync('tar', ['-xOzf', tarballs[name], 'package/package.json'], { encoding: 'utf8' }),
+  );
+  const problems = [];
+  for (const required of ['package/LICENSE', 'package/README.md', 'package/package.json']) {
+    if (!files.includes(required)) problems.push(`missing ${required}`);
+  }
+  const maps = files.filter((f) => f.endsWith('.map'));
+  if (maps.length > 0) problems.push(`source maps without their sources: ${maps.slice(0, 3)}`);
+  for (const field of ['repository', 'homepage', 'bugs', 'keywords', 'license']) {
+    if (packed[field] === undefined) problems.push(`package.json has no "${field}"`);
+  }
+  const manifest = JSON.stringify(packed);
+  if (manifest.includes('workspace:')) problems.push('a workspace: range was not replaced');
+  const pinned = Object.entries(packed.peerDependencies ?? {}).filter(([, r]) =>
+    /^\d/.test(String(r)),
+  );
+  if (pinned.length > 0) problems.push(`exact peer pins: ${JSON.stringify(pinned)}`);
+  // Nothing is published: --dry-run stops before the upload; any other warning fails.
+  const dryRun = run('pnpm', ['publish', '--dry-run', '--no-git-checks'], cwd);
+  const noise = dryRun.output
+    .split('\n')
+    .filter((l) => /warn|err/i.test(l) && !/\(dry run\)/.test(l));
+  if (!dryRun.ok || noise.length > 0) problems.push(`pnpm publish --dry-run:\n${dryRun.output}`);
+  if (problems.length === 0)
+    pass(`tarball ${name}: ${files.length - 1} files, publish --dry-run clean`);
+  else fail(`tarball ${name}`, problems.join('\n'));
+}
+
+// npm 11 runs install scripts only when approved; these two are our tools' and
+// grpc-js's (protobufjs), approved as a user would, so the run stays warning-free.
+const allowScripts = { esbuild: true, protobufjs: true };
+
+/** Runs a command without blocking; resolves { ok, output }. */
+function runAsync(cmd, cmdArgs, cwd) {
+  return new Promise((done) => {
+    const child = spawn(cmd, cmdArgs, { cwd, env: process.env });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    child.on('error', (e) => done({ ok: false, output: `${output}${e}` }));
+    child.on('close', (code) => done({ ok: code === 0, output }));
+  });
+}
+
+/** Writes a fresh npm project and starts its install; resolves its folder or undefined. */
+async function install(name, dependencies) {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const manifest = { name: `consumer-${name}`, private: true, dependencies, allowScripts };
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const r = await runAsync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--cache', npmCache],
+    dir,
+  );
+  const warnings = r.output.split('\n').filter((l) => /npm warn|ERESOLVE|npm err/i.test(l));
+  if (!r.ok || warnings.length > 0) {
+    fail(`npm install (${name})`, warnings.length > 0 ? warnings.join('\n') : r.output);
+    return undefined;
+  }
+  pass(`npm install (${name}): no warning`);
+  return dir;
+}
+
+const ours = (names) =>
+  Object.fromEntries(names.filter((n) => tarballs[n]).map((n) => [n, `file:${tarballs[n]}`]));
+
+/** Every subpath export of a packed package as import specifiers. */
+function entriesOf(name) {
+  const exportsMap = JSON.parse(
+    execFileSync('tar', ['-xOzf', tarballs[name], 'package/package.json'], { encoding: 'utf8' }),
+  ).exports;
+  return Object.keys(exportsMap)
+    .filter((k) => k !== './package.json')
+    .map((k) => (k === '.' ? name : `${name}/${k.slice(2)}`));
+}
+
+/** The Breakwater packages `name` needs at run time, itself included. */
+function closure(name) {
+  const packed = JSON.parse(
+    execFileSync('tar', ['-xOzf', tarballs[name], 'package/package.json'], { encoding: 'utf8' }),
+  );
+  const declared = { ...packed.dependencies, ...packed.peerDependencies };
+  const internal = Object.keys(declared).filter((d) => d in tarballs);
+  return [...new Set([name, ...internal.flatMap(closure)])];
+}
+
+// All installs run at once (npm's cache is safe to share); the checks after them in turn.
+const adapters = [
+  '@breakwater/core',
+  '@breakwater/grpc-js',
+  '@breakwater/nice-grpc',
+  '@breakwater/trpc',
+];
+const [minimals, matrix] = await Promise.all([
+  Promise.all(
+    Object.keys(tarballs).map(async (name) => {
+      const extra = BROWSER_ENTRIES.includes(name) ? { esbuild: TOOLS.esbuild } : {};
+      const dir = await install(`minimal-${name.split('/')[1]}`, {
+        ...ours(closure(name)),
+        ...extra,
+      });
+      return [name, dir];
+    }),
+  ),
+  Promise.all(
+    Object.entries(MATRIX).map(async ([row, frameworks]) => [
+      row,
+      await install(row, { ...ours(adapters), ...frameworks, ...TOOLS }),
+    ]),
+  ),
+]);
+
+// 2. Minimal: each package alone; every entry loads both ways.
+for (const [name, dir] of minimals) {
+  if (!dir) continue;
+  for (const entry of entriesOf(name)) {
+    if (OPTIONAL_PEER_ENTRIES.has(entry)) continue;
+    const spec = JSON.stringify(entry);
+    check(
+      `import ${entry}`,
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${spec})`],
+      dir,
+    );
+    check(`require ${entry}`, process.execPath, ['-e', `require(${spec})`], dir);
+  }
+  if (BROWSER_ENTRIES.includes(name)) {
+    const file = join(dir, 'browser-entry.mjs');
+    writeFileSync(file, `export * from ${JSON.stringify(name)};\n`);
+    const out = `--outfile=${join(dir, 'browser.js')}`;
+    check(
+      `esbuild --platform=browser ${name}`,
+      join(dir, 'node_modules/.bin/esbuild'),
+      [file, '--bundle', '--platform=browser', '--format=esm', '--log-level=error', out],
+      dir,
+    );
+  }
+}
+
+// 3. Oldest and newest supported frameworks: type-check and run the consumer.
+const TSCONFIG = {
+  esm: { module: 'node16', moduleResolution: 'node16', outDir: 'dist' },
+  cjs: { module: 'node16', moduleResolution: 'node16', outDir: 'dist' },
+  bundler: { module: 'esnext', moduleResolution: 'bundler', noEmit: true },
+};
+for (const [row, dir] of matrix) {
+  if (!dir) continue;
+  copyFileSync(join(fixtures, 'echo.proto'), join(dir, 'echo.proto'));
+  writeFileSync(join(dir, 'browser.ts'), readFileSync(join(fixtures, 'browser.ts')));
+  const tsc = join(dir, 'node_modules/typescript/bin/tsc');
+  const esbuild = join(dir, 'node_modules/.bin/esbuild');
+  for (const [kind, options] of Object.entries(TSCONFIG)) {
+    const sub = join(dir, kind);
+    mkdirSync(sub);
+    copyFileSync(join(fixtures, 'client.ts'), join(sub, 'client.ts'));
+    const type = kind === 'cjs' ? 'commonjs' : 'module';
+    writeFileSync(join(sub, 'package.json'), `${JSON.stringify({ type })}\n`);
+    const compilerOptions = {
+      target: 'es2022',
+      lib: ['es2022', 'dom'],
+      strict: true,
+      skipLibCheck: false,
+      types: ['node'],
+      ...options,
+    };
+    const files = kind === 'bundler' ? ['client.ts', '../browser.ts'] : ['client.ts'];
+    writeFileSync(
+      join(sub, 'tsconfig.json'),
+      `${JSON.stringify({ compilerOptions, files }, null, 2)}\n`,
+    );
+    if (!check(`tsc --strict (${row}, ${kind})`, process.execPath, [tsc, '-p', sub], dir)) continue;
+    let program = join(sub, 'dist/client.js');
+    if (kind === 'bundler') {
+      program = join(sub, 'client.cjs');
+      const bundled = check(
+        `esbuild bundle (${row})`,
+        esbuild,
+        [
+          join(sub, 'client.ts'),
+          '--bundle',
+          '--platform=node',
+          '--format=cjs',
+          '--log-level=error',
+          // It reads its .proto from its own folder at load: not bundleable, left to node_modules.
+          '--external:grpc-health-check',
+          `--outfile=${program}`,
+        ],
+        dir,
+      );
+      check(
+        `esbuild --platform=browser core + trpc (${row})`,
+        esbuild,
+        [
+          join(dir, 'browser.ts'),
+          '--bundle',
+          '--platform=browser',
+          '--format=esm',
+          '--log-level=error',
+          `--outfile=${join(sub, 'browser.js')}`,
+        ],
+        dir,
+      );
+      if (!bundled) continue;
+    }
+    check(`run clients (${row}, ${kind})`, process.execPath, [program], dir);
+  }
+}
+
+if (keep) console.log(`kept ${work}`);
+else rmSync(work, { recursive: true, force: true });
+if (failures.length > 0) {
+  console.error(`\npackaging check: ${failures.length} failed`);
+  process.exit(1);
+}
+console.log('\npackaging check: all passed');

@@ -1,0 +1,335 @@
+import { expect } from 'vitest';
+import type { ConformanceOptions, EntryPoint, OptionRow, Scenario } from './types.js';
+
+// Why a row does not apply to an entry point: said once, used wherever it holds.
+const NO_METHODS =
+  'wraps an arbitrary function: which calls are safe to repeat is the caller’s choice of what to wrap (and its classify); there is no method to mark idempotent';
+const NO_HTTP_STATUS =
+  'HTTP has no server-sent CANCELLED or DEADLINE_EXCEEDED status; the hung-attempt row covers the attempt timeout for tRPC';
+const ONE_TARGET =
+  'has one target: failing over needs a second one (the routing entry points run this row)';
+const NO_HEDGE =
+  'runs its attempts one after another; hedging belongs to the router and the adapters';
+
+const singleTargetOnly = (reason: string): Partial<Record<EntryPoint, string>> => ({
+  protect: reason,
+  'grpc-js interceptor': reason,
+  'nice-grpc middleware': reason,
+  'tRPC resilienceLink': reason,
+});
+const NO_FAILOVER = singleTargetOnly(ONE_TARGET);
+const NO_SERVER_STATUS: Partial<Record<EntryPoint, string>> = {
+  'tRPC resilienceLink': NO_HTTP_STATUS,
+  'tRPC routingLink': NO_HTTP_STATUS,
+};
+const NO_IDEMPOTENCY: Partial<Record<EntryPoint, string>> = {
+  protect: NO_METHODS,
+  router: NO_METHODS,
+};
+
+// Parts not under test are off, so a row tests one rule (the adapters' standard stack would
+// otherwise add its own budget and circuit).
+const quiet = { budget: false, circuit: false } as const satisfies ConformanceOptions;
+const fixed = (ms: number) => ({ baseDelayMs: ms, jitter: 'none' as const });
+
+/**
+ * THE table: every row runs against every entry point in `ENTRY_POINTS`, or says
+ * why it does not apply. Server behaviour is scripted per attempt; expectations
+ * are what the caller got, what the servers saw (outcome of every attempt, in
+ * arrival order, and the gaps between them) and the `onRetry` events.
+ */
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'retry-until-k',
+    title: 'retries until attempt 3 succeeds',
+    primary: { steps: [fail('UNAVAILABLE'), fail('UNAVAILABLE')] },
+    options: { ...quiet, retry: { attempts: 4, backoff: fixed(10) } },
+    expect: {
+      caller: 'OK',
+      attempts: ['UNAVAILABLE', 'UNAVAILABLE', 'OK'],
+      retryEvents: [1, 2],
+    },
+  },
+  {
+    id: 'pushback-300',
+    title:
+      '(0) pushback 300 ms on UNAVAILABLE replaces a 1.5 s backoff: next attempt ≥ 290 ms later',
+    primary: { steps: [fail('UNAVAILABLE', 300)] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(1_500) } },
+    expect: {
+      caller: 'OK',
+      attempts: ['UNAVAILABLE', 'OK'],
+      gapsMs: [[290, 1_400]],
+      retryEvents: [1],
+      retryDelaysMs: [[299, 301]],
+    },
+  },
+  {
+    id: 'pushback-negative',
+    title: '(0) negative pushback on UNAVAILABLE stops the retries',
+    primary: { steps: [fail('UNAVAILABLE', -1)] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    settleMs: 150,
+    expect: { caller: 'UNAVAILABLE', attempts: ['UNAVAILABLE'], retryEvents: [] },
+  },
+  {
+    id: 'pushback-non-numeric',
+    title: 'non-numeric pushback stops the retries',
+    primary: { steps: [fail('UNAVAILABLE', 'soon')] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    settleMs: 150,
+    expect: { caller: 'UNAVAILABLE', attempts: ['UNAVAILABLE'], retryEvents: [] },
+  },
+  {
+    id: 'deadline-skip',
+    title: 'a retry that cannot finish before the deadline is skipped: the last error at once',
+    primary: { steps: [fail('UNAVAILABLE')] },
+    options: { ...quiet, timeoutMs: 1_000, retry: { attempts: 3, backoff: fixed(2_000) } },
+    expect: {
+      caller: 'UNAVAILABLE',
+      attempts: ['UNAVAILABLE'],
+      retryEvents: [],
+      elapsedMs: [0, 800],
+    },
+  },
+  {
+    id: 'budget-outage',
+    title:
+      'sustained outage: ≤ 0.2 attempts per call once the circuit trips, retries within budget',
+    primary: { rest: fail('UNAVAILABLE') },
+    options: {
+      retry: { attempts: 3, backoff: fixed(1) },
+      budget: { ratio: 0.1, minRetriesPerSecond: 0 },
+      circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+    },
+    calls: 40,
+    check: ({ outcomes, attempts }) => {
+      expect(outcomes.every((o) => o.code !== 'OK')).toBe(true);
+      const perCall = (i: number) => attempts.filter((a) => a.callId === `call-${i}`).length;
+      let late = 0;
+      for (let i = 11; i <= 40; i++) late += perCall(i);
+      expect(late / 30).toBeLessThanOrEqual(0.2);
+      // 5 calls to trip the circuit, plus at most 10% of 40 calls in retries.
+      expect(attempts.length).toBeLessThanOrEqual(5 + 4 + 1);
+    },
+  },
+  {
+    id: 'attempt-timeout-server-deadline',
+    title: 'server DEADLINE_EXCEEDED under an attempt timeout is retried',
+    primary: { steps: [fail('DEADLINE_EXCEEDED')] },
+    options: {
+      ...quiet,
+      timeoutMs: 2_500,
+      attemptTimeoutMs: 1_000,
+      retry: { attempts: 2, backoff: fixed(10) },
+    },
+    expect: { caller: 'OK', attempts: ['DEADLINE_EXCEEDED', 'OK'], retryEvents: [1] },
+    notApplicable: NO_SERVER_STATUS,
+  },
+  {
+    id: 'attempt-timeout-hang',
+    title: 'a hung attempt ends at the attempt timeout (cancelled server-side) and is retried',
+    primary: { steps: [{ kind: 'hang' }] },
+    options: {
+      ...quiet,
+      timeoutMs: 2_500,
+      attemptTimeoutMs: 250,
+      retry: { attempts: 2, backoff: fixed(10) },
+    },
+    expect: {
+      caller: 'OK',
+      attempts: ['CANCELLED', 'OK'],
+      // The attempt's clock starts before the request reaches the server (connection set-up
+      // included), so the server-side gap can be shorter than the timeout; the caller's is not.
+      gapsMs: [[100, 1_500]],
+      elapsedMs: [240, 2_400],
+      retryEvents: [1],
+    },
+  },
+  {
+    id: 'server-cancelled',
+    title: 'CANCELLED sent by the server is not retried on the same target',
+    primary: { steps: [fail('CANCELLED')] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    settleMs: 150,
+    expect: { caller: 'CANCELLED', attempts: ['CANCELLED'], retryEvents: [] },
+    notApplicable: NO_SERVER_STATUS,
+  },
+  {
+    id: 'server-cancelled-failover',
+    title: 'CANCELLED sent by the server may fail over to another target',
+    primary: { steps: [fail('CANCELLED')] },
+    secondary: {},
+    options: { ...quiet, retry: false },
+    expect: { caller: 'OK', servedBy: 'secondary', attempts: ['CANCELLED', 'OK'] },
+    notApplicable: { ...NO_FAILOVER, 'tRPC routingLink': NO_HTTP_STATUS },
+  },
+  {
+    id: 'caller-cancelled',
+    title: 'CANCELLED by the caller: never retried, never failed over, cancelled server-side',
+    primary: { steps: [{ kind: 'hang' }] },
+    secondary: {},
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    call: { cancelAfterArrivalMs: 100 },
+    settleMs: 250,
+    expect: {
+      caller: 'CANCELLED',
+      attempts: ['CANCELLED'],
+      retryEvents: [],
+      elapsedMs: [90, 2_000],
+    },
+  },
+  {
+    id: 'event-numbering',
+    title: 'onRetry names the attempt that failed (1, 2 for three failed attempts)',
+    primary: { rest: fail('UNAVAILABLE') },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    expect: {
+      caller: 'UNAVAILABLE',
+      attempts: ['UNAVAILABLE', 'UNAVAILABLE', 'UNAVAILABLE'],
+      retryEvents: [1, 2],
+      retryDelaysMs: [
+        [10, 10],
+        [10, 20],
+      ],
+    },
+  },
+  {
+    id: 'throwing-listener',
+    title: 'a throwing onRetry listener never breaks the call',
+    primary: { steps: [fail('UNAVAILABLE')] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    listenerThrows: true,
+    expect: { caller: 'OK', attempts: ['UNAVAILABLE', 'OK'], retryEvents: [1] },
+  },
+  {
+    id: 'non-idempotent-not-retried',
+    title: 'a non-idempotent call that reached the server is not retried by default',
+    primary: { steps: [fail('UNAVAILABLE')] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(10) } },
+    call: { unsafe: true },
+    settleMs: 150,
+    expect: { caller: 'UNAVAILABLE', attempts: ['UNAVAILABLE'], retryEvents: [] },
+    notApplicable: NO_IDEMPOTENCY,
+  },
+  {
+    id: 'never-sent-retried',
+    title: 'a non-idempotent call that was never sent (connection refused) is retried',
+    primary: { down: true },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(20) } },
+    call: { unsafe: true },
+    expect: { caller: 'UNAVAILABLE', attempts: [], retryEvents: [1, 2] },
+    notApplicable: NO_IDEMPOTENCY,
+  },
+  {
+    id: 'never-sent-failover',
+    title: 'a non-idempotent call that was never sent fails over to the secondary',
+    primary: { down: true },
+    secondary: {},
+    options: { ...quiet, retry: false },
+    call: { unsafe: true },
+    expect: { caller: 'OK', servedBy: 'secondary', attempts: ['OK'] },
+    notApplicable: NO_FAILOVER,
+  },
+  {
+    id: 'sent-mutation-not-rerun',
+    title: '(b) a non-idempotent call a proxy answered with 502 is not re-run on the secondary',
+    primary: { steps: [{ kind: 'proxy-502' }] },
+    secondary: {},
+    options: { ...quiet, retry: false },
+    call: { unsafe: true },
+    settleMs: 150,
+    expect: {
+      caller: { grpc: 'UNAVAILABLE', trpc: 'BAD_GATEWAY' },
+      attempts: [{ grpc: 'UNAVAILABLE', trpc: 'BAD_GATEWAY' }],
+    },
+    notApplicable: { ...NO_FAILOVER, router: NO_METHODS },
+  },
+  {
+    id: 'die-after-message',
+    title:
+      '(a) an idempotent unary whose target dies after the response message, before the status, fails over',
+    primary: { steps: [{ kind: 'die-after-message' }] },
+    secondary: {},
+    options: { ...quiet, retry: false },
+    expect: { caller: 'OK', servedBy: 'secondary', attempts: ['DIED_AFTER_MESSAGE', 'OK'] },
+    notApplicable: {
+      ...NO_FAILOVER,
+      'tRPC routingLink':
+        'a gRPC fault: an HTTP response carries its status before its body, so there is no "after the message, before the status"',
+    },
+  },
+  {
+    id: 'hedge-first-wins',
+    title: 'hedging: the first answer wins, the slow attempt is cancelled server-side',
+    primary: { steps: [{ kind: 'ok', delayMs: 800 }] },
+    secondary: {},
+    options: { ...quiet, retry: false, hedge: { delayMs: 100, attempts: 2 } },
+    expect: {
+      caller: 'OK',
+      attempts: ['CANCELLED', 'OK'],
+      // The hedge delay runs from the first attempt's start, which may reach the server late
+      // (connection set-up): the caller's clock shows the delay, the server's gap may not.
+      gapsMs: [[0, 600]],
+      elapsedMs: [90, 700],
+    },
+    notApplicable: { protect: NO_HEDGE },
+  },
+  {
+    id: 'hedge-budget',
+    title: 'hedging respects the budget: an empty budget sends no hedge',
+    primary: { steps: [{ kind: 'ok', delayMs: 800 }] },
+    secondary: {},
+    options: {
+      circuit: false,
+      retry: false,
+      hedge: { delayMs: 100, attempts: 2 },
+      budget: { ratio: 0, minRetriesPerSecond: 0 },
+    },
+    expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [750, 2_500] },
+    notApplicable: { protect: NO_HEDGE },
+  },
+];
+
+/**
+ * Bad options, refused the same way by every entry point at construction: the
+ * error class and the option path (the router's and the routing channel's
+ * per-target retries sit under `protection.`, so the path is matched as a suffix).
+ */
+export const OPTION_ROWS: readonly OptionRow[] = [
+  {
+    id: 'attempts-above-10',
+    options: { retry: { attempts: 11 } },
+    error: RangeError,
+    path: /retry\.attempts/,
+  },
+  {
+    id: 'attempts-not-integer',
+    options: { retry: { attempts: 2.5 } },
+    error: RangeError,
+    path: /retry\.attempts/,
+  },
+  {
+    id: 'hedge-negative-delay',
+    options: { hedge: { delayMs: -1 } },
+    error: RangeError,
+    path: /hedge\.delayMs/,
+    notApplicable: { protect: NO_HEDGE },
+  },
+  {
+    id: 'hedge-attempts-above-10',
+    options: { hedge: { delayMs: 10, attempts: 11 } },
+    error: RangeError,
+    path: /hedge\.attempts/,
+    notApplicable: { protect: NO_HEDGE },
+  },
+];
+
+function fail(
+  status: 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'CANCELLED',
+  pushback?: number | string,
+) {
+  return pushback === undefined
+    ? ({ kind: 'fail', status } as const)
+    : ({ kind: 'fail', status, pushback } as const);
+}
