@@ -23,6 +23,7 @@ export default defineConfig({
       exact('@breakwater/nice-grpc', src('nice-grpc')),
       exact('@breakwater/trpc', src('trpc')),
       exact('@breakwater/chaos', src('chaos')),
+      exact('@breakwater/redis', src('redis')),
     ],
   },
   test: {
@@ -48,6 +49,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'trpc', include: ['packages/trpc/{src,test}/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'redis', include: ['packages/redis/{src,test}/**/*.test.ts'] },
       },
       {
         extends: true,

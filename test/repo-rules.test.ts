@@ -157,6 +157,7 @@ describe('package layering', () => {
     ['grpc-js', 'packages/grpc-js/src/index.ts'],
     ['nice-grpc', 'packages/nice-grpc/src/index.ts'],
     ['trpc', 'packages/trpc/src/index.ts'],
+    ['redis', 'packages/redis/src/index.ts'],
     ['core', 'packages/core/src/grpc/index.ts'],
   ])('no @internal helper in the public index of %s (%s)', async (pkg, index) => {
     const internal = internalNames(`packages/${pkg}/src`);

@@ -22,6 +22,7 @@ import {
   refresh,
   retryAfter,
   settle,
+  tripCircuitInPlace,
 } from './machine.js';
 import { fromSnapshot, toSnapshot } from './snapshot.js';
 import {
@@ -184,6 +185,16 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     const ms = retryAfter(this.m, this.clock);
     this.announce(from);
     return ms;
+  }
+
+  trip(openDurationMs?: number): void {
+    const ms = openDurationMs ?? this.m.openDurationMs;
+    if (!(ms >= 0 && ms <= Number.MAX_SAFE_INTEGER)) {
+      throw new RangeError(`trip: openDurationMs must be a finite number >= 0, got ${String(ms)}`);
+    }
+    const from = this.m.state;
+    tripCircuitInPlace(this.m, this.clock(), ms);
+    this.announce(from);
   }
 
   isolate(): void {

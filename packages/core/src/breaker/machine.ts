@@ -213,6 +213,18 @@ export function reopenCircuitInPlace(m: MutableCircuit, now: number): void {
   open(m, now, m.openDurationMs);
 }
 
+/**
+ * Opens the circuit from `now` for `durationMs` (a trip decided elsewhere, e.g.
+ * by another process of a fleet). An open period that ends later is kept, and
+ * an isolated circuit stays isolated.
+ * @internal
+ */
+export function tripCircuitInPlace(m: MutableCircuit, now: number, durationMs: number): void {
+  if (m.isolated) return;
+  if (m.state === 'open' && m.openedAt + m.openDurationMs >= now + durationMs) return;
+  open(m, now, durationMs);
+}
+
 /** Forces the circuit open until {@link closeCircuit}. @internal */
 export function isolateCircuitInPlace(m: MutableCircuit, now: number): void {
   if (m.isolated) return;

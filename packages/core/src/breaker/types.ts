@@ -156,6 +156,14 @@ export interface CircuitBreaker {
   release(permit: number, outcome: CallOutcome, durationMs?: number): void;
   /** Milliseconds until a probe may be admitted (0 when closed or admitting). */
   retryAfterMs(): number;
+  /**
+   * Opens the circuit now for `openDurationMs` (default: the duration in force),
+   * then half-open as usual: honours a trip decided elsewhere, such as another
+   * process sharing the circuit. An open period that ends later is kept; an
+   * isolated circuit stays isolated. Throws `RangeError` for a negative or
+   * non-finite duration.
+   */
+  trip(openDurationMs?: number): void;
   /** Forces the circuit open until `reset()`. */
   isolate(): void;
   /** Forces the circuit closed and clears its counters. */

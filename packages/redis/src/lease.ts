@@ -1,0 +1,150 @@
+import type { RedisLink } from './link.js';
+
+/**
+ * Takes up to `want` tokens from a shared bucket in one atomic step, on Redis's
+ * own clock (so processes with skewed clocks agree). The state is in
+ * milli-tokens, so integer rates refill without floating drift.
+ * KEYS[1] bucket hash; ARGV capacity, tokens per second, want, lease ms.
+ * Replies { granted, ms before asking again }: when short, until `want` tokens
+ * are back but at most the lease ms, and never before one token is back (a
+ * slow bucket is not polled faster than it refills).
+ * @internal
+ */
+export const TAKE_TOKENS = `
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local max = tonumber(ARGV[1]) * 1000
+local perMs = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local s = redis.call('HMGET', KEYS[1], 'u', 't')
+local units = tonumber(s[1])
+local last = tonumber(s[2])
+if units == nil or last == nil then
+  units = max
+  last = now
+end
+if now > last then
+  units = math.min(max, units + (now - last) * perMs)
+  last = now
+end
+local granted = math.min(want, math.floor(units / 1000))
+if granted < 0 then granted = 0 end
+units = units - granted * 1000
+redis.call('HSET', KEYS[1], 'u', string.format('%.3f', units), 't', last)
+redis.call('PEXPIRE', KEYS[1], math.ceil(max / perMs) + 1000)
+local wait = 0
+if units < want * 1000 then
+  wait = math.min(math.ceil((want * 1000 - units) / perMs), tonumber(ARGV[4]))
+  if units < 1000 then wait = math.max(wait, math.ceil((1000 - units) / perMs)) end
+end
+return { granted, wait }
+`;
+
+/**
+ * A local stock of units taken from Redis ahead of demand: decisions spend it
+ * without a round trip, and a refill is sent before it runs out. The lease
+ * size follows this process's demand over the last `leaseMs`, so a busy
+ * process makes few round trips and an idle one holds little.
+ * @internal
+ */
+export class Lease {
+  /** Units on hand. */
+  stock = 0;
+  /** No reply from Redis yet: what the shared stock holds is unknown. */
+  fresh = true;
+  /** The fallback episode whose start emptied this key's local bucket (keyed limiter). */
+  drainedFor = 0;
+  /** When the stock was last topped up (it expires `ttlMs` later). */
+  private at = 0;
+  /** A refill is in flight. */
+  private fetching = false;
+  /** No refill before this time (the shared stock is empty until then). */
+  nextAt = 0;
+  /** Units asked by decisions since the last refill. */
+  private demand = 0;
+  private demandSince = Number.NaN;
+  /** Estimated demand in units per ms. */
+  private rate = 0;
+  /** Size of the last request; a refill starts below half of it. */
+  private lowWater = 0;
+
+  constructor(
+    private readonly link: RedisLink,
+    private readonly leaseMs: number,
+    private readonly maxLease: number,
+    private readonly ttlMs: number,
+    /** Sends one refill asking for `want` units; resolves with the script's reply or `undefined`. */
+    private readonly send: (want: number) => Promise<unknown>,
+    /** Told how many units expired unused (a budget gives them back). Defaults to dropping them. */
+    private readonly onExpire?: (units: number) => void,
+  ) {}
+
+  /**
+   * Spends `n` units from the stock, or returns false. Starts a refill when the
+   * stock runs low; never waits for it.
+   */
+  take(n: number, now: number): boolean {
+    this.demand += n;
+    if (this.stock > 0 && now - this.at > this.ttlMs) this.expire();
+    if (this.stock >= n) {
+      this.stock -= n;
+      if (this.stock < this.lowWater) this.refill(now);
+      return true;
+    }
+    this.refill(now);
+    return false;
+  }
+
+  /** Drops stock older than `ttlMs`: a process that stopped asking must not hoard. */
+  private expire(): void {
+    this.onExpire?.(this.stock);
+    this.stock = 0;
+  }
+
+  /** Ms until a refused request might succeed. */
+  retryAfterMs(now: number): number {
+    return Math.max(1, Math.ceil(this.nextAt - now));
+  }
+
+  /** Sends a refill unless one is in flight, the shared stock is known empty, or Redis is resting. */
+  refill(now: number): void {
+    if (this.fetching || now < this.nextAt || !this.link.mayTry(now)) return;
+    const elapsed = Number.isNaN(this.demandSince) ? this.leaseMs : now - this.demandSince;
+    // Demand averaged over the last leaseMs: recent calls count fully, the older estimate fades.
+    this.rate =
+      (this.rate * Math.max(0, this.leaseMs - elapsed) + this.demand) /
+      Math.max(this.leaseMs, elapsed, 1);
+    this.demand = 0;
+    this.demandSince = now;
+    // Enough for leaseMs of demand plus the round trip that brings the next lease.
+    const cover = this.leaseMs + this.link.rttMs;
+    const want = Math.min(this.maxLease, Math.max(1, Math.ceil(this.rate * cover)));
+    this.lowWater = Math.ceil(want / 2);
+    this.fetching = true;
+    this.send(want).then(
+      (reply) => {
+        this.fetching = false;
+        this.granted(reply, want);
+      },
+      () => {
+        this.fetching = false;
+      },
+    );
+  }
+
+  /** Adds a `{ granted, waitMs }` reply to the stock; an absent reply (Redis away) adds nothing. */
+  private granted(reply: unknown, want: number): void {
+    if (!Array.isArray(reply)) return;
+    this.fresh = false;
+    const granted = Number(reply[0]);
+    const now = this.link.settings.clock();
+    if (granted > 0) {
+      if (now - this.at > this.ttlMs) this.expire();
+      this.stock += granted;
+      this.at = now;
+    }
+    // Short grant: the shared stock is empty; the script says when asking again is worth it.
+    this.nextAt = granted < want ? now + Number(reply[1]) : 0;
+  }
+}

@@ -1,0 +1,302 @@
+import { createHash } from 'node:crypto';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import type { Cluster, Redis } from 'ioredis';
+
+/** An ioredis client or cluster; every facade sends its scripts through it. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * What a facade does while Redis is unreachable or slower than `timeoutMs`:
+ * `'local'` decides with a local limiter/budget/breaker sized to `localShare`
+ * of the fleet's limits, `'open'` admits everything, `'closed'` refuses everything.
+ */
+export type RedisFallback = 'local' | 'open' | 'closed';
+
+/** Options every Redis-backed facade takes. */
+export interface RedisSharedOptions {
+  /** The ioredis client (or cluster) the facade talks to. Required. */
+  client: RedisClient;
+  /** Name of the shared object; processes that use the same name share it. Required, non-empty. */
+  name: string;
+  /** Prefix of every Redis key the facade writes. Defaults to `'breakwater:'`. */
+  prefix?: string;
+  /**
+   * Longest a Redis round trip may take before the facade stops waiting for it
+   * and decides locally (decisions themselves never wait on Redis), in ms (> 0). Defaults to 5.
+   */
+  timeoutMs?: number;
+  /** How decisions are made while Redis is down or slow. Defaults to `'local'`. */
+  fallback?: RedisFallback;
+  /**
+   * Share of the fleet's limits the local fallback allows this process, in `(0, 1]`;
+   * set it to 1 / (number of processes) so the fleet keeps its limit while Redis is away.
+   * Defaults to 1.
+   */
+  localShare?: number;
+  /** How often Redis is tried again while decisions are local, in ms (> 0). Defaults to 200. */
+  retryMs?: number;
+  /** Time source. Defaults to `systemClock`. */
+  clock?: Clock;
+  /** Timer used to bound each Redis round trip. Defaults to `systemSleep`. */
+  sleep?: Sleep;
+}
+
+/** Keys of {@link RedisSharedOptions}. @internal */
+export const SHARED_KEYS = [
+  'client',
+  'name',
+  'prefix',
+  'timeoutMs',
+  'fallback',
+  'localShare',
+  'retryMs',
+  'clock',
+  'sleep',
+] as const;
+
+/** Counters of the link between a facade and Redis. */
+export interface RedisLinkStats {
+  /** `'shared'` while Redis answers within `timeoutMs`, `'local'` while decisions fall back. */
+  mode: 'shared' | 'local';
+  /** Round trips sent to Redis. */
+  calls: number;
+  /** Round trips that failed (connection lost, Redis error). */
+  errors: number;
+  /** Round trips that took longer than `timeoutMs`. */
+  timeouts: number;
+  /** Times the script was missing (restart, `SCRIPT FLUSH`, failover) and was sent again in full. */
+  scriptReloads: number;
+  /** Times decisions switched from shared to local. */
+  fallbacks: number;
+  /** Times decisions switched back from local to shared. */
+  resumes: number;
+}
+
+/** Throws a `TypeError`/`RangeError` naming the full option path and the bad value. @internal */
+export function badOption(fn: string, path: string, detail: string, value: unknown): never {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  const message = `${fn}: ${path} ${detail}, got ${shown}`;
+  throw typeof value === 'number' ? new RangeError(message) : new TypeError(message);
+}
+
+/** Checks that `options` has only `known` keys. @internal */
+export function checkKeys(fn: string, options: object, known: readonly string[]): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${fn}: options must be an object, got ${String(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new TypeError(`${fn}: unknown option \`${key}\``);
+  }
+}
+
+/**
+ * A number option: `undefined` gives `fallback` (required when that is `undefined`);
+ * otherwise finite, above `min` (or >= with `inclusive`), at most `max`, and an
+ * integer with `integer`. @internal
+ */
+export function numberOption(
+  fn: string,
+  path: string,
+  value: unknown,
+  fallback: number | undefined,
+  min: number,
+  { inclusive = false, max = Number.POSITIVE_INFINITY, integer = false } = {},
+): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    (integer && !Number.isInteger(value)) ||
+    (inclusive ? value < min : value <= min) ||
+    value > max
+  ) {
+    const range = max === Number.POSITIVE_INFINITY ? '' : ` and <= ${max}`;
+    const kind = integer ? 'an integer' : 'a finite number';
+    badOption(fn, path, `must be ${kind} ${inclusive ? '>=' : '>'} ${min}${range}`, value);
+  }
+  return value;
+}
+
+/** Settings of a {@link RedisLink}, validated. @internal */
+export interface LinkSettings {
+  readonly client: RedisClient;
+  readonly name: string;
+  readonly prefix: string;
+  readonly timeoutMs: number;
+  readonly fallback: RedisFallback;
+  readonly localShare: number;
+  readonly retryMs: number;
+  readonly clock: Clock;
+  readonly sleep: Sleep;
+}
+
+/** Validates the options every facade shares. @internal */
+export function linkSettings(fn: string, options: RedisSharedOptions): LinkSettings {
+  const { client, name, prefix = 'breakwater:', fallback = 'local', clock, sleep } = options;
+  if (typeof client !== 'object' || client === null || typeof client.evalsha !== 'function') {
+    badOption(fn, 'client', 'must be an ioredis client or cluster', client);
+  }
+  if (typeof name !== 'string' || name === '')
+    badOption(fn, 'name', 'must be a non-empty string', name);
+  if (typeof prefix !== 'string') badOption(fn, 'prefix', 'must be a string', prefix);
+  if (fallback !== 'local' && fallback !== 'open' && fallback !== 'closed') {
+    badOption(fn, 'fallback', "must be 'local', 'open' or 'closed'", fallback);
+  }
+  if (clock !== undefined && typeof clock !== 'function')
+    badOption(fn, 'clock', 'must be a function', clock);
+  if (sleep !== undefined && typeof sleep !== 'function')
+    badOption(fn, 'sleep', 'must be a function', sleep);
+  return {
+    client,
+    name,
+    prefix,
+    timeoutMs: numberOption(fn, 'timeoutMs', options.timeoutMs, 5, 0),
+    fallback,
+    localShare: numberOption(fn, 'localShare', options.localShare, 1, 0, { max: 1 }),
+    retryMs: numberOption(fn, 'retryMs', options.retryMs, 200, 0),
+    clock: clock ?? systemClock,
+    sleep: sleep ?? systemSleep,
+  };
+}
+
+/** A Lua script sent by EVALSHA, and in full once Redis answers NOSCRIPT. @internal */
+export interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** Prepares `source` for {@link RedisLink.run}. @internal */
+export function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/** The two ioredis methods the link calls, typed once for a client or a cluster. */
+interface Evaluator {
+  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(source: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** Marks a round trip that outlived `timeoutMs`. */
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * The connection between one facade and Redis: runs scripts within the time
+ * budget and tracks whether decisions are shared or local. A round trip that
+ * fails or outlives `timeoutMs` switches decisions to local; a round trip that
+ * succeeds within it switches them back. While local, Redis is tried again at
+ * most every `retryMs`.
+ * @internal
+ */
+export class RedisLink {
+  /** Whether decisions are shared (Redis healthy) or local. */
+  shared = true;
+  /** Smoothed round-trip time of answers within the budget, in ms: leases cover demand over it. */
+  rttMs = 0;
+  /** While local: when Redis may be tried again. */
+  private retryAt = Number.NEGATIVE_INFINITY;
+  private readonly redis: Evaluator;
+  readonly counters = {
+    calls: 0,
+    errors: 0,
+    timeouts: 0,
+    scriptReloads: 0,
+    fallbacks: 0,
+    resumes: 0,
+  };
+
+  constructor(readonly settings: LinkSettings) {
+    this.redis = settings.client as unknown as Evaluator;
+    // Until Redis has answered once, nothing is known to be shared.
+    this.shared = false;
+  }
+
+  /** The key of this facade's `part`, hash-tagged so one object's keys share a Cluster slot. */
+  key(part: string, tag = this.settings.name): string {
+    return `${this.settings.prefix}{${tag}}:${part}`;
+  }
+
+  /** Whether a round trip may be sent now: always while shared, every `retryMs` while local. */
+  mayTry(now: number): boolean {
+    if (this.shared || now >= this.retryAt) {
+      if (!this.shared) this.retryAt = now + this.settings.retryMs;
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Runs `s` and resolves with its reply, or with `undefined` when Redis failed
+   * or did not answer within `budgetMs` (default `timeoutMs`; decisions are then
+   * local). Never rejects.
+   */
+  async run(
+    s: Script,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    budgetMs = this.settings.timeoutMs,
+  ): Promise<unknown> {
+    this.counters.calls++;
+    const sentAt = this.settings.clock();
+    const timer = new AbortController();
+    const reply = this.send(s, keys, args);
+    const timeout = this.settings.sleep(budgetMs, timer.signal).then(
+      // The reply may have arrived in the same event-loop turn as the timer: give I/O one more turn.
+      () => new Promise<typeof TIMED_OUT>((resolve) => setImmediate(() => resolve(TIMED_OUT))),
+    );
+    try {
+      const result = await Promise.race([reply, timeout]);
+      if (result === TIMED_OUT) {
+        this.counters.timeouts++;
+        // A late reply still did its work in Redis (tokens taken): it is only not waited for.
+        reply.catch(() => {});
+        this.down();
+        return undefined;
+      }
+      const took = this.settings.clock() - sentAt;
+      this.rttMs = this.rttMs === 0 ? took : this.rttMs * 0.8 + took * 0.2;
+      this.up();
+      return result;
+    } catch {
+      this.counters.errors++;
+      this.down();
+      return undefined;
+    } finally {
+      timer.abort();
+    }
+  }
+
+  private async send(
+    s: Script,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(s.sha, keys.length, ...keys, ...args);
+    } catch (e) {
+      // Restart, SCRIPT FLUSH or failover to a replica that never saw the script.
+      if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+      this.counters.scriptReloads++;
+      return await this.redis.eval(s.source, keys.length, ...keys, ...args);
+    }
+  }
+
+  private down(): void {
+    if (this.shared) this.counters.fallbacks++;
+    this.shared = false;
+    this.retryAt = this.settings.clock() + this.settings.retryMs;
+  }
+
+  private up(): void {
+    // The first answer after start-up is no resumption: nothing had fallen back.
+    if (!this.shared && this.counters.fallbacks > 0) this.counters.resumes++;
+    this.shared = true;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): RedisLinkStats {
+    return Object.assign(
+      { mode: this.shared ? ('shared' as const) : ('local' as const) },
+      this.counters,
+    );
+  }
+}

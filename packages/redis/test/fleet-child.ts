@@ -1,0 +1,187 @@
+// One process of a test fleet: offers open-loop load to a Redis-backed object
+// and, for comparison, to the same core object kept locally; prints one JSON
+// line of counts over the measured window. Config as JSON in argv[2].
+import {
+  createCircuitBreaker,
+  createKeyedLimiter,
+  createRetryBudget,
+  createTokenBucket,
+  systemClock,
+  systemSleep,
+} from '@breakwater/core';
+import { Redis } from 'ioredis';
+import {
+  createRedisCircuitBreaker,
+  createRedisKeyedLimiter,
+  createRedisRetryBudget,
+  createRedisTokenBucket,
+} from '../src/index.js';
+
+/** What the parent asks a child to do. */
+export interface FleetChildConfig {
+  port: number;
+  kind: 'bucket' | 'keyed' | 'budget' | 'circuit';
+  name: string;
+  /** Calls before this long after `startAt` are not counted (bursts, first leases). */
+  warmMs: number;
+  /** Length of the counted window. */
+  measureMs: number;
+  /** Calls this process offers per second, on a fixed schedule. */
+  offeredPerSecond: number;
+  /** Keyed limiter: calls go round-robin over this many keys. */
+  keys?: number;
+  /** Budget: retries each failed call asks for. */
+  retriesPerCall?: number;
+  capacity?: number;
+  refillPerSecond?: number;
+  ratio?: number;
+  minRetriesPerSecond?: number;
+  ttlMs?: number;
+  localShare?: number;
+  /** Circuit: the breakers' cool-down. */
+  openDurationMs?: number;
+}
+
+/** What a child prints. */
+export interface FleetChildResult {
+  offered: number;
+  shared: number;
+  local: number;
+  sharedRetries: number;
+  localRetries: number;
+  redisCalls: number;
+  fallbacks: number;
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as FleetChildConfig;
+const clock = systemClock;
+const redis = new Redis({ port: config.port, host: '127.0.0.1', enableOfflineQueue: false });
+await new Promise<void>((resolve, reject) => {
+  redis.once('ready', resolve);
+  redis.once('error', reject);
+});
+
+const common = {
+  client: redis,
+  name: config.name,
+  localShare: config.localShare ?? 1,
+  // The fleet shares two cores with Redis and the test runner: a stalled child is no outage.
+  timeoutMs: 50,
+};
+const shape = { capacity: config.capacity ?? 1, refillPerSecond: config.refillPerSecond ?? 1 };
+const budgetShape = {
+  ratio: config.ratio ?? 0.2,
+  minRetriesPerSecond: config.minRetriesPerSecond ?? 10,
+  ttlMs: config.ttlMs ?? 1000,
+};
+
+let call: (i: number) => void;
+const counts: FleetChildResult = {
+  offered: 0,
+  shared: 0,
+  local: 0,
+  sharedRetries: 0,
+  localRetries: 0,
+  redisCalls: 0,
+  fallbacks: 0,
+};
+let counted = false;
+let stats = () => ({ calls: 0, fallbacks: 0 });
+let cleanup = async () => {};
+
+if (config.kind === 'bucket') {
+  const shared = createRedisTokenBucket(Object.assign({}, common, shape));
+  const local = createTokenBucket(shape);
+  stats = () => shared.linkStats();
+  call = () => {
+    if (shared.tryAcquire().ok && counted) counts.shared++;
+    if (local.tryAcquire().ok && counted) counts.local++;
+  };
+} else if (config.kind === 'keyed') {
+  const shared = createRedisKeyedLimiter(Object.assign({}, common, shape));
+  const local = createKeyedLimiter(shape);
+  const keys = Array.from({ length: config.keys ?? 1 }, (_, k) => `user-${k}`);
+  stats = () => shared.linkStats();
+  call = (i) => {
+    const key = keys[i % keys.length] as string;
+    if (shared.tryAcquire(key).ok && counted) counts.shared++;
+    if (local.tryAcquire(key).ok && counted) counts.local++;
+  };
+} else if (config.kind === 'circuit') {
+  // Every call fails (a sustained outage). Counted: calls that reach the
+  // upstream once this process has seen the circuit open — the probes.
+  const breaker = { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 };
+  const shared = createRedisCircuitBreaker({
+    client: redis,
+    name: config.name,
+    timeoutMs: 50,
+    breaker,
+  });
+  await shared.ready;
+  const local = createCircuitBreaker(breaker);
+  let sharedOpened = false;
+  let localOpened = false;
+  shared.onStateChange((e) => {
+    if (e.to === 'open') sharedOpened = true;
+  });
+  local.onStateChange((e) => {
+    if (e.to === 'open') localOpened = true;
+  });
+  stats = () => shared.linkStats();
+  cleanup = () => shared.close();
+  call = () => {
+    const p = shared.tryAcquire();
+    if (p >= 0) {
+      if (sharedOpened && counted) counts.shared++;
+      shared.release(p, 'failure');
+    }
+    const q = local.tryAcquire();
+    if (q >= 0) {
+      if (localOpened && counted) counts.local++;
+      local.release(q, 'failure');
+    }
+  };
+} else {
+  const shared = createRedisRetryBudget(Object.assign({}, common, budgetShape));
+  const local = createRetryBudget(budgetShape);
+  const retries = config.retriesPerCall ?? 2;
+  stats = () => shared.linkStats();
+  // Every call fails (a sustained outage) and asks for its retries until refused.
+  call = () => {
+    shared.recordRequest();
+    local.recordRequest();
+    for (let r = 0; r < retries && shared.tryRetry(); r++) if (counted) counts.sharedRetries++;
+    for (let r = 0; r < retries && local.tryRetry(); r++) if (counted) counts.localRetries++;
+  };
+}
+
+// Ready: the parent answers with the wall-clock time the whole fleet starts its load.
+process.stdout.write('ready\n');
+const startAt = await new Promise<number>((resolve) => {
+  process.stdin.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+});
+process.stdin.pause();
+const periodMs = 1000 / config.offeredPerSecond;
+const from = startAt + config.warmMs;
+const until = from + config.measureMs;
+// A little load after the window too, so the last leases of the window are spent as usual.
+const total = Math.ceil((until + 200 - startAt) / periodMs);
+let issued = 0;
+// Every scheduled call is issued, late if the process was descheduled: the offered load is exact.
+while (issued < total) {
+  const due = Math.min(total, Math.floor((clock() - startAt) / periodMs));
+  while (issued < due) {
+    const at = startAt + issued * periodMs;
+    counted = at >= from && at < until;
+    if (counted) counts.offered++;
+    call(issued);
+    issued++;
+  }
+  await systemSleep(1);
+}
+const s = stats();
+counts.redisCalls = s.calls;
+counts.fallbacks = s.fallbacks;
+process.stdout.write(`${JSON.stringify(counts)}\n`);
+await cleanup();
+redis.disconnect();
