@@ -144,7 +144,7 @@ export type {
 } from './pool/pool.js';
 export { createPool } from './pool/pool.js';
 // Resilience stacks
-export { protect } from './protect/index.js';
+export { protect } from './protect/protect.js';
 export type {
   ProtectContext,
   ProtectedFunction,
@@ -177,8 +177,8 @@ export type {
   RetryOptions,
 } from './retry/with-retry.js';
 export { withRetry } from './retry/with-retry.js';
-export { createRouter } from './routing/index.js';
 export type { RouteProtection } from './routing/protection.js';
+export { createRouter } from './routing/router.js';
 export type {
   RouteContext,
   RouteExecuteOptions,

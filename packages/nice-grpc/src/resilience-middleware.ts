@@ -7,7 +7,12 @@ import {
   systemSleep,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
-import { checkOptions, type KnownKeys, resolveResilience } from '@breakwater/core/internal';
+import {
+  checkOptions,
+  type KnownKeys,
+  RESILIENCE_KEYS,
+  resolveResilience,
+} from '@breakwater/core/internal';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
 import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
 import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';
@@ -47,22 +52,11 @@ export interface ResilienceMiddlewareOptions extends Omit<ResilienceOptions, 're
   onWarning?: (warning: ResilienceWarning) => void;
 }
 
-const KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  hedge: true,
-  budget: true,
-  circuit: true,
-  concurrency: true,
-  rateLimit: true,
-  clock: true,
-  sleep: true,
-  random: true,
+const KEYS: KnownKeys<ResilienceMiddlewareOptions> = Object.assign({}, RESILIENCE_KEYS, {
   idempotent: true,
   classify: true,
   onWarning: true,
-} as const satisfies KnownKeys<ResilienceMiddlewareOptions>;
+} as const);
 
 /**
  * One middleware with the whole Breakwater stack, in the grpc-js adapter's

@@ -10,6 +10,7 @@ import {
   type KnownKeys,
   optionPath,
   optionTypeError,
+  RESILIENCE_KEYS,
   resolveResilience,
 } from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
@@ -59,21 +60,14 @@ export interface ResilienceLinkOptions extends Omit<ResilienceOptions, 'retry'>,
 }
 
 /** Keys of {@link ResilienceLinkOptions} (core's, checked again by `resolveResilience`, and ours). @internal */
-export const RESILIENCE_LINK_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  hedge: true,
-  budget: true,
-  circuit: true,
-  concurrency: true,
-  rateLimit: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  idempotent: true,
-  classify: true,
-} as const satisfies KnownKeys<ResilienceLinkOptions>;
+export const RESILIENCE_LINK_KEYS: KnownKeys<ResilienceLinkOptions> = Object.assign(
+  {},
+  RESILIENCE_KEYS,
+  {
+    idempotent: true,
+    classify: true,
+  } as const,
+);
 
 const DEFAULT_IDEMPOTENT = (op: Operation): boolean => op.type !== 'mutation';
 

@@ -6,17 +6,17 @@
  * @internal
  */
 
-import { reopenCircuit } from '../breaker/circuit-state.js';
 import {
-  type CircuitBreakerState,
-  type CircuitState,
   checkCircuit,
   createCircuitBreakerState,
   recordFailure,
   recordNeutral,
   recordSuccess,
+  reopenCircuit,
   resetCircuit,
-} from '../breaker/index.js';
+} from '../breaker/circuit-state.js';
+import type { CircuitBreakerState } from '../breaker/machine.js';
+import type { CircuitState } from '../breaker/types.js';
 import type { Clock } from '../time/clock.js';
 
 /** A fresh closed circuit judged by the registry's settings. @internal */

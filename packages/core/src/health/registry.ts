@@ -1,4 +1,5 @@
-import type { CircuitBreakerState, CircuitState } from '../breaker/index.js';
+import type { CircuitBreakerState } from '../breaker/machine.js';
+import type { CircuitState } from '../breaker/types.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {

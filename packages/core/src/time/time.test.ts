@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createManualClock,
-  fixedRandom,
-  sequenceRandom,
-  systemClock,
-  systemRandom,
-  systemSleep,
-} from './index.js';
+import { systemClock } from './clock.js';
+import { createManualClock } from './manual-clock.js';
+import { fixedRandom, sequenceRandom, systemRandom } from './random.js';
+import { systemSleep } from './sleep.js';
 
 describe('clock and random', () => {
   it('systemClock reads wall time', () => {

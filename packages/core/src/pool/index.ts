@@ -1,9 +1,0 @@
-export {
-  createPool,
-  type Pool,
-  type PoolOptions,
-  type PoolQueueFullEvent,
-  type PoolRunOptions,
-  type PoolStats,
-  type PoolTask,
-} from './pool.js';
