@@ -87,10 +87,11 @@ describe('fleet circuit', () => {
       await systemSleep(1);
     }
     const coolDowns = 1000 / openDurationMs;
+    // A loaded machine overruns the 1 s loop: judge the fleet by the cool-downs that really passed.
+    const passed = Math.ceil((systemClock() - start) / openDurationMs);
     // One probe per cool-down for the fleet (the lock lives one cool-down), four with local breakers.
-    expect(shared, `${shared} probes in ${coolDowns} cool-downs`).toBeLessThanOrEqual(
-      coolDowns + 1,
-    );
+    expect(shared, `${shared} probes in ${passed} cool-downs`).toBeLessThanOrEqual(passed + 2);
+    expect(shared * 2).toBeLessThan(local);
     expect(shared).toBeGreaterThanOrEqual(coolDowns / 3);
     expect(local).toBeGreaterThanOrEqual(coolDowns * 3);
 
