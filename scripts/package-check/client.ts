@@ -68,7 +68,7 @@ async function checkGrpcJs(address: string): Promise<void> {
     interceptors: [
       resilienceInterceptor({
         idempotent: idempotentMethods(definition),
-        deadline: { timeout: '2s' },
+        timeoutMs: 2_000,
         retry: { attempts: 3, backoff: { baseDelayMs: 10 } },
       }),
     ],
@@ -107,7 +107,7 @@ async function checkNiceGrpc(address: string): Promise<void> {
     .use(
       resilienceMiddleware({
         idempotent: idempotentMethods(definition),
-        deadline: { timeout: '2s' },
+        timeoutMs: 2_000,
         retry: { backoff: { baseDelayMs: 10 } },
       }),
     )
@@ -161,8 +161,8 @@ async function checkTrpc(): Promise<void> {
     links: [
       resilienceLink({
         retry: { attempts: 3, backoff: { baseDelayMs: 10 } },
-        circuit: { circuit: { failureThreshold: 5, openDurationMs: 10_000 } },
-        attemptTimeout: { timeoutMs: '2s' },
+        circuit: { failureThreshold: 5, openDurationMs: 10_000 },
+        attemptTimeoutMs: 2_000,
       }),
       httpLink({ url, headers: () => ({ 'x-call-id': 'trpc' }) }),
     ],
