@@ -17,6 +17,8 @@
 //    into a fresh project next to its own hello.proto (a method marked
 //    IDEMPOTENT), type-checked with `tsc --strict` and run against a plain
 //    grpc-js server that fails the first attempt: the server must see two.
+//    The tRPC snippet is type-checked the same way (bundler resolution) against
+//    a router of its own.
 //
 // Any npm warning (peer conflicts, ERESOLVE) fails the check.
 // Usage: node scripts/check-packages.mjs [--root <repo>] [--keep] [--only first-contact]
@@ -250,9 +252,11 @@ const [minimals, matrix, firstContact] = await Promise.all([
   ),
   // Only what the README's install line and snippet name, with the newest frameworks.
   install('first-contact', {
-    ...ours(['@breakwater/core', '@breakwater/grpc-js']),
+    ...ours(['@breakwater/core', '@breakwater/grpc-js', '@breakwater/trpc']),
     '@grpc/grpc-js': MATRIX.newest['@grpc/grpc-js'],
     '@grpc/proto-loader': MATRIX.newest['@grpc/proto-loader'],
+    '@trpc/client': MATRIX.newest['@trpc/client'],
+    '@trpc/server': MATRIX.newest['@trpc/server'],
     typescript: TOOLS.typescript,
     '@types/node': TOOLS['@types/node'],
   }),
@@ -354,27 +358,40 @@ for (const [row, dir] of matrix) {
   }
 }
 
-// 4. First contact: the root README's grpc-js snippet, verbatim, on the user's own proto.
-const FIRST_CONTACT =
-  /<!-- first-contact:grpc-js:start -->\s*```ts\n([\s\S]*?)```\s*<!-- first-contact:grpc-js:end -->/;
-const snippet = FIRST_CONTACT.exec(readFileSync(join(root, 'README.md'), 'utf8'))?.[1];
-if (snippet === undefined) fail('README first contact: no grpc-js snippet between its markers');
-else if (firstContact) {
-  const app = join(firstContact, 'app');
-  mkdirSync(app);
-  writeFileSync(join(app, 'snippet.ts'), snippet);
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+// 4. First contact: the root README's snippets, verbatim, on the user's own proto and router.
+const rootReadme = readFileSync(join(root, 'README.md'), 'utf8');
+/** The `ts` block between `<!-- first-contact:<name>:start/end -->`; a missing one fails. */
+function readmeSnippet(name) {
+  const start = `<!-- first-contact:${name}:start -->`;
+  const at = rootReadme.indexOf(start);
+  const end = rootReadme.indexOf(`<!-- first-contact:${name}:end -->`, at);
+  const between = at < 0 || end < 0 ? '' : rootReadme.slice(at + start.length, end);
+  const code = /^\s*```ts\n([\s\S]*?)```\s*$/.exec(between)?.[1];
+  if (code === undefined) fail(`README first contact: no ${name} snippet between its markers`);
+  return code;
+}
+/** Writes a strict tsconfig for `files` into `dir`. */
+function strictProject(dir, options, files) {
   const compilerOptions = {
     target: 'es2022',
     strict: true,
     skipLibCheck: false,
     types: ['node'],
-    ...TSCONFIG.esm,
+    ...options,
   };
   writeFileSync(
-    join(app, 'tsconfig.json'),
-    `${JSON.stringify({ compilerOptions, files: ['snippet.ts'] }, null, 2)}\n`,
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify({ compilerOptions, files }, null, 2)}\n`,
   );
+}
+const grpcSnippet = readmeSnippet('grpc-js');
+const trpcSnippet = readmeSnippet('trpc');
+if (firstContact && grpcSnippet !== undefined) {
+  const app = join(firstContact, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'snippet.ts'), grpcSnippet);
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+  strictProject(app, TSCONFIG.esm, ['snippet.ts']);
   copyFileSync(join(fixtures, 'hello.proto'), join(firstContact, 'hello.proto'));
   copyFileSync(join(fixtures, 'first-contact.mjs'), join(firstContact, 'first-contact.mjs'));
   const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
@@ -385,6 +402,20 @@ else if (firstContact) {
       ['first-contact.mjs', join(app, 'dist/snippet.js')],
       firstContact,
     );
+}
+if (firstContact && trpcSnippet !== undefined) {
+  const web = join(firstContact, 'web');
+  mkdirSync(web);
+  writeFileSync(join(web, 'client.ts'), trpcSnippet);
+  copyFileSync(join(fixtures, 'trpc-server.ts'), join(web, 'server.ts'));
+  strictProject(web, { ...TSCONFIG.bundler, lib: ['es2022', 'dom'] }, ['client.ts']);
+  const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
+  check(
+    'README first contact: tRPC snippet tsc --strict',
+    process.execPath,
+    [tsc, '-p', web],
+    firstContact,
+  );
 }
 
 if (keep) console.log(`kept ${work}`);
