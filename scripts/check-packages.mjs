@@ -12,9 +12,16 @@
 //    type-checked with `tsc --strict` as ESM (node16), CommonJS (node16) and
 //    bundler resolution, then run in all three forms (the bundler form through
 //    an esbuild bundle): one real client per adapter against a real server.
+//  - first-contact: what a newcomer does with the root README. The grpc-js
+//    snippet between its `first-contact:grpc-js` markers is copied verbatim
+//    into a fresh project next to its own hello.proto (a method marked
+//    IDEMPOTENT), type-checked with `tsc --strict` and run against a plain
+//    grpc-js server that fails the first attempt: the server must see two.
+//    The tRPC snippet is type-checked the same way (bundler resolution) against
+//    a router of its own.
 //
 // Any npm warning (peer conflicts, ERESOLVE) fails the check.
-// Usage: node scripts/check-packages.mjs [--root <repo>] [--keep]
+// Usage: node scripts/check-packages.mjs [--root <repo>] [--keep] [--only first-contact]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -34,6 +41,13 @@ const args = process.argv.slice(2);
 const rootArg = args.indexOf('--root');
 const root = rootArg >= 0 ? resolve(args[rootArg + 1]) : resolve(here, '..');
 const keep = args.includes('--keep');
+const onlyArg = args.indexOf('--only');
+/** `--only first-contact` packs every package but runs only the README case. */
+const only = onlyArg >= 0 ? args[onlyArg + 1] : undefined;
+if (only !== undefined && only !== 'first-contact') {
+  console.error(`--only: unknown case ${JSON.stringify(only)} (known: first-contact)`);
+  process.exit(2);
+}
 const fixtures = join(here, 'package-check');
 
 const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos'];
@@ -218,9 +232,10 @@ const adapters = [
   '@breakwater/nice-grpc',
   '@breakwater/trpc',
 ];
-const [minimals, matrix] = await Promise.all([
+const everything = only === undefined;
+const [minimals, matrix, firstContact] = await Promise.all([
   Promise.all(
-    Object.keys(tarballs).map(async (name) => {
+    (everything ? Object.keys(tarballs) : []).map(async (name) => {
       const extra = BROWSER_ENTRIES.includes(name) ? { esbuild: TOOLS.esbuild } : {};
       const dir = await install(`minimal-${name.split('/')[1]}`, {
         ...ours(closure(name)),
@@ -230,11 +245,21 @@ const [minimals, matrix] = await Promise.all([
     }),
   ),
   Promise.all(
-    Object.entries(MATRIX).map(async ([row, frameworks]) => [
+    (everything ? Object.entries(MATRIX) : []).map(async ([row, frameworks]) => [
       row,
       await install(row, { ...ours(adapters), ...frameworks, ...TOOLS }),
     ]),
   ),
+  // Only what the README's install line and snippet name, with the newest frameworks.
+  install('first-contact', {
+    ...ours(['@breakwater/core', '@breakwater/grpc-js', '@breakwater/trpc']),
+    '@grpc/grpc-js': MATRIX.newest['@grpc/grpc-js'],
+    '@grpc/proto-loader': MATRIX.newest['@grpc/proto-loader'],
+    '@trpc/client': MATRIX.newest['@trpc/client'],
+    '@trpc/server': MATRIX.newest['@trpc/server'],
+    typescript: TOOLS.typescript,
+    '@types/node': TOOLS['@types/node'],
+  }),
 ]);
 
 // 2. Minimal: each package alone; every entry loads both ways.
@@ -331,6 +356,66 @@ for (const [row, dir] of matrix) {
     }
     check(`run clients (${row}, ${kind})`, process.execPath, [program], dir);
   }
+}
+
+// 4. First contact: the root README's snippets, verbatim, on the user's own proto and router.
+const rootReadme = readFileSync(join(root, 'README.md'), 'utf8');
+/** The `ts` block between `<!-- first-contact:<name>:start/end -->`; a missing one fails. */
+function readmeSnippet(name) {
+  const start = `<!-- first-contact:${name}:start -->`;
+  const at = rootReadme.indexOf(start);
+  const end = rootReadme.indexOf(`<!-- first-contact:${name}:end -->`, at);
+  const between = at < 0 || end < 0 ? '' : rootReadme.slice(at + start.length, end);
+  const code = /^\s*```ts\n([\s\S]*?)```\s*$/.exec(between)?.[1];
+  if (code === undefined) fail(`README first contact: no ${name} snippet between its markers`);
+  return code;
+}
+/** Writes a strict tsconfig for `files` into `dir`. */
+function strictProject(dir, options, files) {
+  const compilerOptions = {
+    target: 'es2022',
+    strict: true,
+    skipLibCheck: false,
+    types: ['node'],
+    ...options,
+  };
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify({ compilerOptions, files }, null, 2)}\n`,
+  );
+}
+const grpcSnippet = readmeSnippet('grpc-js');
+const trpcSnippet = readmeSnippet('trpc');
+if (firstContact && grpcSnippet !== undefined) {
+  const app = join(firstContact, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'snippet.ts'), grpcSnippet);
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+  strictProject(app, TSCONFIG.esm, ['snippet.ts']);
+  copyFileSync(join(fixtures, 'hello.proto'), join(firstContact, 'hello.proto'));
+  copyFileSync(join(fixtures, 'first-contact.mjs'), join(firstContact, 'first-contact.mjs'));
+  const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
+  if (check('README first contact: tsc --strict', process.execPath, [tsc, '-p', app], firstContact))
+    check(
+      'README first contact: runs and retries against your server',
+      process.execPath,
+      ['first-contact.mjs', join(app, 'dist/snippet.js')],
+      firstContact,
+    );
+}
+if (firstContact && trpcSnippet !== undefined) {
+  const web = join(firstContact, 'web');
+  mkdirSync(web);
+  writeFileSync(join(web, 'client.ts'), trpcSnippet);
+  copyFileSync(join(fixtures, 'trpc-server.ts'), join(web, 'server.ts'));
+  strictProject(web, { ...TSCONFIG.bundler, lib: ['es2022', 'dom'] }, ['client.ts']);
+  const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
+  check(
+    'README first contact: tRPC snippet tsc --strict',
+    process.execPath,
+    [tsc, '-p', web],
+    firstContact,
+  );
 }
 
 if (keep) console.log(`kept ${work}`);
