@@ -36,7 +36,7 @@ describe('spawnGrpcChaosServer', () => {
       client.close();
       await server.close();
     }
-  });
+  }, 90_000);
 
   it('keeps at most maxObservations attempts and counts every one', async () => {
     const server = await spawnGrpcChaosServer({ replica: 'child-b', maxObservations: 1 });

@@ -21,7 +21,7 @@ export interface SpawnGrpcChaosServerOptions {
   seed?: number;
   /** Most attempts the child keeps in its observations (counts continue beyond it). Defaults to 100 000. */
   maxObservations?: number;
-  /** Milliseconds to wait for the child to report its port. Defaults to 10 000. */
+  /** Milliseconds to wait for the child to report its port (a loaded 2-core CI host can take over 10 s to start one). Defaults to 30 000. */
   startTimeoutMs?: number;
 }
 
@@ -79,7 +79,7 @@ function childCommand(): string[] {
 export async function spawnGrpcChaosServer(
   options: SpawnGrpcChaosServerOptions = {},
 ): Promise<ChildGrpcChaosServer> {
-  const { startTimeoutMs = 10_000, ...serverOptions } = options;
+  const { startTimeoutMs = 30_000, ...serverOptions } = options;
   let port = serverOptions.port ?? 0;
   let child: ChildProcess | undefined;
   let nextId = 1;
