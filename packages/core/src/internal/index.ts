@@ -24,6 +24,13 @@ export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
+/** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */
+export {
+  startTimer,
+  startTimerWith,
+  stopTimer,
+  type TimerHandle,
+} from '../time/timer.js';
 export { abortError, neverAbortedSignal } from './abort.js';
 export { checkCall, checkSignal } from './call-options.js';
 export { parseDuration } from './duration.js';

@@ -64,6 +64,16 @@ export function startTimer(ms: number, fn: () => void, unref = false): TimerHand
   return handle;
 }
 
+/**
+ * {@link startTimer} calling `fn(arg)`: one module-level `fn` serves every
+ * call, so a per-call deadline costs no closure on the host timer's path.
+ * @internal
+ */
+export function startTimerWith<T>(ms: number, fn: (arg: T) => void, arg: T): TimerHandle {
+  if (ms > MAX_HOST_TIMER_MS) return new ChainedTimer(ms, () => fn(arg), false);
+  return setTimeout(fn, ms, arg);
+}
+
 /** Clears a timer started with {@link startTimer}, whichever link it is on. @internal */
 export function stopTimer(handle: TimerHandle | undefined): void {
   if (handle === undefined) return;

@@ -8,13 +8,13 @@ import {
   type TokenBucket,
 } from '@breakwater/core';
 import type { AttemptEngine, RetryBudgetLike } from '@breakwater/core/internal';
+import { startTimerWith, stopTimer, type TimerHandle } from '@breakwater/core/internal';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
 import type { BreakwaterOperationContext } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
-import { startTimerWith, stopTimer, type TimerHandle } from '../time/timer.js';
 import { aborted, deadlineRefusal, refusal } from './errors.js';
 import { isAnswer } from './results.js';
 import { inputAfterEvent } from './tracked-input.js';

@@ -4,7 +4,7 @@ import { startTimer, startTimerWith, stopTimer } from './timer.js';
 // Host timers fire a delay past 2^31-1 ms after 1 ms; a 30-day deadline must not.
 const LIMIT = 2_147_483_647;
 
-describe('tRPC adapter timers past the host limit', () => {
+describe('startTimer and startTimerWith past the host limit', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
