@@ -57,6 +57,7 @@ const PER_CALL_FILES = [
   'packages/grpc-js/src/internals/attempt-stage.ts',
   'packages/grpc-js/src/internals/stage.ts',
   'packages/grpc-js/src/internals/observed-call.ts',
+  'packages/grpc-js/src/internals/forwarding-call.ts',
   'packages/grpc-js/src/internals/replaying-call.ts',
   'packages/grpc-js/src/internals/multi-attempt-call.ts',
   'packages/nice-grpc/src/deadline-middleware.ts',

@@ -1,5 +1,6 @@
-import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
-import type { AuthContextLike, CallLink } from './types.js';
+import type { StatusObject } from '@grpc/grpc-js';
+import { ForwardingCall } from './forwarding-call.js';
+import type { CallLink } from './types.js';
 
 /**
  * Told once how an observed call ended. Shared per interceptor, with a shared
@@ -21,56 +22,29 @@ export interface CallObserver<S> {
  * handing it on (circuit breakers and bulkheads release their permit there).
  * @internal
  */
-export class ObservedCall<S> implements CallLink, InterceptingListener {
-  private listener: Partial<InterceptingListener> | undefined;
+export class ObservedCall<S> extends ForwardingCall {
   private cancelled = false;
   private settled = false;
 
   constructor(
-    private readonly inner: CallLink,
+    inner: CallLink,
     private readonly observer: CallObserver<S>,
     private readonly scope: S,
     private readonly permit: number,
     private readonly startedAt: number,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    this.listener = listener;
-    this.inner.start(metadata, this);
-  }
-  onReceiveMetadata(metadata: Metadata): void {
-    this.listener?.onReceiveMetadata?.(metadata);
-  }
-  onReceiveMessage(message: unknown): void {
-    this.listener?.onReceiveMessage?.(message);
-  }
-  onReceiveStatus(status: StatusObject): void {
+  override onReceiveStatus(status: StatusObject): void {
     if (!this.settled) {
       this.settled = true;
       this.observer.settle(this.scope, this.permit, this.startedAt, status, this.cancelled);
     }
     this.listener?.onReceiveStatus?.(status);
   }
-  cancelWithStatus(code: number, details: string): void {
+  override cancelWithStatus(code: number, details: string): void {
     this.cancelled = true;
     this.inner.cancelWithStatus(code, details);
-  }
-  sendMessageWithContext(context: object, message: unknown): void {
-    this.inner.sendMessageWithContext(context, message);
-  }
-  sendMessage(message: unknown): void {
-    this.inner.sendMessage(message);
-  }
-  startRead(): void {
-    this.inner.startRead();
-  }
-  halfClose(): void {
-    this.inner.halfClose();
-  }
-  getPeer(): string {
-    return this.inner.getPeer();
-  }
-  getAuthContext(): AuthContextLike {
-    return this.inner.getAuthContext();
   }
 }
