@@ -126,16 +126,26 @@ export class RouterCore<R> implements VisitEnv {
   /**
    * The panic visit of a request that drew it: the ejected provider's circuit
    * half-opens at once and the request becomes its probe (one attempt; a
-   * success closes the circuit). Returns the probe permit, or `code` when
-   * `p` cannot take it (no circuit, isolated, or its probe slot is taken).
+   * success closes the circuit; ejected by the health registry, it is the
+   * registry's recovery call). Returns the permit (`NO_PERMIT` without a
+   * circuit), or `code` when `p` cannot take it (isolated, or its probe is out).
    */
   panicAdmit(p: ProviderRuntime<R>, code: number): number {
     const breaker = p.breaker;
-    if (breaker === undefined) return code;
-    breaker.halfOpen();
-    const permit = breaker.tryAcquire();
-    if (permit < 0) return code;
-    this.claimedHealthProbe = false;
+    let permit = NO_PERMIT;
+    if (breaker !== undefined) {
+      breaker.halfOpen();
+      permit = breaker.tryAcquire();
+      if (permit < 0) return code;
+    }
+    // Ejected by the consulted health registry: the visit is its recovery call, one at a time.
+    const healthProbe = this.config.consultHealth && this.health.circuitState(p.id) !== 'closed';
+    if (healthProbe && p.healthProbing) {
+      if (permit >= 0) breaker?.release(permit, 'neutral');
+      return code;
+    }
+    if (healthProbe) p.healthProbing = true;
+    this.claimedHealthProbe = healthProbe;
     return permit;
   }
 

@@ -279,7 +279,9 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   // A passing health check says the provider answers again: its open circuit half-opens at once,
   // so the next request probes it instead of waiting out the open duration.
   checker?.onProbeResult((e) => {
-    if (e.healthy) providers[ids.indexOf(e.provider)]?.breaker?.halfOpen();
+    if (!e.healthy) return;
+    providers[ids.indexOf(e.provider)]?.breaker?.halfOpen();
+    health.halfOpen(e.provider);
   });
   return { ...config, checker };
 }

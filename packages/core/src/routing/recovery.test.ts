@@ -187,3 +187,34 @@ describe('router: a passing health check half-opens the circuit at once', () => 
     }
   });
 });
+
+describe('router: health-registry ejections', () => {
+  it('the panic rule sends a request to a provider the registry ejected, as its one recovery call', async () => {
+    const { router, res } = setup(['a'], {
+      health: { failures: 1, reset: 60_000 },
+      panic: { ratio: 0.5 },
+    });
+    failing(res.a!);
+    await run(router).catch(() => {});
+    expect(router.health.isOpen('a')).toBe(true);
+    res.a!.behave = async () => 'ok:a';
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    await expect(run(router)).resolves.toBe('ok:a');
+    expect(router.health.circuitState('a')).toBe('closed');
+  });
+
+  it('registry.halfOpen(name): an open entry lets its recovery call through now', () => {
+    const { router } = setup(['a'], { health: { failures: 1, reset: 60_000 } });
+    const health = router.health;
+    health.failure('a');
+    expect(health.circuitState('a')).toBe('open');
+    health.halfOpen('a');
+    expect(health.circuitState('a')).toBe('half-open');
+    // The streak is kept: the next failure re-opens at once.
+    health.failure('a');
+    expect(health.circuitState('a')).toBe('open');
+    health.halfOpen('unknown');
+    expect(health.circuitState('unknown')).toBe('closed');
+    expect(() => health.halfOpen('')).toThrow(TypeError);
+  });
+});
