@@ -41,6 +41,8 @@ interface Upstream {
   readonly address: string;
   fail(on: boolean): void;
   attempts(): number;
+  /** Attempts of one call (by its `x-call-id`). */
+  attemptsOf(callId: string): number;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ async function upstreamFor(entry: EntryPoint): Promise<Upstream> {
       address: server.address,
       fail: (on) => server.setFaults(on ? [{ status: Status.UNAVAILABLE }] : []),
       attempts: () => server.total(),
+      attemptsOf: (callId) => server.attempts(callId),
       close: () => server.close(),
     };
   }
@@ -59,6 +62,7 @@ async function upstreamFor(entry: EntryPoint): Promise<Upstream> {
     address: server.url,
     fail: (on) => server.setFaults(on ? { errorRate: 1 } : {}),
     attempts: () => server.stats().requests,
+    attemptsOf: (callId) => server.stats().attempts[callId] ?? 0,
     close: () => server.close(),
   };
 }
@@ -138,6 +142,36 @@ describe('recovery after an outage (real servers, the recommended settings)', ()
         // No retry storm or herd of probes: at most 1.5 attempts per call offered since recovery.
         const sent = upstream.attempts() - atRecovery;
         expect(sent).toBeLessThanOrEqual(1.5 * recovery.outcomes.length);
+      } finally {
+        await harness.close();
+        await upstream.close();
+      }
+    }, 15_000);
+  }
+});
+
+describe('a half-open probe is never retried (real servers)', () => {
+  // Retries on, no budget to hide them: a call admitted while closed makes 3 attempts;
+  // the probe makes one, re-opens the circuit, and the caller gets its error.
+  const options: ConformanceOptions = {
+    retry: { attempts: 3, backoff: { baseDelayMs: 1, jitter: 'none' } },
+    budget: false,
+    circuit: { failureThreshold: 1, openDurationMs: 150 },
+  };
+  for (const entry of ENTRY_POINTS) {
+    it(`${entry}: the probe makes one attempt`, async () => {
+      const upstream = await upstreamFor(entry);
+      const harness = DRIVERS[entry].open({ primary: upstream.address }, options);
+      try {
+        upstream.fail(true);
+        expect((await harness.call('opens', {})).code).not.toBe('OK');
+        expect(upstream.attemptsOf('opens')).toBe(3);
+        await systemSleep(200);
+        expect((await harness.call('probe', {})).code).not.toBe('OK');
+        expect(upstream.attemptsOf('probe')).toBe(1);
+        // Re-opened by the failed probe: refused without reaching the server.
+        expect((await harness.call('refused', {})).code).not.toBe('OK');
+        expect(upstream.attemptsOf('refused')).toBe(0);
       } finally {
         await harness.close();
         await upstream.close();
