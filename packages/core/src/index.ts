@@ -25,6 +25,7 @@ export {
   type CircuitRecordOptions,
   checkCircuit,
   createCircuitBreakerState,
+  halfOpenCircuit,
   isolateCircuit,
   recordFailure,
   recordNeutral,
@@ -33,7 +34,7 @@ export {
 } from './breaker/circuit-state.js';
 export { getDefaultCircuitBreakerConfig } from './breaker/config.js';
 // Types
-export type { CircuitBreakerState } from './breaker/machine.js';
+export { type CircuitBreakerState, isProbePermit } from './breaker/machine.js';
 export type {
   CallOutcome,
   CircuitBreaker,

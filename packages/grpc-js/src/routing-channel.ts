@@ -352,6 +352,13 @@ function build(options: RoutingChannelOptions): RoutingChannel {
           clock,
         }),
       );
+      // But it lets that recovery call go now, instead of after `reset`.
+      const routers = [safe, pinned];
+      checker.onProbeResult((e) => {
+        if (!e.healthy) return;
+        registry.halfOpen(e.provider);
+        for (const router of routers) router.circuit(e.provider)?.halfOpen();
+      });
     }
   } catch (error) {
     for (const t of targets) if (t.owned) t.channel.close();

@@ -61,6 +61,7 @@ export const ROUTING_LINK_KEYS = {
   selection: true,
   health: true,
   hedge: true,
+  panic: true,
   concurrency: true,
   budget: true,
   clock: true,

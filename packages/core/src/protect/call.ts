@@ -1,4 +1,5 @@
 import type { AttemptEngine } from '../attempts/engine.js';
+import { isProbePermit } from '../breaker/machine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
@@ -405,7 +406,8 @@ export class Call<T> extends WheelEntry {
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
     const engine = config.engine;
-    if (engine !== undefined) {
+    // A half-open probe is never retried: its failure re-opens the circuit, and the caller gets it.
+    if (engine !== undefined && !isProbePermit(this.permit)) {
       const delay = engine.afterFailure(
         this.attempt,
         this.previousDelayMs,

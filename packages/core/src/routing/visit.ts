@@ -187,12 +187,14 @@ function errorName(error: unknown): string {
  * `signal` aborted (neutral: never counted, never retried), or with an
  * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
  * already ran (inline, on the router's hot path) and failed: the visit goes
- * on from judging that failure.
+ * on from judging that failure. A `probe` visit (a half-open circuit's or
+ * the health registry's recovery probe) makes one attempt, never retried.
  * @internal
  */
 export async function runVisit<R, T>(
   p: ProviderRuntime<R>,
   permit: number,
+  probe: boolean,
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
@@ -211,10 +213,20 @@ export async function runVisit<R, T>(
         try {
           value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
         } catch (error) {
-          value = await continueVisit(p, fn, signal, policy, env, deadlineAt, error, state);
+          value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
       } else {
-        value = await continueVisit(p, fn, signal, policy, env, deadlineAt, first.error, state);
+        value = await continueVisit(
+          p,
+          probe,
+          fn,
+          signal,
+          policy,
+          env,
+          deadlineAt,
+          first.error,
+          state,
+        );
       }
     } catch (error) {
       // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy are neutral.
@@ -248,6 +260,7 @@ interface VisitState {
  */
 function continueVisit<R, T>(
   p: ProviderRuntime<R>,
+  probe: boolean,
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
@@ -256,7 +269,8 @@ function continueVisit<R, T>(
   error: unknown,
   state: VisitState,
 ): Promise<T> {
-  const engine = p.config.engine;
+  // A recovery probe gets one attempt: its failure re-opens the circuit, and the request fails over.
+  const engine = probe ? undefined : p.config.engine;
   if (engine === undefined) {
     if (signal.aborted) return Promise.reject(abortError(signal));
     state.verdict = judge(error, policy);

@@ -4,6 +4,7 @@ import {
   CircuitOpenError,
   type Clock,
   type ErrorVerdict,
+  isProbePermit,
   type Pool,
   type TokenBucket,
 } from '@breakwater/core';
@@ -210,7 +211,14 @@ export class ResilientCall implements Unsubscribable {
     }
     stack.budget?.recordRequest();
     this.repeatable = stack.idempotent(op);
-    if (stack.hedge !== undefined && this.repeatable && !subscription) this.running = [];
+    if (
+      stack.hedge !== undefined &&
+      this.repeatable &&
+      !subscription &&
+      !isProbePermit(this.permit)
+    ) {
+      this.running = [];
+    }
     this.launch();
   }
 
@@ -262,8 +270,9 @@ export class ResilientCall implements Unsubscribable {
 
   attemptFailed(attempt: Attempt, error: unknown): void {
     if (this.done) return;
-    // A query that already answered has nothing left to repeat.
-    if (this.answered && this.op.type !== 'subscription') {
+    // A query that already answered has nothing left to repeat; a half-open probe is never
+    // repeated (its failure re-opens the circuit, and the caller gets it).
+    if ((this.answered && this.op.type !== 'subscription') || isProbePermit(this.permit)) {
       this.fail(error);
       return;
     }
