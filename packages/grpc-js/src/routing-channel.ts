@@ -48,7 +48,7 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { disableGrpcRetries, eagerReconnect } from './channel-options.js';
-import { combinedState, watchCombinedState } from './internals/connectivity.js';
+import { combinedState, watchCombinedState, watchReady } from './internals/connectivity.js';
 import { RoutedCall } from './internals/routed-call.js';
 import {
   type RoutingState,
@@ -352,13 +352,6 @@ function build(options: RoutingChannelOptions): RoutingChannel {
           clock,
         }),
       );
-      // But it lets that recovery call go now, instead of after `reset`.
-      const routers = [safe, pinned];
-      checker.onProbeResult((e) => {
-        if (!e.healthy) return;
-        registry.halfOpen(e.provider);
-        for (const router of routers) router.circuit(e.provider)?.halfOpen();
-      });
     }
   } catch (error) {
     for (const t of targets) if (t.owned) t.channel.close();
@@ -392,6 +385,25 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const channels = targets.map((t) => t.channel);
   const routers = pinned === safe ? [safe] : [safe, pinned];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
+  // A health signal — a passing probe, or a target's channel back to READY — lets the
+  // target's recovery call go now instead of after `reset` (a passing probe still does
+  // not close the circuit: that call does).
+  const answersAgain = (id: string) => {
+    registry.halfOpen(id);
+    for (const r of routers) r.circuit(id)?.halfOpen();
+  };
+  checker?.onProbeResult((e) => {
+    if (e.healthy) answersAgain(e.provider);
+  });
+  for (const t of targets) {
+    // Only the channels it created are kept connected; a channel given is left to its owner.
+    watchReady(
+      t.channel,
+      () => answersAgain(t.id),
+      () => closed,
+      t.owned,
+    );
+  }
 
   const routingChannel: ChannelInterface & RoutingChannelApi = {
     targetIds: Object.freeze(targets.map((t) => t.id)),
