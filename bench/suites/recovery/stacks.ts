@@ -148,7 +148,6 @@ function niceRecommended(): ResilienceMiddlewareOptions {
   return {
     idempotent: [UNARY],
     timeoutMs: 2_000,
-    circuit: { failureThreshold: 5, openDurationMs: 10_000 },
     retry: { backoff: { baseDelayMs: 10 } },
   };
 }
@@ -156,8 +155,8 @@ function niceRecommended(): ResilienceMiddlewareOptions {
 /**
  * nice-grpc with `resilienceMiddleware`. Recommended: its README's example;
  * defaults: `resilienceMiddleware()`. The middleware does not show its
- * breakers, so the lane passes one built from the same circuit options (one
- * method: the same as the per-method circuit it would build).
+ * breakers, so the lane passes one built from the standard circuit options
+ * (one method: the same as the per-method circuit it would build).
  */
 export function niceStackLane(
   name: string,
@@ -166,8 +165,7 @@ export function niceStackLane(
   overrides: Overrides = {},
 ): StackLane {
   const options: ResilienceMiddlewareOptions = settings === 'recommended' ? niceRecommended() : {};
-  const circuitOptions = options.circuit ?? STANDARD_RESILIENCE.circuit;
-  const breaker = createCircuitBreaker({ ...(circuitOptions as object), name });
+  const breaker = createCircuitBreaker({ ...STANDARD_RESILIENCE.circuit, name });
   const channel = createChannel(address, undefined, disableGrpcRetries);
   const client = createClientFactory()
     .use(resilienceMiddleware({ ...options, ...overrides, circuit: breaker }))
