@@ -91,8 +91,13 @@ async function soakOne(lane: StackLane, durationMs: number): Promise<SoakFigures
       clearTimeout(timer);
       calls++;
       if (outcome === 'ok') ok++;
-      else if (outcome === 'refused') refused++;
-      else if (outcome === 'hung') hung++;
+      else if (outcome === 'refused') {
+        refused++;
+        // A refusal settles without I/O: 64 workers looping on refusals would run in
+        // microtasks and never let the event loop read a probe's answer (a client that
+        // serves requests waits for its next request instead).
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else if (outcome === 'hung') hung++;
     }
   };
   try {
