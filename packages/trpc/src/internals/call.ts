@@ -103,6 +103,11 @@ export class Attempt implements Observer<Envelope, unknown> {
   }
 }
 
+/** Marks, in `op.context`, a call a circuit above admitted as its half-open probe. */
+const PROBE: unique symbol = Symbol('breakwater.circuitProbe');
+
+type ProbeContext = Record<string | symbol, unknown> & { [PROBE]?: true };
+
 /**
  * One call through a resilience stack, outermost first: bulkhead slot, rate
  * limit token, circuit permit (released once, with the call's final
@@ -132,6 +137,13 @@ export class ResilientCall implements Unsubscribable {
   private slotOf: Pool | undefined = undefined;
   private giveBack: (() => void) | undefined = undefined;
   private permit = -1;
+  /**
+   * A half-open probe: of this stack's circuit, or of a circuit in a link
+   * above (the mark in `op.context`). It gets one attempt, never retried or hedged.
+   */
+  private probe = false;
+  /** The operation sent below: `op`, or a copy whose context carries the probe mark. */
+  private below: Operation | undefined = undefined;
   private startedAt = 0;
   private timer: TimerHandle | undefined = undefined;
   private listening = false;
@@ -199,6 +211,13 @@ export class ResilientCall implements Unsubscribable {
       this.permit = permit;
       this.startedAt = stack.clock();
     }
+    this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
+    if (this.probe) {
+      // Links below (a retryLink under this circuit) must not repeat the probe either.
+      const context: ProbeContext = Object.assign({}, op.context);
+      context[PROBE] = true;
+      this.below = Object.assign({}, op, { context });
+    }
     const subscription = op.type === 'subscription';
     if (!subscription) {
       const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
@@ -211,12 +230,7 @@ export class ResilientCall implements Unsubscribable {
     }
     stack.budget?.recordRequest();
     this.repeatable = stack.idempotent(op);
-    if (
-      stack.hedge !== undefined &&
-      this.repeatable &&
-      !subscription &&
-      !isProbePermit(this.permit)
-    ) {
+    if (stack.hedge !== undefined && this.repeatable && !subscription && !this.probe) {
       this.running = [];
     }
     this.launch();
@@ -235,10 +249,11 @@ export class ResilientCall implements Unsubscribable {
     if (stack.attemptTimeoutMs < left && op.type !== 'subscription') {
       attempt.timer = startTimerWith(stack.attemptTimeoutMs, expireAttempt, attempt);
     }
+    const sent = this.below ?? op;
     const input =
       this.lastEventId === undefined
-        ? op
-        : Object.assign({}, op, { input: inputAfterEvent(op.input, this.lastEventId) });
+        ? sent
+        : Object.assign({}, sent, { input: inputAfterEvent(op.input, this.lastEventId) });
     const sub = this.nextLink(input).subscribe(attempt);
     // An attempt that ended during subscribe has been handled already.
     if (attempt.ended) sub.unsubscribe();
@@ -272,7 +287,7 @@ export class ResilientCall implements Unsubscribable {
     if (this.done) return;
     // A query that already answered has nothing left to repeat; a half-open probe is never
     // repeated (its failure re-opens the circuit, and the caller gets it).
-    if ((this.answered && this.op.type !== 'subscription') || isProbePermit(this.permit)) {
+    if ((this.answered && this.op.type !== 'subscription') || (this.probe && !this.answered)) {
       this.fail(error);
       return;
     }
