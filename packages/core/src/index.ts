@@ -188,6 +188,7 @@ export type {
   RouteHedge,
   RouteHedgedEvent,
   RouteOperation,
+  RoutePanic,
   RouteProvider,
   RouteRecoveredEvent,
   Router,

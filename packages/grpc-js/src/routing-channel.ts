@@ -16,6 +16,7 @@ import {
   type RouteFailedEvent,
   type RouteHedge,
   type RouteHedgedEvent,
+  type RoutePanic,
   type RouteProtection,
   type RouteRecoveredEvent,
   type Router,
@@ -137,6 +138,8 @@ export interface RoutingChannelOptions {
   hedge?: RouteHedge | false;
   /** Target health: circuits from call outcomes, optional background probes. Defaults to a registry with the defaults. */
   health?: RoutingHealthOptions;
+  /** The core router's panic rule: when every target (or `threshold` of them) is ejected, a `ratio` of the calls go to one anyway as its recovery call. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
+  panic?: RoutePanic | false;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
   /** One retry budget: every routed call deposits; every retry, hedge and failover withdraws. A budget or its options. Defaults to none. */
@@ -158,6 +161,7 @@ export const ROUTING_CHANNEL_KEYS = {
   attemptTimeoutMs: true,
   hedge: true,
   health: true,
+  panic: true,
   classify: true,
   budget: true,
   clock: true,
@@ -315,6 +319,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       health: { registry },
       classify: routingErrorPolicy,
       ...(options.protection === undefined ? {} : { protection: options.protection }),
+      ...(options.panic === undefined ? {} : { panic: options.panic }),
       ...shared,
     };
     safe = optionPath(asTargets, () =>

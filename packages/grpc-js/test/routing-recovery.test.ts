@@ -1,5 +1,6 @@
 import { echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
 import { systemSleep } from '@breakwater/core';
+import { status as Status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { idempotentMethods } from '../src/index.js';
 import { routingSetup } from './routing-helpers.js';
@@ -31,4 +32,24 @@ describe('routing channel: a target back to READY half-opens its circuit at once
     expect(served.at(-1)).toBe('replica-1');
     expect(channel.health.circuitState('replica-1')).toBe('closed');
   });
+});
+
+describe('routing channel: the panic rule', () => {
+  for (const [name, panic, sent] of [
+    ['on by default: one call in ten goes to the ejected target', undefined, 3],
+    ['panic: false refuses every call while the target is ejected', false, 1],
+  ] as const) {
+    it(name, async () => {
+      const { servers, client } = await routingSetup([{}], {
+        idempotent,
+        health: { failures: 1, reset: 60_000 },
+        ...(panic === undefined ? {} : { panic }),
+      });
+      const [server] = servers;
+      server?.setFaults([{ status: Status.UNAVAILABLE }]);
+      for (let i = 0; i < 21; i++) expect((await echoUnary(client, {})).ok).toBe(false);
+      // The call that ejected it, then the 10th and 20th of the 20 it would refuse, as recovery calls.
+      expect(server?.total()).toBe(sent);
+    });
+  }
 });
