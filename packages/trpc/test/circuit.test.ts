@@ -67,4 +67,22 @@ describe('circuitBreakerLink', () => {
     await errorOf(client.echo.query('refused'));
     expect(server.stats().requests).toBe(4);
   });
+
+  it('a probe refused a connection is neutral: the next call probes at once, not an open duration later', async () => {
+    const server = await chaos();
+    const client = clientOf([
+      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 100 }),
+      batchLink(server.url),
+    ]);
+    await server.stop();
+    await errorOf(client.echo.query('opens'));
+    await systemSleep(150);
+    const probe = (await errorOf(client.echo.query('probe'))) as Error;
+    expect(isCircuitOpenError(probe.cause)).toBe(false);
+    // Still half-open: this call is a probe too, not refused for another 100 ms.
+    const next = (await errorOf(client.echo.query('next'))) as Error;
+    expect(isCircuitOpenError(next.cause)).toBe(false);
+    await server.start();
+    await expect(client.echo.query('back')).resolves.toMatchObject({ value: 'back' });
+  });
 });

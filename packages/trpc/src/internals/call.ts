@@ -339,9 +339,13 @@ export class ResilientCall implements Unsubscribable {
     this.done = true;
     this.dropBelow();
     if (this.permit >= 0) {
-      this.release(
-        this.stack.classify(error, this.op).countForCircuit === false ? 'neutral' : 'failure',
-      );
+      const verdict = this.stack.classify(error, this.op);
+      // A probe that never reached a server (connection refused) says nothing about it:
+      // neutral, so the next call probes as soon as the server listens again.
+      const neutral =
+        verdict.countForCircuit === false ||
+        (verdict.neverSent === true && isProbePermit(this.permit));
+      this.release(neutral ? 'neutral' : 'failure');
     }
     this.settle();
     this.observer.error?.(error);
