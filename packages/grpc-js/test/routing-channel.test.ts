@@ -186,6 +186,31 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     await expect.poll(() => servers[0]?.observed[0]?.outcome).toBe('CANCELLED');
   });
 
+  it('a CANCELLED sent by the server fails over, not retried on its target; the caller’s cancel is final', async () => {
+    const retry = { attempts: 3, backoff: { baseDelayMs: 5, jitter: 'none' as const } };
+    const cancelled = await routingSetup([{ faults: [{ status: status.CANCELLED }] }, {}], {
+      idempotent,
+      protection: { retry },
+    });
+    const outcome = await echoUnary(cancelled.client, {}, { callId: 'sc' });
+    expect(outcome.value?.replica).toBe('replica-2');
+    expect(cancelled.servers[0]?.attempts('sc')).toBe(1);
+
+    const hung = await routingSetup([{ faults: [{ hang: true }] }, {}], {
+      idempotent,
+      protection: { retry },
+    });
+    let call: { cancel(): void } | undefined;
+    const ended = new Promise<ServiceError | null>((resolve) => {
+      call = hung.client.Unary({ message: 'cc' }, (error: ServiceError | null) => resolve(error));
+    });
+    await expect.poll(() => hung.servers[0]?.total(), { timeout: 5_000 }).toBe(1);
+    call?.cancel();
+    expect((await ended)?.code).toBe(status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hung.servers.map((s) => s.total())).toEqual([1, 0]);
+  });
+
   it('rejects invalid options naming the option', async () => {
     const { createRoutingChannel } = await import('../src/index.js');
     expect(() => createRoutingChannel({ targets: [] })).toThrow(/targets/);
