@@ -8,8 +8,6 @@ import type { EntryPoint } from './types.js';
  */
 export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {
   'grpc-js routing channel': {
-    'deadline-skip':
-      'the call deadline does not bound the per-target retry: it waits the 2 s backoff past a 1 s deadline, then ends DEADLINE_EXCEEDED (rule: skip the retry, the last attempt’s UNAVAILABLE at once)',
     'never-sent-retried':
       'a non-idempotent call refused before it was sent is not retried on its target (no neverSent handling in the routing channel)',
     'never-sent-failover':

@@ -69,6 +69,26 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(servers[1]?.total()).toBe(0);
   });
 
+  it('skips a retry that cannot start before the call deadline: the last UNAVAILABLE at once', async () => {
+    const retried: number[] = [];
+    const { servers, client } = await routingSetup([{ faults: [unavailable] }], {
+      idempotent,
+      protection: {
+        retry: {
+          attempts: 3,
+          backoff: { baseDelayMs: 2_000, jitter: 'none' },
+          onRetry: (e) => retried.push(e.attempt),
+        },
+      },
+    });
+    const deadline = performance.timeOrigin + performance.now() + 500;
+    const outcome = await echoUnary(client, {}, { callId: 'd', callOptions: { deadline } });
+    // Not DEADLINE_EXCEEDED after a 2 s wait: the retry was never scheduled.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(retried).toEqual([]);
+    expect(servers[0]?.attempts('d')).toBe(1);
+  });
+
   it('never fails a non-idempotent call over', async () => {
     const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
       idempotent,

@@ -98,11 +98,16 @@ export class AttemptEngine {
 
   /**
    * A provider's visit failed (after its own retries) with `verdict`: whether
-   * the router may move on to another provider. A failover re-sends the call,
-   * so it is charged to the retry budget like a retry.
+   * the router may move on to another provider (0) or a `STOP_*` code. A
+   * failover starts at once, so it needs time left before `deadlineAt`
+   * (`Infinity` for none); it re-sends the call, so it is charged to the
+   * retry budget like a retry.
    */
-  mayFailOver(verdict: ErrorVerdict | undefined): number {
+  mayFailOver(verdict: ErrorVerdict | undefined, deadlineAt = Number.POSITIVE_INFINITY): number {
     if (verdict !== undefined && verdict.failover === false) return STOP_NOT_RETRYABLE;
+    if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
+      return STOP_DEADLINE;
+    }
     if (this.budget !== undefined && !this.budget.tryRetry()) return STOP_BUDGET;
     return 0;
   }

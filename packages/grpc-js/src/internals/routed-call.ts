@@ -198,8 +198,14 @@ export class RoutedCall implements Call, AttemptOwner {
     this.dispatched = true;
     this.replayable = replayable;
     const router = replayable ? this.state.safe : this.state.pinned;
+    // The grpc-js deadline bounds every attempt on its own; the router only needs it to skip
+    // a retry or failover that could not start in time (the engine's rule).
+    const deadlineAt = this.deadlineAt;
     router
-      .execute((target, context) => this.attempt(target, context.signal))
+      .execute(
+        (target, context) => this.attempt(target, context.signal),
+        deadlineAt === Number.POSITIVE_INFINITY ? undefined : { deadlineAt },
+      )
       .then(undefined, (error: unknown) => this.routeFailed(error));
   }
 
