@@ -127,7 +127,7 @@ export interface RoutingChannelOptions {
   targets: readonly RoutingTarget[];
   /** Order in which targets are tried (core router selection). Defaults to `'priority'` (registration order). */
   selection?: RouteSelection | RouteSelectionType;
-  /** Methods safe to repeat: only their calls fail over, retry or hedge. Defaults to none. */
+  /** Methods safe to repeat: only their calls hedge, and fail over or retry after any failure the classifier allows; other methods only when the request never left (`neverSent`). Defaults to none. */
   idempotent?: MethodSelector;
   /** Retries on one target before failing over (`{ retry: { attempts, backoff } }`). Defaults to one attempt per target. */
   protection?: RoutingProtection;
@@ -250,8 +250,10 @@ function eachRouter<E>(
  * skipping targets whose circuit is open. Calls of `idempotent` methods whose
  * request is one message (unary, server streaming) fail over to the next
  * target on a failure the classifier allows (server streams only before their
- * first message), retry per `protection`, and hedge per `hedge`; every other
- * call runs on one target. Outcomes feed each target's circuit in `health`;
+ * first message), retry per `protection`, and hedge per `hedge`; calls of
+ * other methods with such a request fail over or retry only when it never
+ * left (no connection, stream refused); request streams run on one target.
+ * No retry or failover starts unless it can start before the call's deadline. Outcomes feed each target's circuit in `health`;
  * a `health.probe` (e.g. `grpcHealthProbe`) checks targets in the background.
  * Pass it as `channelOverride` to any grpc-js client, or to nice-grpc's
  * `createClient(definition, channel)`. Target channels are created with

@@ -21,6 +21,15 @@ import { replicas, routingSetup } from './routing-helpers.js';
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const unavailable = { status: status.UNAVAILABLE };
 
+/** `protection` with 3 attempts per target at a fixed backoff, its `onRetry` recording into `heard`. */
+const heardRetries = (baseDelayMs: number, heard: number[]) => ({
+  retry: {
+    attempts: 3,
+    backoff: { baseDelayMs, jitter: 'none' as const },
+    onRetry: (e: { attempt: number }) => void heard.push(e.attempt),
+  },
+});
+
 describe('createRoutingChannel with a plain grpc-js client', () => {
   it('carries all four call types to the preferred target', async () => {
     const { servers, client } = await routingSetup([{}, {}], { idempotent });
@@ -73,13 +82,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     const retried: number[] = [];
     const { servers, client } = await routingSetup([{ faults: [unavailable] }], {
       idempotent,
-      protection: {
-        retry: {
-          attempts: 3,
-          backoff: { baseDelayMs: 2_000, jitter: 'none' },
-          onRetry: (e) => retried.push(e.attempt),
-        },
-      },
+      protection: heardRetries(2_000, retried),
     });
     const deadline = performance.timeOrigin + performance.now() + 500;
     const outcome = await echoUnary(client, {}, { callId: 'd', callOptions: { deadline } });
@@ -97,6 +100,20 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(outcome.error?.code).toBe(status.UNAVAILABLE);
     expect(servers[0]?.attempts('u')).toBe(1);
     expect(servers[1]?.total()).toBe(0);
+  });
+
+  it('retries and fails over a non-idempotent call whose request never left (connection refused)', async () => {
+    const retried: number[] = [];
+    const { servers, client } = await routingSetup([{}, {}], {
+      idempotent,
+      protection: heardRetries(5, retried),
+    });
+    await servers[0]?.stop();
+    const outcome = await echoUnary(client, {}, { callId: 'ns', method: 'UnaryUnsafe' });
+    expect(outcome.value?.replica).toBe('replica-2');
+    // Two retries on the refused target, then the failover; the request reached no server twice.
+    expect(retried).toEqual([1, 2]);
+    expect(servers[1]?.attempts('ns')).toBe(1);
   });
 
   it('fails a server stream over before its first message, never after', async () => {
