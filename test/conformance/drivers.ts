@@ -225,21 +225,12 @@ const interceptorDriver: Driver = {
 
 /**
  * The routing channel's shape differs from the router's provider protection (p-grpcjs):
- * `protection` holds only `retry`, `attemptTimeoutMs` is top-level, circuits are
- * `health: { failures, reset }`, and the call's deadline is grpc-js's own `deadline`.
+ * `protection` holds only `retry`, `attemptTimeoutMs` and `circuit` are top-level, and the
+ * call's deadline is grpc-js's own `deadline`.
  */
 function routingChannelOptions(options: ConformanceOptions): Untyped {
-  const { retry, attemptTimeoutMs, timeoutMs: _perCall, circuit, ...rest } = options;
-  const out: Untyped = { ...rest };
-  if (retry !== undefined) out.protection = { retry };
-  if (attemptTimeoutMs !== undefined) out.attemptTimeoutMs = attemptTimeoutMs;
-  if (circuit) {
-    out.health = {
-      ...(circuit.failureThreshold === undefined ? {} : { failures: circuit.failureThreshold }),
-      ...(circuit.openDurationMs === undefined ? {} : { reset: circuit.openDurationMs }),
-    };
-  }
-  return out;
+  const { retry, timeoutMs: _perCall, ...rest } = options;
+  return retry === undefined ? rest : { ...rest, protection: { retry } };
 }
 
 const routingChannelDriver: Driver = {

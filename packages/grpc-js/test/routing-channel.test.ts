@@ -11,7 +11,7 @@ import {
   loadEchoPackageDefinition,
   startGrpcChaosServer,
 } from '@breakwater/chaos';
-import { isRoutingError } from '@breakwater/core';
+import { createCircuitBreaker, isRoutingError, STANDARD_RESILIENCE } from '@breakwater/core';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';
@@ -160,7 +160,8 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     try {
       const { servers, client, channel } = await routingSetup([{}, {}], {
         idempotent,
-        health: { probe, failures: 2 },
+        circuit: { failureThreshold: 2 },
+        health: { probe },
       });
       servers[0]?.setHealth('NOT_SERVING');
       await channel.checkHealth();
@@ -175,6 +176,32 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     } finally {
       probe.close();
     }
+  });
+
+  it('gives each target its own circuit: the standard one by default, none with `circuit: false`', async () => {
+    const standard = await routingSetup([{}, {}], { idempotent });
+    const a = standard.channel.circuit('replica-1');
+    expect(a?.toJSON()).toMatchObject({
+      state: 'closed',
+      openDurationMs: STANDARD_RESILIENCE.circuit.openDurationMs,
+    });
+    expect(standard.channel.circuit('replica-2')).not.toBe(a);
+    const none = await routingSetup([{}], { idempotent, circuit: false });
+    expect(none.channel.circuit('replica-1')).toBeUndefined();
+  });
+
+  it('a target has one circuit: opened by idempotent calls, it also turns away calls that are not', async () => {
+    const { servers, client, channel } = await routingSetup([{ faults: [unavailable] }, {}], {
+      idempotent,
+      // Hedging gives calls that must not repeat a router of their own: it shares the circuits.
+      hedge: { delayMs: 1_000 },
+      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+    });
+    expect((await echoUnary(client, {})).value?.replica).toBe('replica-2');
+    expect(channel.circuit('replica-1')?.state).toBe('open');
+    const unsafe = await echoUnary(client, {}, { callId: 'u', method: 'UnaryUnsafe' });
+    expect(unsafe.value?.replica).toBe('replica-2');
+    expect(servers[0]?.attempts('u')).toBe(0);
   });
 
   it('least-latency prefers the faster target once both are measured', async () => {
@@ -192,7 +219,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
       [{ faults: [unavailable] }, { faults: [unavailable] }],
       {
         idempotent,
-        health: { failures: 1, reset: 60_000 },
+        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
       },
     );
     const failed = await echoUnary(client, {});
@@ -274,6 +301,20 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
         targets: [{ id: 'a', address: '127.0.0.1:1', protection: { attempts: 2 } as never }],
       }),
     ).toThrow(/targets\[0\]\.protection\.attempts/);
+    // 0.1's health circuit settings are gone: `circuit` takes createCircuitBreaker's names.
+    const one = [{ id: 'a', address: '127.0.0.1:1' }];
+    expect(() => createRoutingChannel({ targets: one, health: { failures: 3 } as never })).toThrow(
+      /unknown option `health\.failures`/,
+    );
+    expect(() => createRoutingChannel({ targets: one, health: { reset: '30s' } as never })).toThrow(
+      /unknown option `health\.reset`/,
+    );
+    expect(() => createRoutingChannel({ targets: one, circuit: { failureThreshold: 0 } })).toThrow(
+      /createRoutingChannel: circuit\.failureThreshold must be > 0, got 0/,
+    );
+    expect(() =>
+      createRoutingChannel({ targets: one, circuit: createCircuitBreaker() as never }),
+    ).toThrow(/circuit is a CircuitBreaker, which every target would share/);
     expect(ECHO_METHODS.unary).toBe('/breakwater.chaos.v1.Echo/Unary');
   });
 });

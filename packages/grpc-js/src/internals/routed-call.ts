@@ -309,7 +309,7 @@ export class RoutedCall implements Call, AttemptOwner {
     else if (!a.settled) a.fail(status);
     else if (this.verdictFor(a, status).countForCircuit !== false) {
       // Failed after it committed (a stream broke): the router already counted a success.
-      this.state.health.failure(a.target.id);
+      this.state.targetFailed(a.target.id);
     }
     this.finish(status);
   }
