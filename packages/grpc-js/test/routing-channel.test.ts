@@ -132,6 +132,17 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(after.servers[1]?.total()).toBe(0);
   });
 
+  it('a server stream that breaks after its first message counts against its target’s circuit', async () => {
+    const { client, channel } = await routingSetup(
+      [{ faults: [{ ...unavailable, failAfterMessages: 1 }] }, {}],
+      { idempotent, circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+    );
+    const broken = await echoServerStream(client, { count: 3 });
+    expect(broken.error?.code).toBe(status.UNAVAILABLE);
+    expect(channel.circuit('replica-1')?.state).toBe('open');
+    expect(channel.health.snapshot()['replica-1']?.fail).toBe(1);
+  });
+
   it('round-robin spreads calls evenly', async () => {
     const { servers, client } = await routingSetup([{}, {}, {}], {
       idempotent,
