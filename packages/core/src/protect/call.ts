@@ -154,7 +154,11 @@ export class Call<T> extends WheelEntry {
     super();
   }
 
-  /** Readies a new or spare call object for one call (every per-call field is set here). */
+  /**
+   * Readies a new or spare call object for one call. A spare comes back only
+   * after a first-attempt success, so the fields of the failure path (the
+   * abandoned attempt, the retry, the queue hold) are already in their start state.
+   */
   init(
     fn: ProtectedFunction<T>,
     callerSignal: AbortSignal | undefined,
