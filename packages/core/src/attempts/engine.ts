@@ -43,6 +43,8 @@ export class AttemptEngine {
   readonly maxPushbackMs: number;
   readonly clock: Clock;
   readonly sleep: Sleep;
+  /** Engines for other attempt counts (see {@link AttemptEngine.withAttempts}). */
+  private variants: Map<number, AttemptEngine> | undefined = undefined;
 
   constructor(settings: AttemptEngineSettings) {
     this.attempts = settings.attempts;
@@ -134,6 +136,30 @@ export class AttemptEngine {
       if (cancel === undefined || !cancel.aborted) then();
     };
     waiting.then(go, go);
+  }
+
+  /**
+   * This engine with `attempts` per call instead (a per-call override, an
+   * integer in [1, {@link MAX_ATTEMPTS}] checked by the caller): built once
+   * per count and kept, so the calls that ask for it allocate nothing.
+   */
+  withAttempts(attempts: number): AttemptEngine {
+    if (attempts === this.attempts) return this;
+    if (this.variants === undefined) this.variants = new Map();
+    let variant = this.variants.get(attempts);
+    if (variant === undefined) {
+      variant = new AttemptEngine({
+        attempts,
+        backoff: this.backoff,
+        budget: this.budget,
+        hedgeDelayMs: this.hedgeDelayMs,
+        maxPushbackMs: this.maxPushbackMs,
+        clock: this.clock,
+        sleep: this.sleep,
+      });
+      this.variants.set(attempts, variant);
+    }
+    return variant;
   }
 }
 
