@@ -8,17 +8,17 @@ import { routingSetup } from './routing-helpers.js';
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 
 describe('routing channel: a target back to READY half-opens its circuit at once', () => {
-  it('the restarted primary gets its recovery call long before health.reset (60 s)', async () => {
+  it('the restarted primary gets its recovery call long before its open duration (60 s) ends', async () => {
     const { servers, channel, client } = await routingSetup([{}, {}], {
       idempotent,
-      health: { failures: 1, reset: 60_000 },
+      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
     });
     const [primary] = servers;
     expect((await echoUnary(client, {})).value?.replica).toBe('replica-1');
     await primary?.stop();
     // The primary refuses connections: its call fails over, and its circuit opens for 60 s.
     expect((await echoUnary(client, {})).value?.replica).toBe('replica-2');
-    expect(channel.health.isOpen('replica-1')).toBe(true);
+    expect(channel.circuit('replica-1')?.state).toBe('open');
     await primary?.restart();
     const served: string[] = [];
     // The channel reconnects on its own (FAST_RECONNECT: 50–200 ms backoff) and, once READY,
@@ -30,7 +30,7 @@ describe('routing channel: a target back to READY half-opens its circuit at once
       served.push(outcome.value?.replica ?? 'failed');
     }
     expect(served.at(-1)).toBe('replica-1');
-    expect(channel.health.circuitState('replica-1')).toBe('closed');
+    expect(channel.circuit('replica-1')?.state).toBe('closed');
   });
 });
 
@@ -42,7 +42,7 @@ describe('routing channel: the panic rule', () => {
     it(name, async () => {
       const { servers, client } = await routingSetup([{}], {
         idempotent,
-        health: { failures: 1, reset: 60_000 },
+        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
         ...(panic === undefined ? {} : { panic }),
       });
       const [server] = servers;

@@ -54,3 +54,25 @@ export async function retryAfterFailure<T>(
     }
   }
 }
+
+/**
+ * Runs attempt 1 of a call and, when it fails and there is an engine, the
+ * retries {@link retryAfterFailure} decides on; rejects with the last
+ * attempt's error. A caller without a `signal` gets one that never aborts,
+ * built only once an attempt has failed.
+ * @internal
+ */
+export async function runAttempts<T>(
+  engine: AttemptEngine | undefined,
+  hooks: RetryLoopHooks<T>,
+  signal: AbortSignal | undefined,
+  deadlineAt: number,
+): Promise<T> {
+  try {
+    return await hooks.run(1);
+  } catch (error) {
+    if (engine === undefined) throw error;
+    const live = signal ?? new AbortController().signal;
+    return retryAfterFailure(engine, hooks, 1, error, live, deadlineAt);
+  }
+}

@@ -14,12 +14,13 @@ export {
   type StopReason,
   stopReason,
 } from '../attempts/engine.js';
+export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
   RESILIENCE_KEYS,
   type ResiliencePlan,
   resolveResilience,
 } from '../attempts/resilience-options.js';
-export { type RetryLoopHooks, retryAfterFailure } from '../attempts/retry-loop.js';
+export { type RetryLoopHooks, retryAfterFailure, runAttempts } from '../attempts/retry-loop.js';
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 export { runProbe } from '../health/probe.js';

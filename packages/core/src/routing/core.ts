@@ -190,6 +190,7 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
+    deadlineAt: number,
   ): Promise<T> {
     const { selection, providers } = this.config;
     const generation = selection.generation;
@@ -228,7 +229,7 @@ export class RouterCore<R> implements VisitEnv {
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, false, fn, signal, policy, this, {
+          value = await runVisit(p, permit, false, fn, signal, policy, this, deadlineAt, {
             error,
             startedAt: start,
           });
@@ -243,7 +244,7 @@ export class RouterCore<R> implements VisitEnv {
         if (!(error instanceof VisitFailure)) throw error;
         visits = this.fail(p, error, visits);
         if (k + 1 < order.length) {
-          const go = this.config.engine.mayFailOver(error.verdict);
+          const go = this.config.engine.mayFailOver(error.verdict, deadlineAt);
           if (go === STOP_NOT_RETRYABLE) throw error.error;
           // The budget refused the failover: the request ends as if no provider were left.
           if (go < 0) break;
@@ -261,13 +262,14 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
+    deadlineAt: number,
   ): Promise<T> {
     this.budget?.recordRequest();
     const { hedge, selection } = this.config;
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy)
-        : routeParallel(this, fn, signal, policy);
+        ? this.routeSequential(fn, signal, policy, deadlineAt)
+        : routeParallel(this, fn, signal, policy, deadlineAt);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {
       // Fallback covers routing failures, not cancellation or a throwing policy.

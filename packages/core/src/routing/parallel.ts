@@ -31,6 +31,7 @@ export function routeParallel<R, T>(
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
+  deadlineAt: number,
 ): Promise<T> {
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
@@ -96,7 +97,7 @@ export function routeParallel<R, T>(
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core).then(
+        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
             if (healthProbe) p.healthProbing = false;
             if (done) return;
@@ -122,7 +123,7 @@ export function routeParallel<R, T>(
             if (error.verdict.failover === false) return fail(error.error);
             // Fail over at once, if the engine allows it; a race already started everyone.
             if (!race && next < order.length) {
-              const go = engine.mayFailOver(error.verdict);
+              const go = engine.mayFailOver(error.verdict, deadlineAt);
               if (go === STOP_NOT_RETRYABLE) return fail(error.error);
               if (go >= 0 && launch(false)) return;
             }
@@ -150,7 +151,7 @@ export function routeParallel<R, T>(
         () => {
           if (done) return;
           // Within the attempts and the budget (a refused withdrawal means no hedge).
-          if (!engine.mayHedge(1 + hedges, Number.POSITIVE_INFINITY)) return;
+          if (!engine.mayHedge(1 + hedges, deadlineAt)) return;
           const from = current.id;
           hedges++;
           if (!launch(true)) {

@@ -6,11 +6,7 @@ import {
   withTimeout,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
-import {
-  type AttemptEngine,
-  type RetryLoopHooks,
-  retryAfterFailure,
-} from '@breakwater/core/internal';
+import { type AttemptEngine, type RetryLoopHooks, runAttempts } from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
@@ -94,23 +90,9 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   async result(): Promise<unknown> {
     let outcome: unknown;
     try {
-      outcome = await this.run(1);
-    } catch (error) {
-      const { engine, options } = this;
-      if (engine === undefined) throw this.fail(error);
-      try {
-        outcome = await retryAfterFailure(
-          engine,
-          this,
-          1,
-          error,
-          // The loop listens to a signal: a caller without one gets one that never aborts.
-          options.signal ?? new AbortController().signal,
-          this.deadline,
-        );
-      } catch (last) {
-        throw this.fail(last);
-      }
+      outcome = await runAttempts(this.engine, this, this.options.signal, this.deadline);
+    } catch (last) {
+      throw this.fail(last);
     }
     this.last?.commit();
     return outcome;
