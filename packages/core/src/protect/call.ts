@@ -523,7 +523,9 @@ export class Call<T> extends WheelEntry {
         return;
       }
     }
-    this.finish(counted ? 'failure' : 'neutral');
+    // A probe that never reached the upstream (the verdict's neverSent) says nothing about it.
+    const neutral = !counted || (verdict?.neverSent === true && isProbePermit(this.permit));
+    this.finish(neutral ? 'neutral' : 'failure');
     this.failWith(error, 'error');
   }
 

@@ -1,4 +1,5 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
+import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -93,7 +94,9 @@ export function visitFailed(
   durationMs: number,
   env: VisitEnv,
 ): VisitFailure {
-  const counted = verdict.countForCircuit !== false;
+  // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
+  const counted =
+    verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
   if (counted) env.health.failure(p.id);
   return new VisitFailure(error, verdict, counted, durationMs);
