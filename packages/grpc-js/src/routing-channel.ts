@@ -282,7 +282,6 @@ function eachRouter<E>(
  * const channel = createRoutingChannel({
  *   targets: [{ id: 'a', address: 'a:50051' }, { id: 'b', address: 'b:50051' }],
  *   idempotent: idempotentMethods(packageDefinition),
- *   circuit: { failureThreshold: 3, openDurationMs: 10_000 },
  *   health: { probe: grpcHealthProbe },
  * });
  * const client = new EchoClient('routed', credentials.createInsecure(), { channelOverride: channel });
