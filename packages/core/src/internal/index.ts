@@ -20,6 +20,12 @@ export {
   resolveResilience,
 } from '../attempts/resilience-options.js';
 export { type RetryLoopHooks, retryAfterFailure } from '../attempts/retry-loop.js';
+export {
+  errorTypeOf,
+  guardTelemetry,
+  type SafeCallTelemetry,
+  type SafeTelemetry,
+} from '../attempts/telemetry.js';
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 export { runProbe } from '../health/probe.js';

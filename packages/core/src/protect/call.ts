@@ -1,4 +1,9 @@
-import type { AttemptEngine } from '../attempts/engine.js';
+import { type AttemptEngine, STOP_BUDGET, STOP_DEADLINE } from '../attempts/engine.js';
+import {
+  errorTypeOf,
+  type SafeCallTelemetry,
+  type TelemetryCallOutcome,
+} from '../attempts/telemetry.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
@@ -121,6 +126,8 @@ export class Call<T> extends WheelEntry {
   private timerMs = 0;
   /** The wait before the current attempt (0 for the first). */
   private previousDelayMs = 0;
+  /** What hears this call's telemetry; `undefined` (one check per event) without the option. */
+  private readonly tel: SafeCallTelemetry | undefined;
 
   constructor(
     readonly shared: RunnerShared,
@@ -130,6 +137,8 @@ export class Call<T> extends WheelEntry {
     private readonly policy: ErrorPolicy | undefined,
   ) {
     super();
+    const telemetry = shared.config.telemetry;
+    this.tel = telemetry === undefined ? undefined : telemetry.startCall(shared.config.target);
   }
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
@@ -233,6 +242,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
+        this.tel?.end('cancelled', 0, errorTypeOf(error));
         this.reject(error);
       });
     return p;
@@ -244,6 +254,7 @@ export class Call<T> extends WheelEntry {
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
+      this.tel?.end('cancelled', 0, undefined);
       this.fail(abortError(signal));
       return;
     }
@@ -282,6 +293,11 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     this.settled = true;
     if (shared.rejects.active) shared.rejects.emit({ reason });
+    const tel = this.tel;
+    if (tel !== undefined) {
+      tel.refused(reason);
+      tel.end('refused', 0, undefined);
+    }
     const error =
       cause ??
       (reason === 'queue-full'
@@ -306,8 +322,9 @@ export class Call<T> extends WheelEntry {
     if (shared.config.throttle !== undefined) {
       const admitted = shared.config.throttle.tryAcquire();
       if (!admitted.ok) {
+        this.tel?.refused('throttled');
         if (n === 1) {
-          this.finish('neutral');
+          this.finish('neutral', 'refused');
           if (shared.rejects.active) shared.rejects.emit({ reason: 'throttled' });
           this.failWith(admitted.error, 'throttled');
         } else {
@@ -320,6 +337,7 @@ export class Call<T> extends WheelEntry {
     }
     const ctx = new AttemptContext(this as Call<unknown>, n);
     this.ctx = ctx;
+    this.tel?.attemptStart(n);
     if (shared.timed) this.armDeadline(config);
     let result: T | PromiseLike<T>;
     try {
@@ -361,6 +379,12 @@ export class Call<T> extends WheelEntry {
     if (shared.timeouts.active) {
       shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: this.timerMs });
     }
+    const tel = this.tel;
+    if (tel !== undefined) {
+      const whole = this.deadlineAt !== 0 && shared.config.clock() >= this.deadlineAt;
+      tel.deadlineExceeded(whole ? 'call' : 'attempt');
+      if (!shared.config.waitOnTimeout) tel.attemptEnd(ctx.attempt, 'timeout', errorTypeOf(error));
+    }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
     ctx.done = true;
@@ -373,7 +397,11 @@ export class Call<T> extends WheelEntry {
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
-    // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
+    this.tel?.attemptEnd(
+      ctx.attempt,
+      ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
+      ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
+    ); // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
     else if (ok) this.succeed(value as T);
     else this.attemptFailed(value);
@@ -417,6 +445,8 @@ export class Call<T> extends WheelEntry {
         this.retryAfter(engine, error, delay);
         return;
       }
+      if (delay === STOP_BUDGET) this.tel?.refused('budget-exhausted');
+      else if (delay === STOP_DEADLINE) this.tel?.refused('deadline-expired');
     }
     this.finish(counted ? 'failure' : 'neutral');
     this.failWith(error, 'error');
@@ -425,6 +455,7 @@ export class Call<T> extends WheelEntry {
   private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
     this.previousDelayMs = delay;
+    this.tel?.retry(this.attempt, delay, errorTypeOf(error));
     const onRetry = shared.config.onRetry;
     if (shared.retries.active || onRetry !== undefined) {
       const event = { attempt: this.attempt, delayMs: delay, errorName: errorName(error) };
@@ -461,7 +492,7 @@ export class Call<T> extends WheelEntry {
     // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
     if (this.live !== undefined && this.live.reason === undefined) this.live = undefined;
     this.ctx?.abort(error);
-    this.finish('neutral');
+    this.finish('neutral', 'cancelled');
     this.fail(error);
   }
 
@@ -470,9 +501,17 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Leaves every shared structure; runs exactly once per started call. */
-  private finish(outcome: CallOutcome): void {
+  private finish(
+    outcome: CallOutcome,
+    told: TelemetryCallOutcome = outcome === 'success' ? 'success' : 'failure',
+  ): void {
     this.settled = true;
     const shared = this.shared;
+    this.tel?.end(
+      told,
+      told === 'refused' ? 0 : this.attempt,
+      told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+    );
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {

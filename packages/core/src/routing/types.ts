@@ -1,4 +1,5 @@
 import type { ConcurrencyOptions } from '../attempts/resilience-options.js';
+import type { Telemetry } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
@@ -248,6 +249,8 @@ export interface RouterOptions<R> {
   sleep?: Sleep;
   /** Randomness for jitter and power-of-two choices. Defaults to `systemRandom`. */
   random?: RandomSource;
+  /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
+  telemetry?: Telemetry;
 }
 
 /** Keys of {@link RouterOptions}. @internal */
@@ -263,6 +266,7 @@ export const ROUTER_OPTION_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
 
 /** Spreads calls over interchangeable providers with failover, health and hedging. */
