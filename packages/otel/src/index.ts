@@ -322,6 +322,7 @@ class OtelTelemetry implements Telemetry {
   private readonly spanEvents: boolean;
   private readonly targets = new WeakMap<TelemetryTarget, TargetAttributes>();
   private readonly circuits = new Set<WatchedCircuit>();
+  private readonly watched = new WeakSet<CircuitBreaker>();
   private readonly providers = new Map<string, { healthy: boolean; attributes: Attributes }>();
 
   constructor(options: OtelTelemetryOptions) {
@@ -355,6 +356,9 @@ class OtelTelemetry implements Telemetry {
   }
 
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void {
+    // A breaker shared by several methods is watched once, under the first.
+    if (this.watched.has(breaker)) return;
+    this.watched.add(breaker);
     const attributes = this.attributesOf(target).base;
     this.circuits.add({ breaker: new WeakRef(breaker), attributes });
     breaker.onStateChange((change) => {
