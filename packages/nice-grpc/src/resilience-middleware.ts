@@ -18,6 +18,7 @@ import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middlew
 import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';
 import { admissionStage } from './internals/admission.js';
 import { attemptStage } from './internals/parts.js';
+import { telemetryStage } from './internals/telemetry.js';
 import {
   attemptsMiddleware,
   type ResilienceWarning,
@@ -118,6 +119,10 @@ export function resilienceMiddleware(
   }
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep };
   stack.push(attemptsMiddleware(attemptStage(fn, plan, extras, 'retry.')));
+  // Outermost, so that it sees refusals and how every call ends.
+  if (plan.telemetry !== undefined) {
+    stack.unshift(telemetryStage(plan.telemetry, admission.circuits) as (typeof stack)[number]);
+  }
   return compose(stack);
 }
 

@@ -10,6 +10,8 @@ export interface RetryLoopHooks<T> {
   judge(error: unknown, attempt: number): ErrorVerdict | undefined;
   /** Told before each retry's wait: the attempt that failed, the delay, its error. Must not throw. */
   retrying?: ((attempt: number, delayMs: number, error: unknown) => void) | undefined;
+  /** Told when the engine stops the retries (its negative `STOP_*` code). Must not throw. */
+  stopped?: ((code: number) => void) | undefined;
 }
 
 /**
@@ -36,7 +38,10 @@ export async function retryAfterFailure<T>(
     if (signal.aborted) throw abortError(signal);
     const verdict = hooks.judge(error, n);
     const delayMs = engine.afterFailure(n, previousDelayMs, verdict, error, deadlineAt);
-    if (delayMs < 0) throw error;
+    if (delayMs < 0) {
+      hooks.stopped?.(delayMs);
+      throw error;
+    }
     previousDelayMs = delayMs;
     hooks.retrying?.(n, delayMs, error);
     if (delayMs > 0) {

@@ -1,4 +1,5 @@
 import type { CircuitBreaker } from '../breaker/types.js';
+import { STOP_BUDGET, STOP_DEADLINE } from './engine.js';
 
 /**
  * What a call is, in bounded attributes only: a stable object per stack (or
@@ -199,4 +200,47 @@ export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
 /** The bounded name of an error: its `name`, or its type when it is not an `Error`. @internal */
 export function errorTypeOf(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
+}
+
+const REFUSALS: Readonly<Record<string, TelemetryRefusal>> = {
+  CircuitOpenError: 'circuit-open',
+  RateLimitError: 'rate-limited',
+  QueueFullError: 'queue-full',
+};
+
+/** The refusal a Breakwater error stands for (circuit open, rate limited, queue full), if any. @internal */
+export function refusalOf(error: unknown): TelemetryRefusal | undefined {
+  return error instanceof Error ? REFUSALS[error.name] : undefined;
+}
+
+/** The refusal an engine `STOP_*` code stands for: the budget or the deadline refused a retry. @internal */
+export function stopRefusal(code: number): TelemetryRefusal | undefined {
+  return code === STOP_BUDGET
+    ? 'budget-exhausted'
+    : code === STOP_DEADLINE
+      ? 'deadline-expired'
+      : undefined;
+}
+
+/**
+ * One call's telemetry as an adapter's stages share it: the outermost stage
+ * starts it and hands it down (under {@link TELEMETRY_SCOPE} in the call's
+ * options); the attempt driver, when there is one, marks it `driven` and
+ * counts the attempts it reports.
+ * @internal
+ */
+export class TelemetryScope {
+  /** An attempt driver reports this call's attempts. */
+  driven = false;
+  /** Attempts the driver started. */
+  attempts = 0;
+  constructor(readonly tel: SafeCallTelemetry) {}
+}
+
+/** The key of a call's {@link TelemetryScope} in its options object. @internal */
+export const TELEMETRY_SCOPE: unique symbol = Symbol.for('breakwater.telemetry');
+
+/** The {@link TelemetryScope} in call options `options`, if the stack has telemetry. @internal */
+export function telemetryScopeOf(options: object): TelemetryScope | undefined {
+  return (options as { [TELEMETRY_SCOPE]?: TelemetryScope })[TELEMETRY_SCOPE];
 }

@@ -1,6 +1,15 @@
-import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
-import type { AttemptEngine } from '@breakwater/core/internal';
-import { STOP_BUDGET, STOP_DEADLINE } from '@breakwater/core/internal';
+import {
+  type GrpcRetryEvent,
+  GrpcStatus,
+  type GrpcStatusClassifier,
+  grpcStatusName as statusName,
+} from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  stopRefusal,
+  type TelemetryScope,
+  telemetryScopeOf,
+} from '@breakwater/core/internal';
 import type {
   InterceptingListener,
   InterceptorOptions,
@@ -11,7 +20,6 @@ import type {
 import { trailerGetter } from '../trailer-getter.js';
 import { type Attempt, ReplayingCall } from './replaying-call.js';
 import type { StageChain } from './stage.js';
-import { statusName, type TelemetryScope, telemetryScopeOf } from './telemetry-stage.js';
 
 /** How one method's attempts are run; built once per method and shared by its calls. @internal */
 export interface AttemptPlan {
@@ -72,8 +80,8 @@ export class MultiAttemptCall extends ReplayingCall {
     // Only the attempts that decide something: not one cancelled because another answered.
     if (scope !== undefined && !this.finished && (this.committed ?? a) === a) {
       const tel = scope.tel;
-      const ok = status.code === 0;
-      const timedOut = status.code === 4 && a.perAttemptDeadline;
+      const ok = status.code === GrpcStatus.OK;
+      const timedOut = status.code === GrpcStatus.DEADLINE_EXCEEDED && a.perAttemptDeadline;
       if (timedOut) tel.deadlineExceeded('attempt');
       tel.attemptEnd(
         a.index,
@@ -113,8 +121,8 @@ export class MultiAttemptCall extends ReplayingCall {
           )
         : -1;
     if (delayMs < 0) {
-      if (delayMs === STOP_BUDGET) this.scope?.tel.refused('budget-exhausted');
-      else if (delayMs === STOP_DEADLINE) this.scope?.tel.refused('deadline-expired');
+      const refused = this.scope === undefined ? undefined : stopRefusal(delayMs);
+      if (refused !== undefined) this.scope?.tel.refused(refused);
       // A hedge still running may yet answer, unless this failure says no attempt can help.
       if (this.live.length === 0 || verdict.retry === false) this.report(a, status);
       return;

@@ -1,10 +1,16 @@
-import type { AttemptEngine } from '@breakwater/core/internal';
+import {
+  type AttemptEngine,
+  stopRefusal,
+  type TelemetryScope,
+  telemetryScopeOf,
+} from '@breakwater/core/internal';
 import type { CallOptions } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor } from './errors.js';
 import { type UnaryNext, unaryResult } from './next.js';
 import { type ChainSettings, judgeAttempt } from './retry-chain.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /**
  * One hedged unary call: the engine starts another attempt whenever the
@@ -20,6 +26,10 @@ export class HedgedCall<Response> {
   private readonly deadline: number;
   private started = 0;
   private settled = false;
+  /** The call's telemetry (the middleware's `telemetry` option), else `undefined`. */
+  private readonly scope: TelemetryScope | undefined;
+  /** Bit `i` set: attempt `i` was a hedge. */
+  private hedges = 0;
   private resolve!: (value: Response) => void;
   private reject!: (error: unknown) => void;
 
@@ -32,6 +42,9 @@ export class HedgedCall<Response> {
     private readonly request: unknown,
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
+    const scope = telemetryScopeOf(options);
+    this.scope = scope;
+    if (scope !== undefined) scope.driven = true;
   }
 
   run(): Promise<Response> {
@@ -55,8 +68,17 @@ export class HedgedCall<Response> {
     this.finish(abortErrorFor(this.options.signal as AbortSignal), false);
   }
 
-  private launch(): void {
+  private launch(asHedge = false): void {
     const index = ++this.started;
+    const scope = this.scope;
+    if (scope !== undefined) {
+      scope.attempts = index;
+      scope.tel.attemptStart(index);
+      if (asHedge) {
+        this.hedges |= 1 << index;
+        scope.tel.hedge(index);
+      }
+    }
     const controller = new AbortController();
     const left = this.deadline - this.s.clock();
     const attempt = new Attempt(this.options, index, left, controller.signal);
@@ -65,6 +87,10 @@ export class HedgedCall<Response> {
       (response) => {
         if (this.settled) return;
         attempt.commit();
+        if (scope !== undefined) {
+          scope.tel.attemptEnd(index, 'success', undefined);
+          if ((this.hedges & (1 << index)) !== 0) scope.tel.hedgeWon(index);
+        }
         this.finish(response, true);
       },
       (error: unknown) => this.failed(attempt, error),
@@ -78,7 +104,8 @@ export class HedgedCall<Response> {
   /** The hedge timer armed when attempt `index` started fired. */
   private hedge(index: number): void {
     if (this.settled || this.started !== index) return;
-    if (this.engine.mayHedge(index, this.deadline)) this.launch();
+    if (this.engine.mayHedge(index, this.deadline)) this.launch(true);
+    else if (this.s.clock() < this.deadline) this.scope?.tel.refused('budget-exhausted');
   }
 
   private failed(attempt: Attempt, error: unknown): void {
@@ -86,16 +113,21 @@ export class HedgedCall<Response> {
     this.live.delete(attempt);
     // A loser we cancelled, or a call already decided: nothing to learn.
     if (this.settled || controller?.signal.aborted) return;
+    const type = this.scope === undefined ? '' : telemetryErrorType(error);
+    this.scope?.tel.attemptEnd(attempt.index, 'failure', type);
     const verdict = judgeAttempt(this.s, this.path, attempt, error, this.deadline, true);
     // Another attempt may still answer; only a failure not worth repeating ends the call now.
     if (verdict.retry !== false && this.live.size > 0) return;
     const delay = this.engine.afterFailure(this.started, 0, verdict, error, this.deadline);
     if (delay < 0) {
+      const refused = this.scope === undefined ? undefined : stopRefusal(delay);
+      if (refused !== undefined) this.scope?.tel.refused(refused);
       attempt.commit();
       this.finish(error, false);
       return;
     }
     const index = this.started;
+    this.scope?.tel.retry(index, delay, type);
     this.engine.schedule(
       delay,
       () => {

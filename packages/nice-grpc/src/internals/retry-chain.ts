@@ -10,12 +10,16 @@ import {
   type AttemptEngine,
   type RetryLoopHooks,
   retryAfterFailure,
+  stopRefusal,
+  type TelemetryScope,
+  telemetryScopeOf,
 } from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
 import { type StreamNext, type UnaryNext, unaryResult } from './next.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
@@ -75,6 +79,8 @@ export interface OpenStream<Response> {
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
   private readonly deadline: number;
+  /** The call's telemetry (the middleware's `telemetry` option), else `undefined`. */
+  private readonly scope: TelemetryScope | undefined;
 
   constructor(
     private readonly s: ChainSettings,
@@ -88,6 +94,9 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
     engine?.budget?.recordRequest();
+    const scope = telemetryScopeOf(options);
+    this.scope = scope;
+    if (scope !== undefined) scope.driven = true;
   }
 
   /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
@@ -117,6 +126,23 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   }
 
   run(n: number): Promise<unknown> {
+    const scope = this.scope;
+    if (scope === undefined) return this.attempt(n);
+    scope.attempts = n;
+    scope.tel.attemptStart(n);
+    const outcome = this.attempt(n);
+    outcome.then(
+      () => scope.tel.attemptEnd(n, 'success', undefined),
+      (error: unknown) => {
+        const timedOut = isDeadlineExceededError(error);
+        if (timedOut) scope.tel.deadlineExceeded('attempt');
+        scope.tel.attemptEnd(n, timedOut ? 'timeout' : 'failure', telemetryErrorType(error));
+      },
+    );
+    return outcome;
+  }
+
+  private attempt(n: number): Promise<unknown> {
     const left = this.deadline - this.s.clock();
     const limit = this.s.attemptTimeoutMs;
     const own = !this.stream && limit < left;
@@ -142,7 +168,13 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     return judgeAttempt(this.s, this.path, attempt, error, this.deadline, this.idempotent);
   }
 
+  stopped(code: number): void {
+    const refused = stopRefusal(code);
+    if (refused !== undefined) this.scope?.tel.refused(refused);
+  }
+
   retrying(attempt: number, delayMs: number, error: unknown): void {
+    this.scope?.tel.retry(attempt, delayMs, telemetryErrorType(error));
     const onRetry = this.s.onRetry;
     if (onRetry === undefined) return;
     const code = failureStatus(error, undefined)?.code ?? Status.DEADLINE_EXCEEDED;
