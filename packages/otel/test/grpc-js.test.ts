@@ -13,20 +13,10 @@ import {
 } from '@breakwater/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, otelSdk } from './sdk.js';
+import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
-const fast = { baseDelayMs: 5, strategy: 'linear', jitter: 'none' } as const;
 const UNAVAILABLE = 14;
-const OFF = {
-  timeoutMs: false,
-  attemptTimeoutMs: false,
-  retry: false,
-  budget: false,
-  circuit: false,
-  concurrency: false,
-} as const;
-
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
@@ -37,7 +27,7 @@ async function setup(options: ResilienceInterceptorOptions, server: GrpcChaosSer
   cleanup.push(() => s.close());
   const client = createEchoClient(s.address, {
     ...disableGrpcRetries,
-    interceptors: [resilienceInterceptor({ ...OFF, idempotent, ...options })],
+    interceptors: [resilienceInterceptor({ ...OFF, retry: false, idempotent, ...options })],
   });
   cleanup.push(() => client.close());
   return { server: s, client };

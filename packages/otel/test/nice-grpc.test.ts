@@ -2,18 +2,9 @@ import { resilienceMiddleware } from '@breakwater/nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { callId, chaosServer, echoClient, rejection } from '../../nice-grpc/test/helpers.js';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, otelSdk } from './sdk.js';
+import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
 
-const fast = { baseDelayMs: 5, strategy: 'linear', jitter: 'none' } as const;
 const UNAVAILABLE = 14;
-const OFF = {
-  timeoutMs: false,
-  attemptTimeoutMs: false,
-  budget: false,
-  circuit: false,
-  concurrency: false,
-} as const;
-
 describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos server)', () => {
   it('a retried call: counters, histograms, span events; no payload or metadata value anywhere', async () => {
     const sdk = otelSdk();
@@ -28,11 +19,9 @@ describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos serve
         telemetry: sdk.telemetry,
       }),
     );
-    const response = await sdk.tracer.startActiveSpan('caller', async (span) => {
-      const r = await client.Unary({ message: 'secret-payload' }, callId('secret-call-id'));
-      span.end();
-      return r;
-    });
+    const response = await sdk.inCallerSpan(() =>
+      client.Unary({ message: 'secret-payload' }, callId('secret-call-id')),
+    );
     expect(response.attempt).toBe(3);
     const unary = { 'rpc.system': 'grpc', 'rpc.method': 'Unary' };
     expect(

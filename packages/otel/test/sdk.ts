@@ -52,10 +52,21 @@ export function otelSdk(
   const matches = (attributes: Attributes, filter: Attributes) =>
     Object.entries(filter).every(([k, v]) => attributes[k] === v);
 
+  const tracer = tracerProvider.getTracer('test');
   return {
     telemetry,
-    tracer: tracerProvider.getTracer('test'),
+    tracer,
     collect,
+    /** Runs `fn` under an active span named `caller` (the application's span), ended after it. */
+    inCallerSpan<T>(fn: () => Promise<T>): Promise<T> {
+      return tracer.startActiveSpan('caller', async (span) => {
+        try {
+          return await fn();
+        } finally {
+          span.end();
+        }
+      });
+    },
     /** Sum of counter `name` over the points whose attributes include `filter`. */
     async sum(name: string, filter: Attributes = {}): Promise<number> {
       const points = (await collect()).get(name) ?? [];
@@ -106,3 +117,15 @@ export async function everyAttributeValue(sdk: ReturnType<typeof otelSdk>): Prom
   }
   return values;
 }
+
+/** A fixed backoff: 5 ms, 10 ms, ... without jitter. */
+export const fast = { baseDelayMs: 5, strategy: 'linear', jitter: 'none' } as const;
+
+/** Every part of an adapter's standard stack but retries off: a test turns on what it is about. */
+export const OFF = {
+  timeoutMs: false,
+  attemptTimeoutMs: false,
+  budget: false,
+  circuit: false,
+  concurrency: false,
+} as const;
