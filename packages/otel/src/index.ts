@@ -79,6 +79,10 @@ class TargetAttributes {
   readonly attemptOk: Attributes;
   readonly callOk: Attributes;
   private readonly byKey = new Map<string, Attributes>();
+  /** Successful attempts, counted here and observed at collection: no SDK call per attempt. */
+  private attemptsOk = 0;
+  /** Other attempts, by their (cached, so identical) attribute set. */
+  private readonly attemptsBy = new Map<Attributes, number>();
 
   constructor(readonly target: TelemetryTarget) {
     const base: Attributes = {};
@@ -90,6 +94,18 @@ class TargetAttributes {
     this.base = Object.freeze(base);
     this.attemptOk = this.with('breakwater.outcome', 'success', undefined);
     this.callOk = this.attemptOk;
+  }
+
+  /** Counts one attempt with `attributes` (one of this target's cached sets). */
+  count(attributes: Attributes): void {
+    if (attributes === this.attemptOk) this.attemptsOk++;
+    else this.attemptsBy.set(attributes, (this.attemptsBy.get(attributes) ?? 0) + 1);
+  }
+
+  /** Reports the cumulative attempt counts. */
+  observe(result: { observe(value: number, attributes?: Attributes): void }): void {
+    if (this.attemptsOk > 0) result.observe(this.attemptsOk, this.attemptOk);
+    for (const [attributes, n] of this.attemptsBy) result.observe(n, attributes);
   }
 
   /** `base` plus `key` = `value` and, for a failure, `error.type` (and the gRPC status code). */
@@ -113,7 +129,6 @@ class TargetAttributes {
 }
 
 class Instruments {
-  readonly attempts: Counter;
   readonly retries: Counter;
   readonly hedgesSent: Counter;
   readonly hedgesWon: Counter;
@@ -129,7 +144,12 @@ class Instruments {
     const meter = provider.getMeter(INSTRUMENTATION_SCOPE);
     const counter = (name: string, unit: string, description: string) =>
       meter.createCounter(name, { unit, description });
-    this.attempts = counter(METRICS.attempts, '{attempt}', 'Attempts, by outcome.');
+    meter
+      .createObservableCounter(METRICS.attempts, {
+        unit: '{attempt}',
+        description: 'Attempts, by outcome.',
+      })
+      .addCallback((result) => owner.observeAttempts(result));
     this.retries = counter(METRICS.retries, '{retry}', 'Retries scheduled, by the error retried.');
     this.hedgesSent = counter(METRICS.hedgesSent, '{attempt}', 'Hedged attempts sent.');
     this.hedgesWon = counter(METRICS.hedgesWon, '{call}', 'Calls answered by a hedged attempt.');
@@ -190,7 +210,7 @@ interface WatchedCircuit {
 class OtelCall implements CallTelemetry {
   private readonly startedAt: number;
   /** Start of attempt 1 (in `firstStart`) and of later ones (created by the second attempt). */
-  private firstStart = 0;
+  private firstStart = Number.NaN;
   private laterStarts: number[] | undefined;
   private attemptSpans: Array<Span | undefined> | undefined;
 
@@ -205,24 +225,28 @@ class OtelCall implements CallTelemetry {
   }
 
   attemptStart(attempt: number): void {
-    const now = this.owner.clock();
-    if (attempt === 1) this.firstStart = now;
-    else {
-      this.laterStarts ??= [];
-      this.laterStarts[attempt - 2] = now;
-    }
-    const tracer = this.owner.tracer;
-    if (tracer !== undefined) {
-      const span = tracer.startSpan(
-        'breakwater.attempt',
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: { ...this.attrs.base, 'breakwater.attempt': attempt },
-        },
-        this.parent,
-      );
-      this.attemptSpans ??= [];
-      this.attemptSpans[attempt - 1] = span;
+    try {
+      const now = this.owner.clock();
+      if (attempt === 1) this.firstStart = now;
+      else {
+        this.laterStarts ??= [];
+        this.laterStarts[attempt - 2] = now;
+      }
+      const tracer = this.owner.tracer;
+      if (tracer !== undefined) {
+        const span = tracer.startSpan(
+          'breakwater.attempt',
+          {
+            kind: SpanKind.INTERNAL,
+            attributes: { ...this.attrs.base, 'breakwater.attempt': attempt },
+          },
+          this.parent,
+        );
+        this.attemptSpans ??= [];
+        this.attemptSpans[attempt - 1] = span;
+      }
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
     }
   }
 
@@ -231,96 +255,136 @@ class OtelCall implements CallTelemetry {
     outcome: TelemetryAttemptOutcome,
     errorType: string | undefined,
   ): void {
-    const { owner } = this;
-    const attributes =
-      outcome === 'success'
-        ? this.attrs.attemptOk
-        : this.attrs.with('breakwater.outcome', outcome, errorType);
-    owner.instruments.attempts.add(1, attributes);
-    const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
-    if (started !== undefined) {
-      owner.instruments.attemptDuration.record((owner.clock() - started) / 1_000, attributes);
-    }
-    const span = this.attemptSpans?.[attempt - 1];
-    if (span !== undefined) {
-      (this.attemptSpans as Array<Span | undefined>)[attempt - 1] = undefined;
-      span.setAttribute('breakwater.outcome', outcome);
-      if (outcome !== 'success') {
-        if (errorType !== undefined) span.setAttribute('error.type', errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR });
+    try {
+      const { owner } = this;
+      const attributes =
+        outcome === 'success'
+          ? this.attrs.attemptOk
+          : this.attrs.with('breakwater.outcome', outcome, errorType);
+      this.attrs.count(attributes);
+      const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
+      // No start was told (an adapter's pass-through call): no duration to record.
+      if (started !== undefined && !Number.isNaN(started)) {
+        owner.instruments.attemptDuration.record((owner.clock() - started) / 1_000, attributes);
       }
-      span.end();
+      const span = this.attemptSpans?.[attempt - 1];
+      if (span !== undefined) {
+        (this.attemptSpans as Array<Span | undefined>)[attempt - 1] = undefined;
+        span.setAttribute('breakwater.outcome', outcome);
+        if (outcome !== 'success') {
+          if (errorType !== undefined) span.setAttribute('error.type', errorType);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end();
+      }
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
     }
   }
 
   retry(attempt: number, delayMs: number, reason: string): void {
-    this.owner.instruments.retries.add(1, this.attrs.with('error.type', reason, undefined));
-    this.span?.addEvent('breakwater.retry', {
-      'breakwater.attempt': attempt,
-      'breakwater.delay_ms': delayMs,
-      'error.type': reason,
-    });
+    try {
+      this.owner.instruments.retries.add(1, this.attrs.with('error.type', reason, undefined));
+      this.span?.addEvent('breakwater.retry', {
+        'breakwater.attempt': attempt,
+        'breakwater.delay_ms': delayMs,
+        'error.type': reason,
+      });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   hedge(attempt: number): void {
-    this.owner.instruments.hedgesSent.add(1, this.attrs.base);
-    this.span?.addEvent('breakwater.hedge', { 'breakwater.attempt': attempt });
+    try {
+      this.owner.instruments.hedgesSent.add(1, this.attrs.base);
+      this.span?.addEvent('breakwater.hedge', { 'breakwater.attempt': attempt });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   hedgeWon(attempt: number): void {
-    this.owner.instruments.hedgesWon.add(1, this.attrs.base);
-    this.span?.addEvent('breakwater.hedge_won', { 'breakwater.attempt': attempt });
+    try {
+      this.owner.instruments.hedgesWon.add(1, this.attrs.base);
+      this.span?.addEvent('breakwater.hedge_won', { 'breakwater.attempt': attempt });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   failover(from: string, reason: string): void {
-    this.owner.instruments.failovers.add(1, this.attrs.with('breakwater.provider', from, reason));
-    this.span?.addEvent('breakwater.failover', {
-      'breakwater.provider': from,
-      'error.type': reason,
-    });
+    try {
+      this.owner.instruments.failovers.add(1, this.attrs.with('breakwater.provider', from, reason));
+      this.span?.addEvent('breakwater.failover', {
+        'breakwater.provider': from,
+        'error.type': reason,
+      });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   refused(reason: TelemetryRefusal): void {
-    this.owner.instruments.refusals.add(1, this.attrs.with('breakwater.reason', reason, undefined));
-    this.span?.addEvent('breakwater.refusal', { 'breakwater.reason': reason });
+    try {
+      this.owner.instruments.refusals.add(
+        1,
+        this.attrs.with('breakwater.reason', reason, undefined),
+      );
+      this.span?.addEvent('breakwater.refusal', { 'breakwater.reason': reason });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   deadlineExceeded(scope: 'attempt' | 'call'): void {
-    this.owner.instruments.deadlines.add(
-      1,
-      this.attrs.with('breakwater.deadline.scope', scope, undefined),
-    );
-    this.span?.addEvent('breakwater.deadline_exceeded', { 'breakwater.deadline.scope': scope });
+    try {
+      this.owner.instruments.deadlines.add(
+        1,
+        this.attrs.with('breakwater.deadline.scope', scope, undefined),
+      );
+      this.span?.addEvent('breakwater.deadline_exceeded', { 'breakwater.deadline.scope': scope });
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
   }
 
   end(outcome: TelemetryCallOutcome, attempts: number, errorType: string | undefined): void {
-    const { owner } = this;
-    const attributes =
-      outcome === 'success'
-        ? this.attrs.callOk
-        : this.attrs.with('breakwater.outcome', outcome, errorType);
-    owner.instruments.callDuration.record((owner.clock() - this.startedAt) / 1_000, attributes);
-    owner.instruments.callAttempts.record(attempts, attributes);
-    // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
-    const spans = this.attemptSpans;
-    if (spans !== undefined) {
-      for (const span of spans) {
-        if (span === undefined) continue;
-        span.setAttribute('breakwater.outcome', 'abandoned');
-        span.end();
+    try {
+      const { owner } = this;
+      const attributes =
+        outcome === 'success'
+          ? this.attrs.callOk
+          : this.attrs.with('breakwater.outcome', outcome, errorType);
+      owner.instruments.callDuration.record((owner.clock() - this.startedAt) / 1_000, attributes);
+      owner.instruments.callAttempts.record(attempts, attributes);
+      // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
+      const spans = this.attemptSpans;
+      if (spans !== undefined) {
+        for (const span of spans) {
+          if (span === undefined) continue;
+          span.setAttribute('breakwater.outcome', 'abandoned');
+          span.end();
+        }
+        this.attemptSpans = undefined;
       }
-      this.attemptSpans = undefined;
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
     }
   }
 }
 
 /** The `Telemetry` of {@link otelTelemetry}. */
 class OtelTelemetry implements Telemetry {
+  /** Every method catches what the SDK throws, and every call method is there. */
+  readonly unguarded = true;
   readonly instruments: Instruments;
   readonly tracer: Tracer | undefined;
   readonly clock: Clock;
   private readonly spanEvents: boolean;
   private readonly targets = new WeakMap<TelemetryTarget, TargetAttributes>();
+  /** Every target seen (a bounded set: one per stack or method). */
+  private readonly allTargets = new Set<TargetAttributes>();
   private readonly circuits = new Set<WatchedCircuit>();
   private readonly watched = new WeakSet<CircuitBreaker>();
   private readonly providers = new Map<string, { healthy: boolean; attributes: Attributes }>();
@@ -340,43 +404,62 @@ class OtelTelemetry implements Telemetry {
     if (attrs === undefined) {
       attrs = new TargetAttributes(target);
       this.targets.set(target, attrs);
+      this.allTargets.add(attrs);
     }
     return attrs;
   }
 
-  startCall(target: TelemetryTarget): CallTelemetry {
-    const active = context.active();
-    const span = this.spanEvents ? trace.getSpan(active) : undefined;
-    return new OtelCall(
-      this,
-      this.attributesOf(target),
-      span?.isRecording() ? span : undefined,
-      active,
-    );
+  startCall(target: TelemetryTarget): CallTelemetry | undefined {
+    try {
+      const active = context.active();
+      const span = this.spanEvents ? trace.getSpan(active) : undefined;
+      return new OtelCall(
+        this,
+        this.attributesOf(target),
+        span?.isRecording() ? span : undefined,
+        active,
+      );
+    } catch {
+      // A broken SDK or context manager never breaks the call it observes.
+      return undefined;
+    }
   }
 
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void {
-    // A breaker shared by several methods is watched once, under the first.
-    if (this.watched.has(breaker)) return;
-    this.watched.add(breaker);
-    const attributes = this.attributesOf(target).base;
-    this.circuits.add({ breaker: new WeakRef(breaker), attributes });
-    breaker.onStateChange((change) => {
-      this.instruments.transitions.add(1, {
-        ...attributes,
-        'breakwater.circuit.from': change.from,
-        'breakwater.circuit.to': change.to,
+    try {
+      // A breaker shared by several methods is watched once, under the first.
+      if (this.watched.has(breaker)) return;
+      this.watched.add(breaker);
+      const attributes = this.attributesOf(target).base;
+      this.circuits.add({ breaker: new WeakRef(breaker), attributes });
+      breaker.onStateChange((change) => {
+        this.instruments.transitions.add(1, {
+          ...attributes,
+          'breakwater.circuit.from': change.from,
+          'breakwater.circuit.to': change.to,
+        });
       });
-    });
+    } catch {
+      // A broken SDK or context manager never breaks the call it observes.
+    }
   }
 
   providerHealth(provider: string, healthy: boolean, target: TelemetryTarget): void {
-    const known = this.providers.get(provider);
-    if (known !== undefined) known.healthy = healthy;
-    else {
-      const attributes = { ...this.attributesOf(target).base, 'breakwater.provider': provider };
-      this.providers.set(provider, { healthy, attributes });
+    try {
+      const known = this.providers.get(provider);
+      if (known !== undefined) known.healthy = healthy;
+      else {
+        const attributes = { ...this.attributesOf(target).base, 'breakwater.provider': provider };
+        this.providers.set(provider, { healthy, attributes });
+      }
+    } catch {
+      // A broken SDK or context manager never breaks the call it observes.
     }
+  }
+
+  /** @internal */
+  observeAttempts(result: { observe(value: number, attributes?: Attributes): void }): void {
+    for (const target of this.allTargets) target.observe(result);
   }
 
   /** @internal */

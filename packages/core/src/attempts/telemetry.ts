@@ -84,6 +84,12 @@ export interface Telemetry {
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
   /** The router's provider `provider` turned healthy or unhealthy. */
   providerHealth?(provider: string, healthy: boolean, target: TelemetryTarget): void;
+  /**
+   * `true` promises that no method here or on what `startCall` returns ever
+   * throws, and that every `CallTelemetry` method is there: core then calls
+   * it without its guard (one object less per call). Defaults to `false`.
+   */
+  readonly unguarded?: boolean;
 }
 
 /** Calls the user's call telemetry, swallowing what it throws. @internal */
@@ -170,6 +176,14 @@ export interface SafeTelemetry {
  * @internal
  */
 export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
+  if (telemetry.unguarded === true) {
+    return {
+      startCall: (target) => telemetry.startCall(target) as SafeCallTelemetry | undefined,
+      circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
+      providerHealth: (provider, healthy, target) =>
+        telemetry.providerHealth?.(provider, healthy, target),
+    };
+  }
   return {
     startCall(target) {
       let inner: CallTelemetry | undefined;
