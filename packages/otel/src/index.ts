@@ -387,7 +387,11 @@ class OtelTelemetry implements Telemetry {
   private readonly allTargets = new Set<TargetAttributes>();
   private readonly circuits = new Set<WatchedCircuit>();
   private readonly watched = new WeakSet<CircuitBreaker>();
-  private readonly providers = new Map<string, { healthy: boolean; attributes: Attributes }>();
+  /** Each router's provider health reader and one attribute set per provider. */
+  private readonly routers: Array<{
+    healthy: (index: number) => boolean;
+    attributes: readonly Attributes[];
+  }> = [];
 
   constructor(options: OtelTelemetryOptions) {
     this.clock = options.clock ?? systemClock;
@@ -444,16 +448,17 @@ class OtelTelemetry implements Telemetry {
     }
   }
 
-  providerHealth(provider: string, healthy: boolean, target: TelemetryTarget): void {
+  providers(
+    ids: readonly string[],
+    healthy: (index: number) => boolean,
+    target: TelemetryTarget,
+  ): void {
     try {
-      const known = this.providers.get(provider);
-      if (known !== undefined) known.healthy = healthy;
-      else {
-        const attributes = { ...this.attributesOf(target).base, 'breakwater.provider': provider };
-        this.providers.set(provider, { healthy, attributes });
-      }
+      const base = this.attributesOf(target).base;
+      const attributes = ids.map((id) => Object.freeze({ ...base, 'breakwater.provider': id }));
+      this.routers.push({ healthy, attributes });
     } catch {
-      // A broken SDK or context manager never breaks the call it observes.
+      // A broken SDK never breaks the router it observes.
     }
   }
 
@@ -482,8 +487,10 @@ class OtelTelemetry implements Telemetry {
 
   /** @internal */
   observeProviders(result: { observe(value: number, attributes?: Attributes): void }): void {
-    for (const { healthy, attributes } of this.providers.values()) {
-      result.observe(healthy ? 1 : 0, attributes);
+    for (const { healthy, attributes } of this.routers) {
+      for (let i = 0; i < attributes.length; i++) {
+        result.observe(healthy(i) ? 1 : 0, attributes[i]);
+      }
     }
   }
 }

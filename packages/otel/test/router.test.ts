@@ -89,14 +89,21 @@ describe('otelTelemetry through the router', () => {
     expect(await sdk.histogram(METRICS.callAttempts)).toEqual({ count: 4, sum: 7 });
   });
 
-  it('each provider circuit is watched under its provider id', async () => {
+  it('each provider circuit is watched under its provider id; provider health follows it', async () => {
     const sdk = otelSdk();
     const router = createRouter({
       providers: [{ id: 'only', resource: 1 }],
       protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
       telemetry: sdk.telemetry,
     });
+    const health = () =>
+      sdk.gauge(METRICS.providerHealth, {
+        'breakwater.name': 'router',
+        'breakwater.provider': 'only',
+      });
+    expect(await health()).toBe(1);
     await expect(router.execute(() => Promise.reject(new DownError('x')))).rejects.toThrow();
+    expect(await health()).toBe(0);
     expect(
       await sdk.gauge(METRICS.circuitState, {
         'breakwater.name': 'only',

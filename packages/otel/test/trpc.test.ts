@@ -42,9 +42,10 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
       resilienceLink({ ...OFF, hedge: { delayMs: 30, attempts: 2 }, telemetry: sdk.telemetry }),
       batchLink(server.url),
     ]);
-    const results = await Promise.all(
-      ['h1', 'h2'].map((callId) => hedged.echo.query(callId, { context: { callId } })),
-    );
+    // One after the other: calls in flight together would share one HTTP batch (and one call id).
+    const results = [];
+    for (const callId of ['h1', 'h2'])
+      results.push(await hedged.echo.query(callId, { context: { callId } }));
     expect(results.map((r) => r.value)).toEqual(['h1', 'h2']);
     expect(await sdk.sum(METRICS.hedgesSent)).toBe(2);
     expect(await sdk.sum(METRICS.hedgesWon)).toBe(2);

@@ -364,7 +364,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     checkObject(`telemetry`, telemetryOption, false);
     checkFunction(`telemetry.startCall`, (telemetryOption as Partial<Telemetry>).startCall, false);
     checkFunction(`telemetry.circuit`, telemetryOption.circuit);
-    checkFunction(`telemetry.providerHealth`, telemetryOption.providerHealth);
+    checkFunction(`telemetry.providers`, telemetryOption.providers);
   }
 
   const timeoutMs = duration(`timeoutMs`, pick(o, 'timeoutMs', standard));

@@ -82,8 +82,12 @@ export interface Telemetry {
   startCall(target: TelemetryTarget): CallTelemetry | undefined;
   /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
-  /** The router's provider `provider` turned healthy or unhealthy. */
-  providerHealth?(provider: string, healthy: boolean, target: TelemetryTarget): void;
+  /** Told once by a router: its provider ids, and `healthy(i)` reads whether `ids[i]` is healthy now (its circuit and health entry not open). */
+  providers?(
+    ids: readonly string[],
+    healthy: (index: number) => boolean,
+    target: TelemetryTarget,
+  ): void;
   /**
    * `true` promises that no method here or on what `startCall` returns ever
    * throws, and that every `CallTelemetry` method is there: core then calls
@@ -167,7 +171,11 @@ export type SafeCallTelemetry = Required<CallTelemetry>;
 export interface SafeTelemetry {
   startCall(target: TelemetryTarget): SafeCallTelemetry | undefined;
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
-  providerHealth(provider: string, healthy: boolean, target: TelemetryTarget): void;
+  providers(
+    ids: readonly string[],
+    healthy: (index: number) => boolean,
+    target: TelemetryTarget,
+  ): void;
 }
 
 /**
@@ -180,8 +188,7 @@ export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
     return {
       startCall: (target) => telemetry.startCall(target) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
-      providerHealth: (provider, healthy, target) =>
-        telemetry.providerHealth?.(provider, healthy, target),
+      providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
     };
   }
   return {
@@ -201,9 +208,9 @@ export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
         // As above.
       }
     },
-    providerHealth(provider, healthy, target) {
+    providers(ids, healthy, target) {
       try {
-        telemetry.providerHealth?.(provider, healthy, target);
+        telemetry.providers?.(ids, healthy, target);
       } catch {
         // As above.
       }

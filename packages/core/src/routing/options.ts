@@ -217,6 +217,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       return p.breaker?.state !== 'open' && !(h !== undefined && health.isOpen(p.id));
     },
   };
+  shared.telemetry?.providers(ids, view.healthy, ROUTER_TARGET);
   const selection = createSelection(options.selection, ids, view, random);
   const hedge = checkHedge(options.hedge, selection.type === 'race');
   const sleep = options.sleep ?? systemSleep;
