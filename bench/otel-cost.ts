@@ -56,7 +56,7 @@ const noop = protect({
 variants.push({ name: 'otel, no-op meter', call: () => noop(op) });
 
 const rounds = Number(process.env.ROUNDS ?? 15);
-const n = await calibrate(variants[0]?.call as Call, 20);
+const n = Number(process.env.CALLS ?? 0) || (await calibrate(variants[0]?.call as Call, 20));
 const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
 const deltas: number[] = [];
 const ownDeltas: number[] = [];

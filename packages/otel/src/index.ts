@@ -8,7 +8,6 @@ import type {
   TelemetryRefusal,
   TelemetryTarget,
 } from '@breakwater/core';
-import { systemClock } from '@breakwater/core';
 import { GrpcStatus } from '@breakwater/core/grpc';
 import {
   checkFunction,
@@ -44,9 +43,12 @@ export interface OtelTelemetryOptions {
   spanEvents?: boolean;
   /** One `INTERNAL` child span per attempt (never a `CLIENT` span: transport instrumentation keeps those). Defaults to `false`. */
   attemptSpans?: boolean;
-  /** Time source for the duration histograms, in ms. Defaults to `systemClock`. */
+  /** Time source for the duration histograms, in ms. Defaults to `performance.now()` (sub-millisecond, monotonic). */
   clock?: Clock;
 }
+
+// Durations need sub-millisecond resolution: a local RPC often takes less than 1 ms.
+const monotonic: Clock = () => performance.now();
 
 /** Name and version of the instrumentation scope of every meter and tracer this package creates. */
 export const INSTRUMENTATION_SCOPE = '@breakwater/otel';
@@ -394,7 +396,7 @@ class OtelTelemetry implements Telemetry {
   }> = [];
 
   constructor(options: OtelTelemetryOptions) {
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? monotonic;
     this.spanEvents = options.spanEvents ?? true;
     this.instruments = new Instruments(options.meterProvider ?? metrics.getMeterProvider(), this);
     this.tracer =
