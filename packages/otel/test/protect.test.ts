@@ -1,6 +1,6 @@
 import { createManualClock, protect } from '@breakwater/core';
 import { describe, expect, it } from 'vitest';
-import { METRICS } from '../src/index.js';
+import { METRICS, otelTelemetry } from '../src/index.js';
 import { everyAttributeValue, otelSdk } from './sdk.js';
 
 class FlakyError extends Error {
@@ -209,6 +209,20 @@ describe('otelTelemetry through protect', () => {
     );
     const broken = protect({ telemetry: { startCall: boom } });
     expect(await broken(() => 'still fine')).toBe('still fine');
+  });
+
+  it('a meter that throws (an SDK bug) never breaks the call', async () => {
+    const broken = () => {
+      throw new Error('sdk bug');
+    };
+    const instrument = { add: broken, record: broken, addCallback: () => {} };
+    const meter = new Proxy({}, { get: () => () => instrument });
+    const telemetry = otelTelemetry({ meterProvider: { getMeter: () => meter as never } });
+    const run = protect({ retry: { attempts: 2, backoff: fixed }, telemetry });
+    let n = 0;
+    expect(await run(async () => (++n === 1 ? Promise.reject(new FlakyError('x')) : 'fine'))).toBe(
+      'fine',
+    );
   });
 
   it('option errors name the full path', () => {
