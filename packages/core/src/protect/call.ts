@@ -401,7 +401,8 @@ export class Call<T> extends WheelEntry {
       ctx.attempt,
       ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
       ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
-    ); // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
+    );
+    // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
     else if (ok) this.succeed(value as T);
     else this.attemptFailed(value);
