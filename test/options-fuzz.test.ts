@@ -397,7 +397,8 @@ const grpcRows: Row[] = [
       protection: { retry: { attempts: 2, backoff: { baseDelayMs: 10 } } },
       attemptTimeoutMs: 1000,
       hedge: { delayMs: 10 },
-      health: { failures: 3 },
+      circuit: { failureThreshold: 3, openDurationMs: 1000 },
+      health: { intervalMs: 5000 },
       selection: 'priority',
     }),
     nested: [
@@ -408,6 +409,7 @@ const grpcRows: Row[] = [
       'protection.retry',
       'protection.retry.backoff',
       'hedge',
+      'circuit',
       'health',
     ],
     numbers: [
@@ -416,7 +418,8 @@ const grpcRows: Row[] = [
       n('targets[0].protection.retry.attempts'),
       n('protection.retry.backoff.baseDelayMs'),
       n('hedge.delayMs'),
-      n('health.failures'),
+      n('circuit.failureThreshold', { infinity: true }),
+      n('circuit.openDurationMs'),
     ],
     cleanup: close,
   },

@@ -27,9 +27,9 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'grpc/breakwater': {
     config:
-      'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, lets a call through 1 s after the last failure), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
+      'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, failed probes included; lets one call through 1 s after it opened), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
-      'a replica whose circuit is open gets no calls until its circuit lets a call through (1 s after the last failure) or a health probe succeeds; a failed probe keeps it open for another second.',
+      'a replica whose circuit is open gets no calls until its circuit lets one call through (1 s after it opened) and that call succeeds; failed health probes count as failures, so a replica answering NOT_SERVING opens without a call.',
   },
   'trpc/none': {
     config:

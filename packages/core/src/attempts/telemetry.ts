@@ -265,3 +265,10 @@ export const TELEMETRY_SCOPE: unique symbol = Symbol.for('breakwater.telemetry')
 export function telemetryScopeOf(options: object): TelemetryScope | undefined {
   return (options as { [TELEMETRY_SCOPE]?: TelemetryScope })[TELEMETRY_SCOPE];
 }
+
+/** The {@link TelemetryScope} in `options`, marked `driven`: the attempt driver calling this reports the attempts. @internal */
+export function claimTelemetry(options: object): TelemetryScope | undefined {
+  const scope = telemetryScopeOf(options);
+  if (scope !== undefined) scope.driven = true;
+  return scope;
+}

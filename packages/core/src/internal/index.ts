@@ -14,13 +14,15 @@ export {
   type StopReason,
   stopReason,
 } from '../attempts/engine.js';
+export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
   RESILIENCE_KEYS,
   type ResiliencePlan,
   resolveResilience,
 } from '../attempts/resilience-options.js';
-export { type RetryLoopHooks, retryAfterFailure } from '../attempts/retry-loop.js';
+export { type RetryLoopHooks, retryAfterFailure, runAttempts } from '../attempts/retry-loop.js';
 export {
+  claimTelemetry,
   errorTypeOf,
   guardTelemetry,
   refusalOf,

@@ -30,6 +30,7 @@ class Runner implements RunnerShared {
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
+  readonly spare: Call<unknown>[] = [];
   running = 0;
 
   constructor(readonly config: ProtectConfig) {
@@ -58,7 +59,12 @@ class Runner implements RunnerShared {
     }
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const call = new Call<T>(this, fn, signal, fallback, policy);
+    const call = ((this.spare.pop() as Call<T> | undefined) ?? new Call<T>(this)).init(
+      fn,
+      signal,
+      fallback,
+      policy,
+    );
     const pool = this.pool;
     if (pool === undefined) return call.start();
     if (pool.tryTake()) {

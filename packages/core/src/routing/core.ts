@@ -1,5 +1,5 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
-import { errorTypeOf, type SafeCallTelemetry } from '../attempts/telemetry.js';
+import { errorTypeOf, type SafeCallTelemetry, stopRefusal } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
 import {
@@ -54,7 +54,10 @@ export class RouteTelemetry {
     const type = errorTypeOf(failure.error);
     this.tel.attemptEnd(visit, 'failure', type);
     if (failover === 0) this.tel.failover(from, type);
-    else if (failover < 0 && failover !== STOP_NOT_RETRYABLE) this.tel.refused('budget-exhausted');
+    else {
+      const refused = stopRefusal(failover);
+      if (refused !== undefined) this.tel.refused(refused);
+    }
   }
 
   /** Ends the request when `routed` settles. */
@@ -172,6 +175,7 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
+    deadlineAt: number,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
     const { selection, providers } = this.config;
@@ -205,7 +209,10 @@ export class RouterCore<R> implements VisitEnv {
           if (p.config.engine === undefined) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, fn, signal, policy, this, { error, startedAt: start });
+          value = await runVisit(p, permit, fn, signal, policy, this, deadlineAt, {
+            error,
+            startedAt: start,
+          });
           rt?.tel.attemptEnd(visit, 'success', undefined);
           this.won(p, generation, probe);
           return value;
@@ -219,7 +226,7 @@ export class RouterCore<R> implements VisitEnv {
         if (!(error instanceof VisitFailure)) throw error;
         visits = this.fail(p, error, visits);
         if (k + 1 < order.length) {
-          const go = this.config.engine.mayFailOver(error.verdict);
+          const go = this.config.engine.mayFailOver(error.verdict, deadlineAt);
           rt?.failed(visit, error, p.id, go);
           if (go === STOP_NOT_RETRYABLE) throw error.error;
           // The budget refused the failover: the request ends as if no provider were left.
@@ -241,6 +248,7 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
+    deadlineAt: number,
   ): Promise<T> {
     this.budget?.recordRequest();
     const { hedge, selection, telemetry } = this.config;
@@ -251,8 +259,8 @@ export class RouterCore<R> implements VisitEnv {
     }
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy, rt)
-        : routeParallel(this, fn, signal, policy, rt);
+        ? this.routeSequential(fn, signal, policy, deadlineAt, rt)
+        : routeParallel(this, fn, signal, policy, deadlineAt, rt);
     rt?.watch(routed, signal);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {

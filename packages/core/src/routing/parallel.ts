@@ -31,6 +31,7 @@ export function routeParallel<R, T>(
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
+  deadlineAt: number,
   rt: RouteTelemetry | undefined,
 ): Promise<T> {
   const { selection, providers, hedge, engine } = core.config;
@@ -92,7 +93,7 @@ export function routeParallel<R, T>(
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, fn, entry.controller.signal, policy, core).then(
+        runVisit(p, permit, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
             if (healthProbe) p.healthProbing = false;
             if (done) return;
@@ -125,7 +126,7 @@ export function routeParallel<R, T>(
             }
             // Fail over at once, if the engine allows it; a race already started everyone.
             if (!race && next < order.length) {
-              const go = engine.mayFailOver(error.verdict);
+              const go = engine.mayFailOver(error.verdict, deadlineAt);
               rt?.failed(visit, error, p.id, go);
               if (go === STOP_NOT_RETRYABLE) return fail(error.error);
               if (go >= 0 && launch(false)) return;
@@ -154,8 +155,9 @@ export function routeParallel<R, T>(
         () => {
           if (done) return;
           // Within the attempts and the budget (a refused withdrawal means no hedge).
-          if (!engine.mayHedge(1 + hedges, Number.POSITIVE_INFINITY)) {
-            rt?.tel.refused('budget-exhausted');
+          if (!engine.mayHedge(1 + hedges, deadlineAt)) {
+            // Within the attempts and before the deadline: the budget refused it.
+            if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
             return;
           }
           const from = current.id;

@@ -124,6 +124,15 @@ export interface RouteExecuteOptions<T> {
   /** Replaces the router's `classify` for this call. Defaults to the router's. */
   classify?: ErrorPolicy | undefined;
   /**
+   * The request's deadline as an absolute time on the router's clock, one the
+   * operation enforces itself (e.g. the gRPC deadline it sends): no retry,
+   * hedge or failover starts unless it can start before it, and a skipped
+   * retry ends the request with the last attempt's error at once. The router
+   * sets no timer for it (`protection.timeoutMs` is the router's own
+   * deadline). Defaults to none.
+   */
+  deadlineAt?: number | undefined;
+  /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
    * policy. Its result or error is the call's. Defaults to none.

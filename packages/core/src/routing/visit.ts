@@ -187,7 +187,8 @@ function errorName(error: unknown): string {
  * `signal` aborted (neutral: never counted, never retried), or with an
  * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
  * already ran (inline, on the router's hot path) and failed: the visit goes
- * on from judging that failure.
+ * on from judging that failure. `callDeadlineAt` is the request's own
+ * deadline (`Infinity` for none): it bounds the retries, not the attempts.
  * @internal
  */
 export async function runVisit<R, T>(
@@ -197,11 +198,16 @@ export async function runVisit<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
   env: VisitEnv,
+  callDeadlineAt: number,
   first?: FailedFirstAttempt,
 ): Promise<T> {
   const visitStart = first === undefined ? env.clock() : first.startedAt;
   const deadlineAt = visitDeadline(p, visitStart);
-  const state: VisitState = { verdict: ALLOW, attemptStart: visitStart };
+  const state: VisitState = {
+    verdict: ALLOW,
+    attemptStart: visitStart,
+    retryBy: Math.min(deadlineAt, callDeadlineAt),
+  };
   p.inflight++;
   try {
     let value: T;
@@ -238,6 +244,8 @@ export async function runVisit<R, T>(
 interface VisitState {
   verdict: ErrorVerdict;
   attemptStart: number;
+  /** The deadline retries must start before: the visit's or the request's, whichever is first. */
+  readonly retryBy: number;
 }
 
 /**
@@ -288,6 +296,6 @@ function continueVisit<R, T>(
     1,
     error,
     signal,
-    deadlineAt,
+    state.retryBy,
   );
 }

@@ -6,9 +6,9 @@ import {
 } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  claimTelemetry,
   stopRefusal,
   type TelemetryScope,
-  telemetryScopeOf,
 } from '@breakwater/core/internal';
 import type {
   InterceptingListener,
@@ -70,9 +70,7 @@ export class MultiAttemptCall extends ReplayingCall {
   ) {
     super(plan.responseStream, options, chain, index, final);
     this.deadlineAt = deadlineMs(options.deadline);
-    const scope = telemetryScopeOf(options);
-    this.scope = scope;
-    if (scope !== undefined) scope.driven = true;
+    this.scope = claimTelemetry(options);
   }
 
   override onStatus(a: Attempt, status: StatusObject): void {

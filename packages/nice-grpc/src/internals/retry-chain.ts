@@ -8,11 +8,10 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  claimTelemetry,
   type RetryLoopHooks,
-  retryAfterFailure,
-  stopRefusal,
+  runAttempts,
   type TelemetryScope,
-  telemetryScopeOf,
 } from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
@@ -79,8 +78,9 @@ export interface OpenStream<Response> {
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
   private readonly deadline: number;
-  /** The call's telemetry (the middleware's `telemetry` option), else `undefined`. */
-  private readonly scope: TelemetryScope | undefined;
+  /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
+  readonly telemetry: TelemetryScope | undefined;
+  readonly errorType = telemetryErrorType;
 
   constructor(
     private readonly s: ChainSettings,
@@ -94,55 +94,22 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
     engine?.budget?.recordRequest();
-    const scope = telemetryScopeOf(options);
-    this.scope = scope;
-    if (scope !== undefined) scope.driven = true;
+    this.telemetry = claimTelemetry(options);
   }
 
   /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
   async result(): Promise<unknown> {
     let outcome: unknown;
     try {
-      outcome = await this.run(1);
-    } catch (error) {
-      const { engine, options } = this;
-      if (engine === undefined) throw this.fail(error);
-      try {
-        outcome = await retryAfterFailure(
-          engine,
-          this,
-          1,
-          error,
-          // The loop listens to a signal: a caller without one gets one that never aborts.
-          options.signal ?? new AbortController().signal,
-          this.deadline,
-        );
-      } catch (last) {
-        throw this.fail(last);
-      }
+      outcome = await runAttempts(this.engine, this, this.options.signal, this.deadline);
+    } catch (last) {
+      throw this.fail(last);
     }
     this.last?.commit();
     return outcome;
   }
 
   run(n: number): Promise<unknown> {
-    const scope = this.scope;
-    if (scope === undefined) return this.attempt(n);
-    scope.attempts = n;
-    scope.tel.attemptStart(n);
-    const outcome = this.attempt(n);
-    outcome.then(
-      () => scope.tel.attemptEnd(n, 'success', undefined),
-      (error: unknown) => {
-        const timedOut = isDeadlineExceededError(error);
-        if (timedOut) scope.tel.deadlineExceeded('attempt');
-        scope.tel.attemptEnd(n, timedOut ? 'timeout' : 'failure', telemetryErrorType(error));
-      },
-    );
-    return outcome;
-  }
-
-  private attempt(n: number): Promise<unknown> {
     const left = this.deadline - this.s.clock();
     const limit = this.s.attemptTimeoutMs;
     const own = !this.stream && limit < left;
@@ -168,13 +135,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     return judgeAttempt(this.s, this.path, attempt, error, this.deadline, this.idempotent);
   }
 
-  stopped(code: number): void {
-    const refused = stopRefusal(code);
-    if (refused !== undefined) this.scope?.tel.refused(refused);
-  }
-
   retrying(attempt: number, delayMs: number, error: unknown): void {
-    this.scope?.tel.retry(attempt, delayMs, telemetryErrorType(error));
     const onRetry = this.s.onRetry;
     if (onRetry === undefined) return;
     const code = failureStatus(error, undefined)?.code ?? Status.DEADLINE_EXCEEDED;
