@@ -5,6 +5,7 @@ import * as coreNode from '@breakwater/core/node';
 import * as grpcJs from '@breakwater/grpc-js';
 import * as grpcJsHealth from '@breakwater/grpc-js/health';
 import * as niceGrpc from '@breakwater/nice-grpc';
+import * as otel from '@breakwater/otel';
 import * as trpc from '@breakwater/trpc';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ interface NumberOption {
 }
 
 interface Row {
-  pkg: 'core' | 'grpc-js' | 'nice-grpc' | 'trpc';
+  pkg: 'core' | 'grpc-js' | 'nice-grpc' | 'trpc' | 'otel';
   /** The exported factory's name. */
   name: string;
   call: (options: Options) => unknown;
@@ -603,7 +604,18 @@ const trpcRows: Row[] = [
   },
 ];
 
-const rows: Row[] = [...coreRows, ...grpcRows, ...niceRows, ...trpcRows];
+const otelRows: Row[] = [
+  {
+    pkg: 'otel',
+    name: 'otelTelemetry',
+    call: (o) => otel.otelTelemetry(o as never),
+    valid: () => ({ spanEvents: true, attemptSpans: false }),
+    nested: [],
+    numbers: [],
+  },
+];
+
+const rows: Row[] = [...coreRows, ...grpcRows, ...niceRows, ...trpcRows, ...otelRows];
 
 /** `a.b[0]["c.d"]` → `['a', 'b', '0', 'c.d']`. */
 function segments(path: string): string[] {
@@ -737,7 +749,8 @@ describe.each(rows.map((r) => [`${r.pkg} ${r.name}`, r] as const))('%s', (_, row
 });
 
 /** Exported functions that take an options object, by package (a new one needs a row). */
-const FACTORY = /^(create|with)[A-Z]|^protect$|^resilience|(Interceptor|Middleware|Link)$/;
+const FACTORY =
+  /^(create|with)[A-Z]|^protect$|^resilience|(Interceptor|Middleware|Link|Telemetry)$/;
 /** Exported functions the pattern catches that take no options object, and why. */
 const NOT_OPTIONS: Record<string, string> = {
   createManualClock: 'takes a start time',
@@ -754,6 +767,7 @@ describe('the table covers every public factory', () => {
     ['grpc-js', { ...grpcJs, ...grpcJsHealth }],
     ['nice-grpc', niceGrpc],
     ['trpc', trpc],
+    ['otel', otel],
   ] as const)('%s', (pkg, exports) => {
     const factories = Object.entries(exports)
       .filter(([name, value]) => typeof value === 'function' && FACTORY.test(name))

@@ -148,7 +148,13 @@ describe.each<Outage>(['failing', 'stopped'])(
           // ticks started late in this phase, which is this 2-core machine's load (other
           // suites run in parallel), not the circuit's schedule: a probe goes out at the
           // first tick after the 200 ms open duration, so a late tick delays it as much.
-          const bound = 250 + recovery.lagMs;
+          // protect and the router judge grpc-js errors with the drivers' generic classifier,
+          // which cannot see whether headers arrived, so a probe that found no connection after
+          // a restart counts as a failure (not neverSent) and re-opens the circuit: their first
+          // success may come one more open duration (200 ms) after the channel reconnects.
+          const generic =
+            kind === 'stopped' && (entry === 'protect' || entry === 'router') ? 200 : 0;
+          const bound = 250 + recovery.lagMs + generic;
           expect(firstOk, `first success ${firstOk} ms after recovery`).toBeLessThanOrEqual(bound);
           const late = recovery.outcomes.filter((o) => o.startedAt - recoveredAt >= 500);
           const okShare = late.filter((o) => o.ok).length / late.length;

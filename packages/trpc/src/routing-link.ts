@@ -67,6 +67,7 @@ export const ROUTING_LINK_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
 
 /** Stands in for the endpoints' links in the router built only to check the options. */

@@ -2,6 +2,7 @@ import { abortError } from '../internal/abort.js';
 import { newPromise, settlers } from '../internal/settle.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import type { AttemptEngine } from './engine.js';
+import { errorTypeOf, stopRefusal, type TelemetryScope } from './telemetry.js';
 
 /** How the promise-style hedging driver starts and judges the attempts of one call. @internal */
 export interface HedgeHooks<T> {
@@ -13,6 +14,10 @@ export interface HedgeHooks<T> {
   chosen?(index: number): void;
   /** The error the call rejects with when the caller's `signal` aborts. Defaults to `abortError(signal)`. */
   cancelled?(signal: AbortSignal): unknown;
+  /** The call's telemetry: the run reports each attempt, hedge, replacement and stop to it. Defaults to none. */
+  telemetry?: TelemetryScope | undefined;
+  /** The bounded name of an attempt's error for telemetry. Defaults to the error's `name`. */
+  errorType?(error: unknown): string;
 }
 
 /**
@@ -42,6 +47,8 @@ class HedgedRun<T> {
   private readonly timers = new AbortController();
   private started = 0;
   private settled = false;
+  /** Bit `i` set: attempt `i` was a hedge (for telemetry's hedges won). */
+  private hedges = 0;
   private resolve: (value: T) => void = settlers.resolve;
   private reject: (error: unknown) => void = settlers.reject;
 
@@ -73,8 +80,17 @@ class HedgedRun<T> {
     this.finish(this.hooks.cancelled?.(signal) ?? abortError(signal), false);
   }
 
-  private launch(): void {
+  private launch(asHedge = false): void {
     const index = ++this.started;
+    const scope = this.hooks.telemetry;
+    if (scope !== undefined) {
+      scope.attempts = index;
+      scope.tel.attemptStart(index);
+      if (asHedge) {
+        this.hedges |= 1 << index;
+        scope.tel.hedge(index);
+      }
+    }
     const controller = new AbortController();
     this.live.set(index, controller);
     let result: PromiseLike<T>;
@@ -86,6 +102,10 @@ class HedgedRun<T> {
     Promise.resolve(result).then(
       (value) => {
         if (this.settled) return;
+        if (scope !== undefined) {
+          scope.tel.attemptEnd(index, 'success', undefined);
+          if ((this.hedges & (1 << index)) !== 0) scope.tel.hedgeWon(index);
+        }
         this.hooks.chosen?.(index);
         this.finish(value, true);
       },
@@ -100,7 +120,10 @@ class HedgedRun<T> {
   /** The hedge timer armed when attempt `index` started fired. */
   private hedge(index: number): void {
     if (this.settled || this.started !== index) return;
-    if (this.engine.mayHedge(index, this.deadlineAt)) this.launch();
+    if (this.engine.mayHedge(index, this.deadlineAt)) this.launch(true);
+    // Within the attempts and before the deadline: the budget refused it.
+    else if (this.engine.clock() < this.deadlineAt)
+      this.hooks.telemetry?.tel.refused('budget-exhausted');
   }
 
   private failed(index: number, error: unknown): void {
@@ -108,16 +131,22 @@ class HedgedRun<T> {
     this.live.delete(index);
     // A loser we cancelled, or a call already decided: nothing to learn.
     if (this.settled || controller?.signal.aborted) return;
+    const scope = this.hooks.telemetry;
+    const type = scope === undefined ? '' : (this.hooks.errorType ?? errorTypeOf)(error);
+    scope?.tel.attemptEnd(index, 'failure', type);
     const verdict = this.hooks.judge(error, index);
     // Another attempt may still answer; only a failure not worth repeating ends the call now.
     if (verdict.retry !== false && this.live.size > 0) return;
     const delay = this.engine.afterFailure(this.started, 0, verdict, error, this.deadlineAt);
     if (delay < 0) {
+      const refused = scope === undefined ? undefined : stopRefusal(delay);
+      if (refused !== undefined) scope?.tel.refused(refused);
       this.hooks.chosen?.(index);
       this.finish(error, false);
       return;
     }
     const started = this.started;
+    scope?.tel.retry(started, delay, type);
     this.engine.schedule(
       delay,
       () => {

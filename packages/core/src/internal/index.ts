@@ -21,8 +21,21 @@ export {
   resolveResilience,
 } from '../attempts/resilience-options.js';
 export { type RetryLoopHooks, retryAfterFailure, runAttempts } from '../attempts/retry-loop.js';
+export {
+  claimTelemetry,
+  errorTypeOf,
+  guardTelemetry,
+  refusalOf,
+  type SafeCallTelemetry,
+  type SafeTelemetry,
+  stopRefusal,
+  TELEMETRY_SCOPE,
+  TelemetryScope,
+  telemetryScopeOf,
+} from '../attempts/telemetry.js';
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
+export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */

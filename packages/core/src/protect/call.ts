@@ -1,4 +1,9 @@
-import type { AttemptEngine } from '../attempts/engine.js';
+import { type AttemptEngine, STOP_BUDGET, STOP_DEADLINE } from '../attempts/engine.js';
+import {
+  errorTypeOf,
+  type SafeCallTelemetry,
+  type TelemetryCallOutcome,
+} from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
@@ -147,6 +152,8 @@ export class Call<T> extends WheelEntry {
   private timerMs = 0;
   /** The wait before the current attempt (0 for the first). */
   private previousDelayMs = 0;
+  /** What hears this call's telemetry; `undefined` (one check per event) without the option. */
+  private tel: SafeCallTelemetry | undefined = undefined;
   /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
   private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
   private readonly onError = (error: unknown): void => this.watchedSettled(false, error);
@@ -179,6 +186,9 @@ export class Call<T> extends WheelEntry {
     this.lastCounted = true;
     this.deadlineAt = Number.NaN;
     this.previousDelayMs = 0;
+    const config = this.shared.config;
+    const telemetry = config.telemetry;
+    this.tel = telemetry === undefined ? undefined : telemetry.startCall(config.target);
     return this;
   }
 
@@ -192,6 +202,7 @@ export class Call<T> extends WheelEntry {
     this.fallback = undefined;
     this.policy = undefined;
     this.ctx = undefined;
+    this.tel = undefined;
     this.resolve = settlers.resolve;
     this.reject = settlers.reject;
     spare.push(this as Call<unknown>);
@@ -309,6 +320,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
+        this.tel?.end('cancelled', 0, errorTypeOf(error));
         this.reject(error);
       });
     return p;
@@ -320,6 +332,7 @@ export class Call<T> extends WheelEntry {
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
+      this.tel?.end('cancelled', 0, undefined);
       this.fail(abortError(signal));
       return;
     }
@@ -355,6 +368,11 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     this.settled = true;
     if (shared.rejects.active) shared.rejects.emit({ reason });
+    const tel = this.tel;
+    if (tel !== undefined) {
+      tel.refused(reason);
+      tel.end('refused', 0, undefined);
+    }
     const error =
       cause ??
       (reason === 'queue-full'
@@ -379,8 +397,9 @@ export class Call<T> extends WheelEntry {
     if (shared.config.throttle !== undefined) {
       const admitted = shared.config.throttle.tryAcquire();
       if (!admitted.ok) {
+        this.tel?.refused('throttled');
         if (n === 1) {
-          this.finish('neutral');
+          this.finish('neutral', 'refused');
           if (shared.rejects.active) shared.rejects.emit({ reason: 'throttled' });
           this.failWith(admitted.error, 'throttled');
         } else {
@@ -397,6 +416,7 @@ export class Call<T> extends WheelEntry {
       shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
     this.ctx = ctx;
+    this.tel?.attemptStart(n);
     if (shared.timed) this.armDeadline(config, n);
     let result: T | PromiseLike<T>;
     try {
@@ -464,6 +484,12 @@ export class Call<T> extends WheelEntry {
     if (shared.timeouts.active) {
       shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: this.timerMs });
     }
+    const tel = this.tel;
+    if (tel !== undefined) {
+      const whole = shared.config.clock() >= this.callDeadline();
+      tel.deadlineExceeded(whole ? 'call' : 'attempt');
+      if (!shared.config.waitOnTimeout) tel.attemptEnd(ctx.attempt, 'timeout', errorTypeOf(error));
+    }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
     ctx.done = true;
@@ -476,6 +502,11 @@ export class Call<T> extends WheelEntry {
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
+    this.tel?.attemptEnd(
+      ctx.attempt,
+      ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
+      ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
+    );
     // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
     else if (ok) this.succeed(value as T);
@@ -522,6 +553,8 @@ export class Call<T> extends WheelEntry {
         this.retryAfter(engine, error, delay);
         return;
       }
+      if (delay === STOP_BUDGET) this.tel?.refused('budget-exhausted');
+      else if (delay === STOP_DEADLINE) this.tel?.refused('deadline-expired');
     }
     // A probe that never reached the upstream (the verdict's neverSent) says nothing about it.
     const neutral = !counted || (verdict?.neverSent === true && isProbePermit(this.permit));
@@ -532,6 +565,7 @@ export class Call<T> extends WheelEntry {
   private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
     this.previousDelayMs = delay;
+    this.tel?.retry(this.attempt, delay, errorTypeOf(error));
     const onRetry = shared.config.onRetry;
     if (shared.retries.active || onRetry !== undefined) {
       const event = { attempt: this.attempt, delayMs: delay, errorName: errorName(error) };
@@ -568,7 +602,7 @@ export class Call<T> extends WheelEntry {
     // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
     if (this.live !== undefined && this.live.reason === undefined) this.live = undefined;
     this.ctx?.abort(error);
-    this.finish('neutral');
+    this.finish('neutral', 'cancelled');
     this.fail(error);
   }
 
@@ -577,9 +611,17 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Leaves every shared structure; runs exactly once per started call. */
-  private finish(outcome: CallOutcome): void {
+  private finish(
+    outcome: CallOutcome,
+    told: TelemetryCallOutcome = outcome === 'success' ? 'success' : 'failure',
+  ): void {
     this.settled = true;
     const shared = this.shared;
+    this.tel?.end(
+      told,
+      told === 'refused' ? 0 : this.attempt,
+      told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+    );
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {

@@ -43,6 +43,7 @@ class Runner implements RunnerShared {
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
+    if (config.circuit !== undefined) config.telemetry?.circuit(config.circuit, config.target);
   }
 
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T> {

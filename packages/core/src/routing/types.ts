@@ -1,4 +1,5 @@
 import type { ConcurrencyOptions } from '../attempts/resilience-options.js';
+import type { Telemetry } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
@@ -273,6 +274,8 @@ export interface RouterOptions<R> {
   sleep?: Sleep;
   /** Randomness for jitter and power-of-two choices. Defaults to `systemRandom`. */
   random?: RandomSource;
+  /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
+  telemetry?: Telemetry;
 }
 
 /** Keys of {@link RouterOptions}. @internal */
@@ -289,6 +292,7 @@ export const ROUTER_OPTION_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
 
 /** The panic rule of a router: see {@link RouterOptions.panic}. */

@@ -1,10 +1,11 @@
-import { type AttemptEngine, runHedged } from '@breakwater/core/internal';
+import { type AttemptEngine, claimTelemetry, runHedged } from '@breakwater/core/internal';
 import type { CallOptions } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor } from './errors.js';
 import { type UnaryNext, unaryResult } from './next.js';
 import { type ChainSettings, judgeAttempt } from './retry-chain.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /**
  * One hedged unary call on core's hedging driver (`runHedged`): each attempt
@@ -35,6 +36,8 @@ export function hedgedCall<Response>(
         judgeAttempt(s, path, attempts[index] as Attempt, error, deadline, true),
       chosen: (index) => attempts[index]?.commit(),
       cancelled: abortErrorFor,
+      telemetry: claimTelemetry(options),
+      errorType: telemetryErrorType,
     },
     options.signal,
     deadline,

@@ -6,12 +6,19 @@ import {
   withTimeout,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
-import { type AttemptEngine, type RetryLoopHooks, runAttempts } from '@breakwater/core/internal';
+import {
+  type AttemptEngine,
+  claimTelemetry,
+  type RetryLoopHooks,
+  runAttempts,
+  type TelemetryScope,
+} from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
 import { type StreamNext, type UnaryNext, unaryResult } from './next.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
@@ -71,6 +78,9 @@ export interface OpenStream<Response> {
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
   private readonly deadline: number;
+  /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
+  readonly telemetry: TelemetryScope | undefined;
+  readonly errorType = telemetryErrorType;
 
   constructor(
     private readonly s: ChainSettings,
@@ -84,6 +94,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
     engine?.budget?.recordRequest();
+    this.telemetry = claimTelemetry(options);
   }
 
   /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
