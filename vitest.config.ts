@@ -24,6 +24,7 @@ export default defineConfig({
       exact('@breakwater/trpc', src('trpc')),
       exact('@breakwater/chaos', src('chaos')),
       exact('@breakwater/redis', src('redis')),
+      exact('@breakwater/otel', src('otel')),
     ],
   },
   test: {
@@ -53,6 +54,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'redis', include: ['packages/redis/{src,test}/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'otel', include: ['packages/otel/{src,test}/**/*.test.ts'] },
       },
       {
         extends: true,

@@ -50,7 +50,7 @@ if (only !== undefined && only !== 'first-contact') {
 }
 const fixtures = join(here, 'package-check');
 
-const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos'];
+const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos', 'otel'];
 /** Entries that need an optional peer the minimal project does not install. */
 const OPTIONAL_PEER_ENTRIES = new Set(['@breakwater/grpc-js/health']);
 /** Entries documented as browser-safe. */
@@ -237,6 +237,8 @@ const [minimals, matrix, firstContact] = await Promise.all([
   Promise.all(
     (everything ? Object.keys(tarballs) : []).map(async (name) => {
       const extra = BROWSER_ENTRIES.includes(name) ? { esbuild: TOOLS.esbuild } : {};
+      // The OpenTelemetry bridge is also type-checked alone (section 2b).
+      if (name === '@breakwater/otel') Object.assign(extra, TOOLS);
       const dir = await install(`minimal-${name.split('/')[1]}`, {
         ...ours(closure(name)),
         ...extra,
@@ -286,6 +288,49 @@ for (const [name, dir] of minimals) {
       [file, '--bundle', '--platform=browser', '--format=esm', '--log-level=error', out],
       dir,
     );
+  }
+}
+
+// 2b. @breakwater/otel alone (core, and the @opentelemetry/api peer npm installs):
+// its README setup type-checks as ESM and as CommonJS, and runs.
+const otelDir = minimals.find(([name]) => name === '@breakwater/otel')?.[1];
+if (otelDir) {
+  const program = [
+    "import { protect } from '@breakwater/core';",
+    "import { otelTelemetry } from '@breakwater/otel';",
+    'const run = protect({ retry: { attempts: 2 }, telemetry: otelTelemetry() });',
+    'run(async () => 1).then((v: number) => console.log(v));',
+    '',
+  ].join('\n');
+  for (const type of ['module', 'commonjs']) {
+    const sub = join(otelDir, type);
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'otel.ts'), program);
+    writeFileSync(join(sub, 'package.json'), `${JSON.stringify({ type })}\n`);
+    const compilerOptions = {
+      target: 'es2022',
+      module: 'node16',
+      moduleResolution: 'node16',
+      strict: true,
+      skipLibCheck: false,
+      types: ['node'],
+      outDir: 'dist',
+    };
+    writeFileSync(
+      join(sub, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, files: ['otel.ts'] }),
+    );
+    const tsc = join(otelDir, 'node_modules/typescript/bin/tsc');
+    if (
+      check(`tsc --strict @breakwater/otel (${type})`, process.execPath, [tsc, '-p', sub], otelDir)
+    ) {
+      check(
+        `run @breakwater/otel (${type})`,
+        process.execPath,
+        [join(sub, 'dist/otel.js')],
+        otelDir,
+      );
+    }
   }
 }
 

@@ -22,7 +22,7 @@ describe('a nice-grpc client over the grpc-js routing channel', () => {
         { id: 'secondary', address: secondary.address },
       ],
       idempotent: idempotentMethods(loadEchoPackageDefinition()),
-      health: { failures: 1, reset: 60_000 },
+      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
     });
     onCleanup(() => channel.close());
     const client = createClientFactory()

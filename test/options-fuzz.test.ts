@@ -5,6 +5,7 @@ import * as coreNode from '@breakwater/core/node';
 import * as grpcJs from '@breakwater/grpc-js';
 import * as grpcJsHealth from '@breakwater/grpc-js/health';
 import * as niceGrpc from '@breakwater/nice-grpc';
+import * as otel from '@breakwater/otel';
 import * as trpc from '@breakwater/trpc';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ interface NumberOption {
 }
 
 interface Row {
-  pkg: 'core' | 'grpc-js' | 'nice-grpc' | 'trpc';
+  pkg: 'core' | 'grpc-js' | 'nice-grpc' | 'trpc' | 'otel';
   /** The exported factory's name. */
   name: string;
   call: (options: Options) => unknown;
@@ -396,7 +397,8 @@ const grpcRows: Row[] = [
       protection: { retry: { attempts: 2, backoff: { baseDelayMs: 10 } } },
       attemptTimeoutMs: 1000,
       hedge: { delayMs: 10 },
-      health: { failures: 3 },
+      circuit: { failureThreshold: 3, openDurationMs: 1000 },
+      health: { intervalMs: 5000 },
       selection: 'priority',
     }),
     nested: [
@@ -407,6 +409,7 @@ const grpcRows: Row[] = [
       'protection.retry',
       'protection.retry.backoff',
       'hedge',
+      'circuit',
       'health',
     ],
     numbers: [
@@ -415,7 +418,8 @@ const grpcRows: Row[] = [
       n('targets[0].protection.retry.attempts'),
       n('protection.retry.backoff.baseDelayMs'),
       n('hedge.delayMs'),
-      n('health.failures'),
+      n('circuit.failureThreshold', { infinity: true }),
+      n('circuit.openDurationMs'),
     ],
     cleanup: close,
   },
@@ -600,7 +604,18 @@ const trpcRows: Row[] = [
   },
 ];
 
-const rows: Row[] = [...coreRows, ...grpcRows, ...niceRows, ...trpcRows];
+const otelRows: Row[] = [
+  {
+    pkg: 'otel',
+    name: 'otelTelemetry',
+    call: (o) => otel.otelTelemetry(o as never),
+    valid: () => ({ spanEvents: true, attemptSpans: false }),
+    nested: [],
+    numbers: [],
+  },
+];
+
+const rows: Row[] = [...coreRows, ...grpcRows, ...niceRows, ...trpcRows, ...otelRows];
 
 /** `a.b[0]["c.d"]` → `['a', 'b', '0', 'c.d']`. */
 function segments(path: string): string[] {
@@ -734,7 +749,8 @@ describe.each(rows.map((r) => [`${r.pkg} ${r.name}`, r] as const))('%s', (_, row
 });
 
 /** Exported functions that take an options object, by package (a new one needs a row). */
-const FACTORY = /^(create|with)[A-Z]|^protect$|^resilience|(Interceptor|Middleware|Link)$/;
+const FACTORY =
+  /^(create|with)[A-Z]|^protect$|^resilience|(Interceptor|Middleware|Link|Telemetry)$/;
 /** Exported functions the pattern catches that take no options object, and why. */
 const NOT_OPTIONS: Record<string, string> = {
   createManualClock: 'takes a start time',
@@ -751,6 +767,7 @@ describe('the table covers every public factory', () => {
     ['grpc-js', { ...grpcJs, ...grpcJsHealth }],
     ['nice-grpc', niceGrpc],
     ['trpc', trpc],
+    ['otel', otel],
   ] as const)('%s', (pkg, exports) => {
     const factories = Object.entries(exports)
       .filter(([name, value]) => typeof value === 'function' && FACTORY.test(name))

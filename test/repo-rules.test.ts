@@ -49,6 +49,7 @@ const PER_CALL_FILES = [
   'packages/core/src/deadline/with-timeout.ts',
   'packages/core/src/deadline/timer-wheel.ts',
   'packages/core/src/protect/call.ts',
+  'packages/core/src/attempts/hedge-loop.ts',
   'packages/core/src/retry/with-retry.ts',
   'packages/grpc-js/src/internals/deadline-stage.ts',
   'packages/grpc-js/src/internals/circuit-stage.ts',
@@ -70,6 +71,7 @@ const PER_CALL_FILES = [
   'packages/nice-grpc/src/internals/retry-chain.ts',
   'packages/nice-grpc/src/internals/admission.ts',
   'packages/nice-grpc/src/internals/hedged-call.ts',
+  'packages/nice-grpc/src/internals/attempts-stage.ts',
   'packages/nice-grpc/src/internals/parts.ts',
   'packages/trpc/src/internals/call.ts',
   'packages/trpc/src/retry-link.ts',
@@ -96,6 +98,40 @@ export function findSpreadThenKeys(files: readonly string[]): string[] {
     }
   }
   return hits;
+}
+
+/**
+ * Each adapter's retry and hedge code: the stage that picks a call's engine
+ * and the drivers that run its attempts on core's attempt engine. What only
+ * moves bytes for the framework (buffering and replaying messages, headers,
+ * the commit point: grpc-js's `replaying-call.ts`, nice-grpc's `attempt.ts`)
+ * and the option declarations are not counted; every decision (backoff,
+ * pushback, budget, deadline, hedge timers) is in `packages/core/src/attempts`.
+ */
+export const RETRY_HEDGE_FILES: Readonly<Record<string, readonly string[]>> = {
+  'grpc-js': [
+    'packages/grpc-js/src/internals/attempt-stage.ts',
+    'packages/grpc-js/src/internals/multi-attempt-call.ts',
+  ],
+  'nice-grpc': [
+    'packages/nice-grpc/src/internals/attempts-stage.ts',
+    'packages/nice-grpc/src/internals/retry-chain.ts',
+    'packages/nice-grpc/src/internals/hedged-call.ts',
+  ],
+  trpc: ['packages/trpc/src/retry-link.ts', 'packages/trpc/src/hedge-link.ts'],
+};
+
+/** Most lines of code an adapter's retry and hedge files may hold together. */
+const MAX_RETRY_HEDGE_LINES = 200;
+
+/** Lines of code in a TypeScript source: blank lines, comments and import statements left out. */
+export function codeLines(text: string): number {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '')
+    .replace(/^import\s[\s\S]*?\sfrom\s+'[^']+';\s*$/gm, '')
+    .split('\n')
+    .filter((line) => line.trim() !== '').length;
 }
 
 /** The bare module names (`pkg`, `@scope/pkg/sub`, `node:fs`) the source files under `dir` import. */
@@ -184,6 +220,40 @@ describe('repository rules', () => {
     expect('const o = { ...a, };'.match(SPREAD_THEN_KEYS)).toBeNull();
     expect('const { a, ...rest } = o;'.match(SPREAD_THEN_KEYS)).toBeNull();
     expect('const list = [...a, b];'.match(SPREAD_THEN_KEYS)).toBeNull();
+  });
+
+  it.each(Object.entries(RETRY_HEDGE_FILES))(
+    "%s's retry and hedge code stays under 200 lines (%j)",
+    (_adapter, files) => {
+      const counts = files.map(
+        (rel) => `${rel}: ${codeLines(readFileSync(join(root, rel), 'utf8'))}`,
+      );
+      const total = files.reduce(
+        (sum, rel) => sum + codeLines(readFileSync(join(root, rel), 'utf8')),
+        0,
+      );
+      // The message lists every file counted and its lines, so a failure says where they went.
+      expect(total, counts.join(', ')).toBeLessThanOrEqual(MAX_RETRY_HEDGE_LINES);
+    },
+  );
+
+  it('the line count leaves out blank lines, comments and imports, and counts the rest', () => {
+    const sample = [
+      "import { a } from 'a';",
+      'import {',
+      '  b,',
+      "} from 'b';",
+      '',
+      '/**',
+      ' * Doc.',
+      ' */',
+      '// note',
+      'export const x = 1; // trailing',
+      'function f() {',
+      '  return x;',
+      '}',
+    ].join('\n');
+    expect(codeLines(sample)).toBe(4);
   });
 
   it('reads Date.now, Math.random and setTimeout only in time modules', () => {

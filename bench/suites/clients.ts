@@ -254,7 +254,7 @@ export function routingChannelLane(
     targets: addresses.map((address, i) => ({ id: `r${i}`, address })),
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    health: { failures: 3, reset: 1000 },
+    circuit: { failureThreshold: 3, openDurationMs: 1_000 },
     ...(hedge ? { hedge } : {}),
   });
   return {

@@ -26,6 +26,7 @@ import { type MicroCase, type MicroVariant, runMicroGroup } from '../harness/mic
 import { fmt, fx, type Suite, type Table, type TargetResult } from '../harness/report.js';
 
 const op = async () => 1;
+const PROTECT_FULL = 'protect (full stack)';
 const bare: MicroCase = { name: 'bare await', lib: 'baseline', call: op };
 const opossums: CircuitBreaker[] = [];
 function opossum(options: CircuitBreaker.Options): CircuitBreaker {
@@ -54,9 +55,12 @@ function groups(): Record<string, { title: string; cases: MicroCase[] }> {
 
   const bucket = createTokenBucket({ capacity: 1e15, refillPerSecond: 1e15 });
 
+  // The issue-17 rows: protect with nothing on, with only the call's deadline, and the full stack.
+  const protectEmpty = protect({});
+  const protectTimeout = protect({ timeoutMs: 1000 });
   const runner = protect({
-    retry: { attempts: 3 },
-    attemptTimeoutMs: 1000,
+    retry: { attempts: 3, backoff: { baseDelayMs: 50, strategy: 'exponential', jitter: 'full' } },
+    timeoutMs: 1000,
     circuit: { failureThreshold: 5, openDurationMs: 30_000 },
     concurrency: { limit: 100 },
   });
@@ -152,10 +156,17 @@ function groups(): Record<string, { title: string; cases: MicroCase[] }> {
       ],
     },
     protect: {
-      title: 'protect (attempts 3, timeout 1000, circuit 5/30 s, concurrency 100)',
+      title:
+        'protect (full stack: retry 3 with exponential backoff, timeoutMs 1000, circuit 5/30 s, concurrency 100)',
       cases: [
         bare,
-        { name: 'protect', lib: 'breakwater', call: () => runner(op) },
+        { name: PROTECT_FULL, lib: 'breakwater', call: () => runner(op) },
+        { name: 'protect({})', lib: 'breakwater', call: () => protectEmpty(op) },
+        {
+          name: 'protect({ timeoutMs: 1000 })',
+          lib: 'breakwater',
+          call: () => protectTimeout(op),
+        },
         {
           name: 'cockatiel wrap(retry, breaker, timeout)',
           lib: 'cockatiel',
@@ -254,6 +265,30 @@ export const microSuite: Suite = {
         target: 'protect ≥ 2x faster than opossum fire',
         figure: fx(opo.vsBreakwater.median),
         met: opo.vsBreakwater.median >= 2,
+      });
+    }
+    const full = p.find((v) => v.name === PROTECT_FULL);
+    if (full) {
+      targets.push({
+        target: 'protect full stack success path ≤ 3x a bare await (issue 17)',
+        figure: `${fx(full.vsBare.median)} (rounds ${fx(full.vsBare.min)}–${fx(full.vsBare.max)})`,
+        met: full.vsBare.median <= 3,
+        note:
+          full.vsBare.median <= 3
+            ? ''
+            : 'floor: the caller’s promise, a then on the operation’s promise and one more microtask, plus one clock read for the deadline (see "Round 4: protect per-call cost")',
+      });
+      const bytes = full.bytesPerCall;
+      targets.push({
+        target: 'protect full stack ≤ 400 bytes allocated per call (issue 17)',
+        figure: bytes === undefined ? 'not measured' : `${fmt(bytes, 0)} B`,
+        met: bytes === undefined ? null : bytes <= 400,
+        note:
+          bytes === undefined
+            ? 'run with node --expose-gc'
+            : bytes <= 400
+              ? ''
+              : 'includes the bare await’s own ~250 B; the rest is the caller’s promise with its settlers, the attempt context and one then (see "Round 4: protect per-call cost")',
       });
     }
     const bwRatio = (group: string) => data[group]?.find((v) => v.lib === 'breakwater')?.vsBare;

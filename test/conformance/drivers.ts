@@ -12,7 +12,7 @@ import { createGrpcStatusClassifier } from '@breakwater/core/grpc';
 import { createRoutingChannel, resilienceInterceptor } from '@breakwater/grpc-js';
 import { resilienceMiddleware } from '@breakwater/nice-grpc';
 import { createStatusPreservingFetch, resilienceLink, routingLink } from '@breakwater/trpc';
-import type { ServiceError } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { createTRPCClient, httpLink, type TRPCLink } from '@trpc/client';
 import { createChannel, createClientFactory, Metadata } from 'nice-grpc';
 import { echoDefinition } from '../../packages/nice-grpc/test/helpers.js';
@@ -83,6 +83,8 @@ function grpcUnary(
   });
 }
 
+const CANCELLED_ON_CLIENT = 'Cancelled on client';
+
 /** The shared gRPC classifier for the generic entry points (protect, router): grpc-js errors only. */
 function grpcClassify(options: ConformanceOptions, unsafe: () => boolean) {
   const classifier = createGrpcStatusClassifier();
@@ -103,7 +105,9 @@ function grpcClassify(options: ConformanceOptions, unsafe: () => boolean) {
         return v === undefined ? undefined : String(v);
       },
       perAttemptDeadline,
-      cancelledByCaller: false,
+      // grpc-js's own words for `call.cancel()`, which only the caller's signal triggers here;
+      // any other CANCELLED was sent by the server (and may fail over).
+      cancelledByCaller: e.code === status.CANCELLED && e.details === CANCELLED_ON_CLIENT,
     });
   };
 }
@@ -221,21 +225,12 @@ const interceptorDriver: Driver = {
 
 /**
  * The routing channel's shape differs from the router's provider protection (p-grpcjs):
- * `protection` holds only `retry`, `attemptTimeoutMs` is top-level, circuits are
- * `health: { failures, reset }`, and the call's deadline is grpc-js's own `deadline`.
+ * `protection` holds only `retry`, `attemptTimeoutMs` and `circuit` are top-level, and the
+ * call's deadline is grpc-js's own `deadline`.
  */
 function routingChannelOptions(options: ConformanceOptions): Untyped {
-  const { retry, attemptTimeoutMs, timeoutMs: _perCall, circuit, ...rest } = options;
-  const out: Untyped = { ...rest };
-  if (retry !== undefined) out.protection = { retry };
-  if (attemptTimeoutMs !== undefined) out.attemptTimeoutMs = attemptTimeoutMs;
-  if (circuit) {
-    out.health = {
-      ...(circuit.failureThreshold === undefined ? {} : { failures: circuit.failureThreshold }),
-      ...(circuit.openDurationMs === undefined ? {} : { reset: circuit.openDurationMs }),
-    };
-  }
-  return out;
+  const { retry, timeoutMs: _perCall, ...rest } = options;
+  return retry === undefined ? rest : { ...rest, protection: { retry } };
 }
 
 const routingChannelDriver: Driver = {

@@ -1,23 +1,9 @@
 import type { EntryPoint } from './types.js';
 
-const SERVER_CANCELLED =
-  'core/grpc classifyGrpcStatus answers every CANCELLED with "no retry, no failover"; the rule says a server-sent CANCELLED may fail over (only the caller’s is final)';
-
 /**
  * Pairs (entry point, scenario id) known to fail on this branch, each with the
  * reason; `'*'` stands for every scenario of the entry point. They run as
  * `it.fails`: the suite stays green, and a pair that starts to pass fails the
  * suite until its line here is deleted, so this list can only shrink honestly.
  */
-export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {
-  router: { 'server-cancelled-failover': SERVER_CANCELLED },
-  'grpc-js routing channel': {
-    'server-cancelled-failover': SERVER_CANCELLED,
-    'deadline-skip':
-      'the call deadline does not bound the per-target retry: it waits the 2 s backoff past a 1 s deadline, then ends DEADLINE_EXCEEDED (rule: skip the retry, the last attempt’s UNAVAILABLE at once)',
-    'never-sent-retried':
-      'a non-idempotent call refused before it was sent is not retried on its target (no neverSent handling in the routing channel)',
-    'never-sent-failover':
-      'a non-idempotent call refused before it was sent does not fail over to the secondary (no neverSent handling in the routing channel)',
-  },
-};
+export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {};

@@ -40,6 +40,8 @@ const OPTIONS: Record<EntryPoint, ConformanceOptions> = {
 interface Upstream {
   readonly address: string;
   fail(on: boolean): void;
+  /** Stops listening (connections refused) or listens again on the same port. */
+  down(on: boolean): Promise<void>;
   attempts(): number;
   /** Attempts of one call (by its `x-call-id`). */
   attemptsOf(callId: string): number;
@@ -52,6 +54,7 @@ async function upstreamFor(entry: EntryPoint): Promise<Upstream> {
     return {
       address: server.address,
       fail: (on) => server.setFaults(on ? [{ status: Status.UNAVAILABLE }] : []),
+      down: (on) => (on ? server.stop() : server.restart()),
       attempts: () => server.total(),
       attemptsOf: (callId) => server.attempts(callId),
       close: () => server.close(),
@@ -61,6 +64,7 @@ async function upstreamFor(entry: EntryPoint): Promise<Upstream> {
   return {
     address: server.url,
     fail: (on) => server.setFaults(on ? { errorRate: 1 } : {}),
+    down: (on) => (on ? server.stop() : server.start()),
     attempts: () => server.stats().requests,
     attemptsOf: (callId) => server.stats().attempts[callId] ?? 0,
     close: () => server.close(),
@@ -102,53 +106,73 @@ async function drive(
   return { outcomes: await Promise.all(pending), lagMs, startedAt };
 }
 
-describe('recovery after an outage (real servers, the recommended settings)', () => {
-  for (const entry of ENTRY_POINTS) {
-    it(`${entry}: sheds load in the outage, then the first call succeeds within 250 ms`, async () => {
-      const upstream = await upstreamFor(entry);
-      const harness = DRIVERS[entry].open({ primary: upstream.address }, OPTIONS[entry]);
-      try {
-        const warm = await drive(harness, 100, 'warm');
-        expect(warm.outcomes.every((o) => o.ok)).toBe(true);
+/** How the outage happens: the server answers every attempt UNAVAILABLE / 503, or it is stopped. */
+type Outage = 'failing' | 'stopped';
 
-        upstream.fail(true);
-        await drive(harness, TRIP_MS, 'trip');
-        const before = upstream.attempts();
-        const outage = await drive(harness, OUTAGE_MS, 'outage');
-        const perCall = (upstream.attempts() - before) / outage.outcomes.length;
-        expect(outage.outcomes.some((o) => o.ok)).toBe(false);
-        // Calls were refused: the upstream saw at most 0.2 attempts per call.
-        expect(perCall, `${perCall} attempts per call in the outage`).toBeLessThanOrEqual(0.2);
+async function outageOf(upstream: Upstream, kind: Outage, on: boolean): Promise<void> {
+  if (kind === 'failing') upstream.fail(on);
+  else await upstream.down(on);
+}
 
-        const atRecovery = upstream.attempts();
-        upstream.fail(false);
-        // The moment the server answers again (setFaults applies to the next attempt).
-        const recoveredAt = performance.now();
-        const recovery = await drive(harness, RECOVERY_MS, 'recovery');
-        const firstOk = Math.min(
-          ...recovery.outcomes.filter((o) => o.ok).map((o) => o.settledAt - recoveredAt),
-        );
-        // 250 ms is the goal on an idle machine; the bound adds the most the test's own
-        // ticks started late in this phase, which is this 2-core machine's load (other
-        // suites run in parallel), not the circuit's schedule: a probe goes out at the
-        // first tick after the 200 ms open duration, so a late tick delays it as much.
-        const bound = 250 + recovery.lagMs;
-        expect(firstOk, `first success ${firstOk} ms after recovery`).toBeLessThanOrEqual(bound);
-        const late = recovery.outcomes.filter((o) => o.startedAt - recoveredAt >= 500);
-        const okShare = late.filter((o) => o.ok).length / late.length;
-        expect(okShare, `${okShare} of the calls from 500 ms on succeeded`).toBeGreaterThanOrEqual(
-          0.99,
-        );
-        // No retry storm or herd of probes: at most 1.5 attempts per call offered since recovery.
-        const sent = upstream.attempts() - atRecovery;
-        expect(sent).toBeLessThanOrEqual(1.5 * recovery.outcomes.length);
-      } finally {
-        await harness.close();
-        await upstream.close();
-      }
-    }, 15_000);
-  }
-});
+describe.each<Outage>(['failing', 'stopped'])(
+  'recovery after an outage (real servers, the recommended settings): server %s',
+  (kind) => {
+    for (const entry of ENTRY_POINTS) {
+      it(`${entry}: sheds load in the outage, then the first call succeeds within 250 ms`, async () => {
+        const upstream = await upstreamFor(entry);
+        const harness = DRIVERS[entry].open({ primary: upstream.address }, OPTIONS[entry]);
+        try {
+          const warm = await drive(harness, 100, 'warm');
+          expect(warm.outcomes.every((o) => o.ok)).toBe(true);
+
+          await outageOf(upstream, kind, true);
+          await drive(harness, TRIP_MS, 'trip');
+          const before = upstream.attempts();
+          const outage = await drive(harness, OUTAGE_MS, 'outage');
+          const perCall = (upstream.attempts() - before) / outage.outcomes.length;
+          expect(outage.outcomes.some((o) => o.ok)).toBe(false);
+          // Calls were refused: the upstream saw at most 0.2 attempts per call (a stopped
+          // server sees none; the gRPC channels try to reconnect, which no server counts).
+          expect(perCall, `${perCall} attempts per call in the outage`).toBeLessThanOrEqual(0.2);
+
+          const atRecovery = upstream.attempts();
+          await outageOf(upstream, kind, false);
+          // The moment the server answers again (setFaults applies to the next attempt; a
+          // restarted server listens once restart() resolves).
+          const recoveredAt = performance.now();
+          const recovery = await drive(harness, RECOVERY_MS, 'recovery');
+          const firstOk = Math.min(
+            ...recovery.outcomes.filter((o) => o.ok).map((o) => o.settledAt - recoveredAt),
+          );
+          // 250 ms is the goal on an idle machine; the bound adds the most the test's own
+          // ticks started late in this phase, which is this 2-core machine's load (other
+          // suites run in parallel), not the circuit's schedule: a probe goes out at the
+          // first tick after the 200 ms open duration, so a late tick delays it as much.
+          // protect and the router judge grpc-js errors with the drivers' generic classifier,
+          // which cannot see whether headers arrived, so a probe that found no connection after
+          // a restart counts as a failure (not neverSent) and re-opens the circuit: their first
+          // success may come one more open duration (200 ms) after the channel reconnects.
+          const generic =
+            kind === 'stopped' && (entry === 'protect' || entry === 'router') ? 200 : 0;
+          const bound = 250 + recovery.lagMs + generic;
+          expect(firstOk, `first success ${firstOk} ms after recovery`).toBeLessThanOrEqual(bound);
+          const late = recovery.outcomes.filter((o) => o.startedAt - recoveredAt >= 500);
+          const okShare = late.filter((o) => o.ok).length / late.length;
+          expect(
+            okShare,
+            `${okShare} of the calls from 500 ms on succeeded`,
+          ).toBeGreaterThanOrEqual(0.99);
+          // No retry storm or herd of probes: at most 1.5 attempts per call offered since recovery.
+          const sent = upstream.attempts() - atRecovery;
+          expect(sent).toBeLessThanOrEqual(1.5 * recovery.outcomes.length);
+        } finally {
+          await harness.close();
+          await upstream.close();
+        }
+      }, 15_000);
+    }
+  },
+);
 
 describe('a half-open probe is never retried (real servers)', () => {
   // Retries on, no budget to hide them: a call admitted while closed makes 3 attempts;

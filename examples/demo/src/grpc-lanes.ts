@@ -85,9 +85,8 @@ export function createGrpcLanes(
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     hedge: { delayMs: 150, attempts: 2 },
+    circuit: { failureThreshold: 3, openDurationMs: 1_000 },
     health: {
-      failures: 3,
-      reset: '1s',
       probe: grpcHealthProbe,
       intervalMs: 1_000,
       timeoutMs: 1_000,

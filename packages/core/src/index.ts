@@ -17,6 +17,14 @@ export {
   type RetryPolicyOptions,
   STANDARD_RESILIENCE,
 } from './attempts/resilience-options.js';
+export type {
+  CallTelemetry,
+  Telemetry,
+  TelemetryAttemptOutcome,
+  TelemetryCallOutcome,
+  TelemetryRefusal,
+  TelemetryTarget,
+} from './attempts/telemetry.js';
 // Building blocks
 export { createCircuitBreaker } from './breaker/circuit-breaker.js';
 // The pure circuit-breaker API
@@ -188,6 +196,7 @@ export type {
   RouteHedge,
   RouteHedgedEvent,
   RouteOperation,
+  RoutePanic,
   RouteProvider,
   RouteRecoveredEvent,
   Router,

@@ -23,6 +23,7 @@ import { circuitStage } from './internals/circuit-stage.js';
 import { deadlineStage } from './internals/deadline-stage.js';
 import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
+import { telemetryStage } from './internals/telemetry-stage.js';
 
 /** What `onWarning` hears: a configuration that probably does not do what was meant. */
 export interface ResilienceWarning {
@@ -171,6 +172,8 @@ export function resilienceInterceptor(
       ) {
         stack.push(attemptStage(plan, isSafe, judge, clock));
       }
+      // Outermost, so that it sees refusals and the final status of every call.
+      if (plan.telemetry !== undefined) stack.unshift(telemetryStage(plan.telemetry, circuits));
       const interceptor: Interceptor =
         stack.length === 0
           ? (o, next) => next(o) as ReturnType<Interceptor>

@@ -1,12 +1,14 @@
 import {
+  type CircuitBreaker,
+  type CircuitBreakerOptions,
   type Clock,
   createHealthChecker,
   createHealthRegistry,
   createRouter,
   type Disposable,
-  type Duration,
   type Event,
   type HealthChecker,
+  type HealthRecorder,
   type HealthRegistry,
   type ProbeResultEvent,
   type ProbeSetting,
@@ -16,6 +18,7 @@ import {
   type RouteFailedEvent,
   type RouteHedge,
   type RouteHedgedEvent,
+  type RoutePanic,
   type RouteProtection,
   type RouteRecoveredEvent,
   type Router,
@@ -24,6 +27,7 @@ import {
   type RouteSelectionType,
   type RouteSkippedEvent,
   type Sleep,
+  STANDARD_RESILIENCE,
   systemClock,
 } from '@breakwater/core';
 import {
@@ -95,14 +99,18 @@ export const ROUTING_TARGET_KEYS = {
   protection: true,
 } as const satisfies KnownKeys<RoutingTarget>;
 
-/** Health of the targets: a circuit per target from call outcomes, and optional probes. */
+/**
+ * Background health of the targets: optional probes, whose failures count
+ * toward the target's `circuit` like failed calls, and the registry that
+ * records every outcome (counts, latency).
+ */
 export interface RoutingHealthOptions {
-  /** Registry to record into and consult (e.g. shared). Defaults to a new one from `failures` and `reset`. */
+  /**
+   * Registry to record into and consult (e.g. one shared with other channels):
+   * a target it reports open gets no calls. Defaults to a new one that only
+   * records (the target's `circuit` decides).
+   */
   registry?: HealthRegistry;
-  /** Consecutive counted failures that open a target. Defaults to 3. */
-  failures?: number;
-  /** How long an open target gets no calls before one recovery call, in ms or as a duration string. Defaults to 30 000. */
-  reset?: Duration;
   /** Background probe per target address (e.g. `grpcHealthProbe`), or `'none'`. Defaults to none. */
   probe?: ProbeSetting<string>;
   /** Time between probe rounds in ms. Defaults to 5 000. */
@@ -114,8 +122,6 @@ export interface RoutingHealthOptions {
 /** Keys of {@link RoutingHealthOptions}. @internal */
 export const ROUTING_HEALTH_KEYS = {
   registry: true,
-  failures: true,
-  reset: true,
   probe: true,
   intervalMs: true,
   timeoutMs: true,
@@ -127,7 +133,7 @@ export interface RoutingChannelOptions {
   targets: readonly RoutingTarget[];
   /** Order in which targets are tried (core router selection). Defaults to `'priority'` (registration order). */
   selection?: RouteSelection | RouteSelectionType;
-  /** Methods safe to repeat: only their calls fail over, retry or hedge. Defaults to none. */
+  /** Methods safe to repeat: only their calls hedge, and fail over or retry after any failure the classifier allows; other methods only when the request never left (`neverSent`). Defaults to none. */
   idempotent?: MethodSelector;
   /** Retries on one target before failing over (`{ retry: { attempts, backoff } }`). Defaults to one attempt per target. */
   protection?: RoutingProtection;
@@ -135,8 +141,16 @@ export interface RoutingChannelOptions {
   attemptTimeoutMs?: number | false;
   /** Start the call on the next target when the current one is slow (idempotent calls only): `{ delayMs | percentile, attempts }`. Defaults to none. */
   hedge?: RouteHedge | false;
-  /** Target health: circuits from call outcomes, optional background probes. Defaults to a registry with the defaults. */
+  /**
+   * Each target's circuit breaker (`createCircuitBreaker` options: `failureThreshold`, `openDurationMs`, `window`, …;
+   * each target gets its own, with one recovery call at a time), counting each call once after its retries on the
+   * target, and failed probes; `false` for none. Defaults to `STANDARD_RESILIENCE.circuit`.
+   */
+  circuit?: CircuitBreakerOptions | false;
+  /** Background probes and the registry of outcomes. Defaults to no probes and a registry that only records. */
   health?: RoutingHealthOptions;
+  /** The core router's panic rule: when every target (or `threshold` of them) is ejected, a `ratio` of the calls go to one anyway as its recovery call. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
+  panic?: RoutePanic | false;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
   /** One retry budget: every routed call deposits; every retry, hedge and failover withdraws. A budget or its options. Defaults to none. */
@@ -157,7 +171,9 @@ export const ROUTING_CHANNEL_KEYS = {
   protection: true,
   attemptTimeoutMs: true,
   hedge: true,
+  circuit: true,
   health: true,
+  panic: true,
   classify: true,
   budget: true,
   clock: true,
@@ -169,8 +185,10 @@ export const ROUTING_CHANNEL_KEYS = {
 export interface RoutingChannelApi {
   /** Target ids in registration order. */
   readonly targetIds: readonly string[];
-  /** The registry holding every target's circuit, counts and latency. */
+  /** The registry holding every target's counts and latency. */
   readonly health: HealthRegistry;
+  /** The circuit of target `targetId`, or `undefined` with `circuit: false`. Throws for an unknown id. */
+  circuit(targetId: string): CircuitBreaker | undefined;
   /** Probes every target now (when a probe is configured); resolves with what was recorded. */
   checkHealth(): Promise<ProbeResultEvent[]>;
   /** A target was chosen for an attempt. */
@@ -250,9 +268,13 @@ function eachRouter<E>(
  * skipping targets whose circuit is open. Calls of `idempotent` methods whose
  * request is one message (unary, server streaming) fail over to the next
  * target on a failure the classifier allows (server streams only before their
- * first message), retry per `protection`, and hedge per `hedge`; every other
- * call runs on one target. Outcomes feed each target's circuit in `health`;
- * a `health.probe` (e.g. `grpcHealthProbe`) checks targets in the background.
+ * first message), retry per `protection`, and hedge per `hedge`; calls of
+ * other methods with such a request fail over or retry only when it never
+ * left (no connection, stream refused); request streams run on one target.
+ * No retry or failover starts unless it can start before the call's
+ * deadline. Outcomes feed each target's `circuit`; a `health.probe` (e.g.
+ * `grpcHealthProbe`) checks targets in the background, its failures counted
+ * by the circuit too.
  * Pass it as `channelOverride` to any grpc-js client, or to nice-grpc's
  * `createClient(definition, channel)`. Target channels are created with
  * `disableGrpcRetries`, so attempts never multiply.
@@ -268,8 +290,28 @@ export function createRoutingChannel(options: RoutingChannelOptions): RoutingCha
   return optionPath('', () => build(options), 'createRoutingChannel');
 }
 
-/** The router reports a target's settings as `providers[i]`; the caller wrote `targets[i]`. */
-const asTargets = (path: string): string => path.replace(/^providers\[/, 'targets[');
+/**
+ * The router reports a target's settings as `providers[i]` and the circuit as
+ * `protection.circuit`; the caller wrote `targets[i]` and `circuit`.
+ */
+const asTargets = (path: string): string =>
+  path.replace(/^providers\[/, 'targets[').replace(/^protection\.circuit\b/, 'circuit');
+
+/** Failures in a row that open the routing channel's own registry: never (`circuit` decides). */
+const RECORD_ONLY = Number.MAX_SAFE_INTEGER;
+
+/** The one circuit setting every target gets its own breaker from, or `undefined` for none. */
+function circuitOf(value: RoutingChannelOptions['circuit']): CircuitBreakerOptions | undefined {
+  if (value === false) return undefined;
+  if (value === undefined) return STANDARD_RESILIENCE.circuit as CircuitBreakerOptions;
+  if (typeof value === 'object' && value !== null && 'tryAcquire' in value) {
+    throw optionTypeError(
+      'circuit',
+      'is a CircuitBreaker, which every target would share: give createCircuitBreaker options (each target gets its own breaker)',
+    );
+  }
+  return value;
+}
 
 function build(options: RoutingChannelOptions): RoutingChannel {
   checkOptions(undefined, options, ROUTING_CHANNEL_KEYS, '', false);
@@ -283,16 +325,10 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       : checkNumber('attemptTimeoutMs', attemptTimeout, { above: 0 });
   const classify = options.classify ?? createGrpcStatusClassifier();
   const clock = options.clock ?? systemClock;
+  const circuit = circuitOf(options.circuit);
   const h = options.health ?? {};
-  const registry =
-    h.registry ??
-    optionPath('health', () =>
-      createHealthRegistry({
-        clock,
-        ...(h.failures === undefined ? {} : { failures: h.failures }),
-        ...(h.reset === undefined ? {} : { reset: h.reset }),
-      }),
-    );
+  // A registry of the user's is consulted as given; the channel's own only records.
+  const registry = h.registry ?? createHealthRegistry({ clock, failures: RECORD_ONLY });
   const targets = buildTargets(options.targets);
   const shared = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -302,6 +338,16 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   let safe: Router<RoutingTargetRuntime>;
   let pinned: Router<RoutingTargetRuntime>;
   let checker: HealthChecker | undefined;
+  /** A failure the router did not see (a probe, a stream broken after commit): the registry and the circuit. */
+  const targetFailed = (id: string): void => {
+    registry.failure(id);
+    safe.circuit(id)?.onFailure();
+  };
+  // A failing probe counts toward the target's circuit; a passing one never closes it (one real call does).
+  const probeRecorder: HealthRecorder = {
+    success: (id, ms, o) => registry.success(id, ms, o),
+    failure: targetFailed,
+  };
   try {
     const providers = targets.map((t, i) => ({
       id: t.id,
@@ -314,7 +360,9 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       providers,
       health: { registry },
       classify: routingErrorPolicy,
-      ...(options.protection === undefined ? {} : { protection: options.protection }),
+      // Each target's breaker is built by the router from the shared options.
+      protection: { ...options.protection, ...(circuit === undefined ? {} : { circuit }) },
+      ...(options.panic === undefined ? {} : { panic: options.panic }),
       ...shared,
     };
     safe = optionPath(asTargets, () =>
@@ -329,10 +377,15 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       typeof options.selection === 'string' ? options.selection : options.selection?.type;
     const hedged = options.hedge !== undefined && options.hedge !== false;
     const parallel = hedged || selectionType === 'race';
-    // Calls that must not be repeated get a router without hedging or racing (same registry).
+    // Calls that must not be repeated get a router without hedging or racing (same registry,
+    // same breakers: a target has one circuit).
     pinned = parallel
       ? createRouter({
           ...base,
+          providers: providers.map((p) => ({
+            ...p,
+            protection: { ...p.protection, circuit: safe.circuit(p.id) ?? false },
+          })),
           ...(selectionType === 'race' || options.selection === undefined
             ? {}
             : { selection: options.selection }),
@@ -342,7 +395,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       const probe = h.probe;
       checker = optionPath('health', () =>
         createHealthChecker<string>({
-          registry,
+          registry: probeRecorder,
           targets: targets.map((t) => ({ name: t.id, target: t.address })),
           probe,
           intervalMs: h.intervalMs ?? 5_000,
@@ -364,7 +417,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const state: RoutingState = {
     safe,
     pinned,
-    health: registry,
+    targetFailed,
     classify,
     clock,
     perAttemptTimeoutMs,
@@ -386,8 +439,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const routers = pinned === safe ? [safe] : [safe, pinned];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
   // A health signal — a passing probe, or a target's channel back to READY — lets the
-  // target's recovery call go now instead of after `reset` (a passing probe still does
-  // not close the circuit: that call does).
+  // target's recovery call go now instead of after its circuit's open duration (a passing
+  // probe still does not close the circuit: that call does).
   const answersAgain = (id: string) => {
     registry.halfOpen(id);
     for (const r of routers) r.circuit(id)?.halfOpen();
@@ -408,6 +461,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const routingChannel: ChannelInterface & RoutingChannelApi = {
     targetIds: Object.freeze(targets.map((t) => t.id)),
     health: registry,
+    circuit: (targetId) => safe.circuit(targetId),
     checkHealth: () => checker?.checkNow() ?? Promise.resolve([]),
     onSelected: eachRouter(routers, (r) => r.onSelected),
     onSkipped: eachRouter(routers, (r) => r.onSkipped),

@@ -11,7 +11,7 @@ import {
   loadEchoPackageDefinition,
   startGrpcChaosServer,
 } from '@breakwater/chaos';
-import { isRoutingError } from '@breakwater/core';
+import { createCircuitBreaker, isRoutingError, STANDARD_RESILIENCE } from '@breakwater/core';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';
@@ -20,6 +20,15 @@ import { replicas, routingSetup } from './routing-helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const unavailable = { status: status.UNAVAILABLE };
+
+/** `protection` with 3 attempts per target at a fixed backoff, its `onRetry` recording into `heard`. */
+const heardRetries = (baseDelayMs: number, heard: number[]) => ({
+  retry: {
+    attempts: 3,
+    backoff: { baseDelayMs, jitter: 'none' as const },
+    onRetry: (e: { attempt: number }) => void heard.push(e.attempt),
+  },
+});
 
 describe('createRoutingChannel with a plain grpc-js client', () => {
   it('carries all four call types to the preferred target', async () => {
@@ -69,6 +78,20 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(servers[1]?.total()).toBe(0);
   });
 
+  it('skips a retry that cannot start before the call deadline: the last UNAVAILABLE at once', async () => {
+    const retried: number[] = [];
+    const { servers, client } = await routingSetup([{ faults: [unavailable] }], {
+      idempotent,
+      protection: heardRetries(2_000, retried),
+    });
+    const deadline = performance.timeOrigin + performance.now() + 500;
+    const outcome = await echoUnary(client, {}, { callId: 'd', callOptions: { deadline } });
+    // Not DEADLINE_EXCEEDED after a 2 s wait: the retry was never scheduled.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(retried).toEqual([]);
+    expect(servers[0]?.attempts('d')).toBe(1);
+  });
+
   it('never fails a non-idempotent call over', async () => {
     const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
       idempotent,
@@ -77,6 +100,20 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(outcome.error?.code).toBe(status.UNAVAILABLE);
     expect(servers[0]?.attempts('u')).toBe(1);
     expect(servers[1]?.total()).toBe(0);
+  });
+
+  it('retries and fails over a non-idempotent call whose request never left (connection refused)', async () => {
+    const retried: number[] = [];
+    const { servers, client } = await routingSetup([{}, {}], {
+      idempotent,
+      protection: heardRetries(5, retried),
+    });
+    await servers[0]?.stop();
+    const outcome = await echoUnary(client, {}, { callId: 'ns', method: 'UnaryUnsafe' });
+    expect(outcome.value?.replica).toBe('replica-2');
+    // Two retries on the refused target, then the failover; the request reached no server twice.
+    expect(retried).toEqual([1, 2]);
+    expect(servers[1]?.attempts('ns')).toBe(1);
   });
 
   it('fails a server stream over before its first message, never after', async () => {
@@ -93,6 +130,17 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(broken.messages.map((m) => m.replica)).toEqual(['replica-1']);
     expect(broken.error?.code).toBe(status.UNAVAILABLE);
     expect(after.servers[1]?.total()).toBe(0);
+  });
+
+  it('a server stream that breaks after its first message counts against its target’s circuit', async () => {
+    const { client, channel } = await routingSetup(
+      [{ faults: [{ ...unavailable, failAfterMessages: 1 }] }, {}],
+      { idempotent, circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+    );
+    const broken = await echoServerStream(client, { count: 3 });
+    expect(broken.error?.code).toBe(status.UNAVAILABLE);
+    expect(channel.circuit('replica-1')?.state).toBe('open');
+    expect(channel.health.snapshot()['replica-1']?.fail).toBe(1);
   });
 
   it('round-robin spreads calls evenly', async () => {
@@ -123,7 +171,8 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     try {
       const { servers, client, channel } = await routingSetup([{}, {}], {
         idempotent,
-        health: { probe, failures: 2 },
+        circuit: { failureThreshold: 2 },
+        health: { probe },
       });
       servers[0]?.setHealth('NOT_SERVING');
       await channel.checkHealth();
@@ -138,6 +187,32 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     } finally {
       probe.close();
     }
+  });
+
+  it('gives each target its own circuit: the standard one by default, none with `circuit: false`', async () => {
+    const standard = await routingSetup([{}, {}], { idempotent });
+    const a = standard.channel.circuit('replica-1');
+    expect(a?.toJSON()).toMatchObject({
+      state: 'closed',
+      openDurationMs: STANDARD_RESILIENCE.circuit.openDurationMs,
+    });
+    expect(standard.channel.circuit('replica-2')).not.toBe(a);
+    const none = await routingSetup([{}], { idempotent, circuit: false });
+    expect(none.channel.circuit('replica-1')).toBeUndefined();
+  });
+
+  it('a target has one circuit: opened by idempotent calls, it also turns away calls that are not', async () => {
+    const { servers, client, channel } = await routingSetup([{ faults: [unavailable] }, {}], {
+      idempotent,
+      // Hedging gives calls that must not repeat a router of their own: it shares the circuits.
+      hedge: { delayMs: 1_000 },
+      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+    });
+    expect((await echoUnary(client, {})).value?.replica).toBe('replica-2');
+    expect(channel.circuit('replica-1')?.state).toBe('open');
+    const unsafe = await echoUnary(client, {}, { callId: 'u', method: 'UnaryUnsafe' });
+    expect(unsafe.value?.replica).toBe('replica-2');
+    expect(servers[0]?.attempts('u')).toBe(0);
   });
 
   it('least-latency prefers the faster target once both are measured', async () => {
@@ -155,7 +230,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
       [{ faults: [unavailable] }, { faults: [unavailable] }],
       {
         idempotent,
-        health: { failures: 1, reset: 60_000 },
+        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
       },
     );
     const failed = await echoUnary(client, {});
@@ -186,6 +261,31 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     await expect.poll(() => servers[0]?.observed[0]?.outcome).toBe('CANCELLED');
   });
 
+  it('a CANCELLED sent by the server fails over, not retried on its target; the caller’s cancel is final', async () => {
+    const retry = { attempts: 3, backoff: { baseDelayMs: 5, jitter: 'none' as const } };
+    const cancelled = await routingSetup([{ faults: [{ status: status.CANCELLED }] }, {}], {
+      idempotent,
+      protection: { retry },
+    });
+    const outcome = await echoUnary(cancelled.client, {}, { callId: 'sc' });
+    expect(outcome.value?.replica).toBe('replica-2');
+    expect(cancelled.servers[0]?.attempts('sc')).toBe(1);
+
+    const hung = await routingSetup([{ faults: [{ hang: true }] }, {}], {
+      idempotent,
+      protection: { retry },
+    });
+    let call: { cancel(): void } | undefined;
+    const ended = new Promise<ServiceError | null>((resolve) => {
+      call = hung.client.Unary({ message: 'cc' }, (error: ServiceError | null) => resolve(error));
+    });
+    await expect.poll(() => hung.servers[0]?.total(), { timeout: 5_000 }).toBe(1);
+    call?.cancel();
+    expect((await ended)?.code).toBe(status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hung.servers.map((s) => s.total())).toEqual([1, 0]);
+  });
+
   it('rejects invalid options naming the option', async () => {
     const { createRoutingChannel } = await import('../src/index.js');
     expect(() => createRoutingChannel({ targets: [] })).toThrow(/targets/);
@@ -212,6 +312,20 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
         targets: [{ id: 'a', address: '127.0.0.1:1', protection: { attempts: 2 } as never }],
       }),
     ).toThrow(/targets\[0\]\.protection\.attempts/);
+    // 0.1's health circuit settings are gone: `circuit` takes createCircuitBreaker's names.
+    const one = [{ id: 'a', address: '127.0.0.1:1' }];
+    expect(() => createRoutingChannel({ targets: one, health: { failures: 3 } as never })).toThrow(
+      /unknown option `health\.failures`/,
+    );
+    expect(() => createRoutingChannel({ targets: one, health: { reset: '30s' } as never })).toThrow(
+      /unknown option `health\.reset`/,
+    );
+    expect(() => createRoutingChannel({ targets: one, circuit: { failureThreshold: 0 } })).toThrow(
+      /createRoutingChannel: circuit\.failureThreshold must be > 0, got 0/,
+    );
+    expect(() =>
+      createRoutingChannel({ targets: one, circuit: createCircuitBreaker() as never }),
+    ).toThrow(/circuit is a CircuitBreaker, which every target would share/);
     expect(ECHO_METHODS.unary).toBe('/breakwater.chaos.v1.Echo/Unary');
   });
 });

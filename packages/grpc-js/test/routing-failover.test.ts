@@ -51,7 +51,8 @@ describe('routing over three replica processes', () => {
     const probe = createGrpcHealthProbe();
     const { channel, client } = routedClient({
       selection: 'round-robin',
-      health: { probe, failures: 2 },
+      circuit: { failureThreshold: 2 },
+      health: { probe },
     });
     try {
       await servers[2]?.setHealth('NOT_SERVING');
@@ -75,7 +76,9 @@ describe('routing over three replica processes', () => {
   });
 
   it('kill the primary mid-run: zero failed calls; restart: traffic returns after one recovery call', async () => {
-    const { channel, client } = routedClient({ health: { failures: 2, reset: 300 } });
+    const { channel, client } = routedClient({
+      circuit: { failureThreshold: 2, openDurationMs: 300 },
+    });
     const recovered: string[] = [];
     channel.onRecovered((e) => recovered.push(e.providerId));
     try {

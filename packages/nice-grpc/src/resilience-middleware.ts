@@ -17,12 +17,10 @@ import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common
 import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
 import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';
 import { admissionStage } from './internals/admission.js';
+import { attemptsMiddleware } from './internals/attempts-stage.js';
 import { attemptStage } from './internals/parts.js';
-import {
-  attemptsMiddleware,
-  type ResilienceWarning,
-  type RetryCallOptions,
-} from './retry-middleware.js';
+import { telemetryStage } from './internals/telemetry.js';
+import type { ResilienceWarning, RetryCallOptions } from './retry-middleware.js';
 
 /** Per-call options of {@link resilienceMiddleware}: `deadline`, and `retry`/`hedge: false`, `attempts`. */
 export type ResilienceCallOptions = DeadlineCallOptions & RetryCallOptions;
@@ -118,6 +116,10 @@ export function resilienceMiddleware(
   }
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep };
   stack.push(attemptsMiddleware(attemptStage(fn, plan, extras, 'retry.')));
+  // Outermost, so that it sees refusals and how every call ends.
+  if (plan.telemetry !== undefined) {
+    stack.unshift(telemetryStage(plan.telemetry, admission.circuits) as (typeof stack)[number]);
+  }
   return compose(stack);
 }
 

@@ -1,31 +1,17 @@
-import {
-  type Backoff,
-  type BackoffOptions,
-  type Clock,
-  MAX_ATTEMPTS,
-  type RetryBudget,
-  type RetryBudgetOptions,
-  type RetryPolicyOptions,
-  type Sleep,
+import type {
+  Backoff,
+  BackoffOptions,
+  Clock,
+  RetryBudget,
+  RetryBudgetOptions,
+  RetryPolicyOptions,
+  Sleep,
 } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
-import {
-  AttemptEngine,
-  checkNumber,
-  checkOptions,
-  type KnownKeys,
-} from '@breakwater/core/internal';
-import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
-import { HedgedCall } from './internals/hedged-call.js';
-import { type MiddlewareResult, type UnaryNext, unaryNext } from './internals/next.js';
-import {
-  type AttemptStage,
-  attemptStage,
-  compact,
-  passThrough,
-  resolvePart,
-} from './internals/parts.js';
-import { RetryChain, retriedStream } from './internals/retry-chain.js';
+import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
+import type { ClientMiddleware } from 'nice-grpc-common';
+import { attemptsMiddleware } from './internals/attempts-stage.js';
+import { attemptStage, compact, resolvePart } from './internals/parts.js';
 
 /** Per-call options of the retry and hedging middlewares (and `resilienceMiddleware`). */
 export interface RetryCallOptions {
@@ -112,66 +98,4 @@ export function retryMiddleware(
   return attemptsMiddleware(
     attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest }),
   );
-}
-
-const sized = new WeakMap<AttemptEngine, Map<number, AttemptEngine | undefined>>();
-
-/** `engine` with `attempts` per call (cached), `undefined` for a single attempt. */
-function withAttempts(engine: AttemptEngine | undefined, attempts: number | undefined) {
-  if (engine === undefined || attempts === undefined || attempts === engine.attempts) return engine;
-  checkNumber('attempts', attempts, { integer: true, min: 1, max: MAX_ATTEMPTS });
-  let byCount = sized.get(engine);
-  if (byCount === undefined) {
-    byCount = new Map();
-    sized.set(engine, byCount);
-  }
-  let variant = byCount.get(attempts);
-  if (variant === undefined && !byCount.has(attempts)) {
-    variant = attempts < 2 ? undefined : new AttemptEngine(Object.assign({}, engine, { attempts }));
-    byCount.set(attempts, variant);
-  }
-  return variant;
-}
-
-/** The retry/hedge stage: one middleware for both, so a hedged call is never also retried. @internal */
-export function attemptsMiddleware(stage: AttemptStage): ClientMiddleware<RetryCallOptions> {
-  return async function* attempts<Request, Response>(
-    call: ClientMiddlewareCall<Request, Response>,
-    callOptions: CallOptions & RetryCallOptions,
-  ): MiddlewareResult<Response> {
-    const { retry, hedge, attempts: count } = callOptions;
-    const options =
-      retry === undefined && hedge === undefined && count === undefined
-        ? callOptions
-        : withoutCallKeys(callOptions);
-    if (call.requestStream) return yield* passThrough(stage, call, options);
-    const path = call.method.path;
-    const safe = stage.isIdempotent(call.method);
-    const hedger =
-      hedge === false || !(hedge || safe) ? undefined : withAttempts(stage.hedge, count);
-    if (hedger !== undefined && !call.responseStream) {
-      const next = unaryNext(call);
-      return await new HedgedCall(stage, hedger, path, options, next, call.request).run();
-    }
-    const engine = retry === false ? undefined : withAttempts(stage.retry, count);
-    if (engine !== undefined && !safe && retry !== true) stage.warn?.(path);
-    const repeatable = safe || retry === true;
-    const chain = new RetryChain(
-      stage,
-      engine,
-      path,
-      options,
-      repeatable,
-      call.next as UnaryNext<unknown>,
-      call.request,
-      call.responseStream,
-    );
-    if (call.responseStream) return yield* retriedStream<Response>(chain);
-    return (await chain.result()) as Response;
-  };
-}
-
-function withoutCallKeys(options: CallOptions & RetryCallOptions): CallOptions {
-  const { retry: _r, hedge: _h, attempts: _a, ...rest } = options;
-  return rest;
 }

@@ -1,9 +1,10 @@
 import type { RetryBudget, RetryBudgetOptions } from '@breakwater/core';
-import type { KnownKeys } from '@breakwater/core/internal';
+import { type KnownKeys, stopRefusal } from '@breakwater/core/internal';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { PART_EXTRA_KEYS } from './context.js';
 import type { Attempt, ResilientCall } from './internals/call.js';
+import { trpcErrorType } from './internals/errors.js';
 import { partLink, type StackExtras } from './resilience-link.js';
 
 /** Options of {@link hedgeLink}: `hedge` of `resilienceLink` plus its budget, classifier and idempotency. */
@@ -50,7 +51,9 @@ export function hedgeTimer(call: ResilientCall): void {
     engine.hedgeDelayMs ?? 0,
     () => {
       call.waiting = undefined;
-      if (!call.done && engine.mayHedge(call.started, call.deadlineAt)) call.launch();
+      if (call.done) return;
+      if (engine.mayHedge(call.started, call.deadlineAt)) call.launch(true);
+      else if (engine.clock() < call.deadlineAt) call.tel?.refused('budget-exhausted');
     },
     waiting.signal,
   );
@@ -77,8 +80,11 @@ export function hedgeFailed(call: ResilientCall, attempt: Attempt, error: unknow
       ? -1
       : engine.afterFailure(call.started, 0, verdict, error, call.deadlineAt);
   if (delayMs < 0 || engine === undefined) {
+    const refused = call.tel === undefined ? undefined : stopRefusal(delayMs);
+    if (refused !== undefined) call.tel?.refused(refused);
     call.fail(error);
     return;
   }
+  call.tel?.retry(call.started, delayMs, trpcErrorType(error));
   call.waitThenLaunch(engine, delayMs);
 }

@@ -1,8 +1,10 @@
 import {
+  type CircuitBreaker,
   createPool,
   type ResilienceOptions,
   type RetryPolicyOptions,
   systemClock,
+  type TelemetryTarget,
 } from '@breakwater/core';
 import {
   checkObject,
@@ -12,6 +14,7 @@ import {
   optionTypeError,
   RESILIENCE_KEYS,
   resolveResilience,
+  type SafeTelemetry,
 } from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
@@ -117,6 +120,26 @@ export function resolveStack(
       return typeof flag === 'boolean' ? flag : safe(op);
     },
     clock: shared.clock ?? systemClock,
+    telemetry: plan.telemetry,
+    targetOf: plan.telemetry === undefined ? undefined : trpcTargets(plan.telemetry, plan.circuit),
+  };
+}
+
+/** The telemetry target of each procedure path (`rpc.system: trpc`, `rpc.method`: the path), built once per path. */
+function trpcTargets(
+  telemetry: SafeTelemetry,
+  circuit: CircuitBreaker | undefined,
+): (path: string) => TelemetryTarget {
+  const targets = new Map<string, TelemetryTarget>();
+  // One breaker guards the whole link: it is told once, as the link's.
+  if (circuit !== undefined) telemetry.circuit(circuit, Object.freeze({ system: 'trpc' }));
+  return (path) => {
+    let target = targets.get(path);
+    if (target === undefined) {
+      target = Object.freeze({ system: 'trpc', method: path });
+      targets.set(path, target);
+    }
+    return target;
   };
 }
 

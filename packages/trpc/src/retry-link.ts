@@ -1,9 +1,10 @@
 import type { Backoff, BackoffOptions, RetryBudget, RetryBudgetOptions } from '@breakwater/core';
-import type { KnownKeys } from '@breakwater/core/internal';
+import { type KnownKeys, stopRefusal } from '@breakwater/core/internal';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { PART_EXTRA_KEYS } from './context.js';
 import type { ResilientCall } from './internals/call.js';
+import { trpcErrorType } from './internals/errors.js';
 import { partLink, type StackExtras } from './resilience-link.js';
 
 /** What `retry.onRetry` hears before each retry's wait. Carries no payload or message. */
@@ -81,10 +82,13 @@ export function retryFailed(call: ResilientCall, error: unknown): void {
     call.deadlineAt,
   );
   if (delayMs < 0) {
+    const refused = call.tel === undefined ? undefined : stopRefusal(delayMs);
+    if (refused !== undefined) call.tel?.refused(refused);
     call.fail(error);
     return;
   }
   call.previousDelayMs = delayMs;
+  call.tel?.retry(attempt, delayMs, trpcErrorType(error));
   const onRetry = stack.onRetry;
   if (onRetry !== undefined) {
     const e = error as { name?: unknown; data?: { code?: unknown } | null };

@@ -67,6 +67,7 @@ export const ROUTING_LINK_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
 
 /** Stands in for the endpoints' links in the router built only to check the options. */
@@ -110,7 +111,7 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
  *     { id: 'secondary', link: httpBatchLink({ url: b, fetch: createStatusPreservingFetch() }) },
  *   ],
  *   selection: { type: 'priority', priorities: { primary: 1 } },
- *   protection: { circuit: { failureThreshold: 3, openDurationMs: 10_000 } },
+ *   protection: { circuit: STANDARD_RESILIENCE.circuit },
  * })
  */
 export function routingLink<TRouter extends AnyRouter = AnyRouter>(

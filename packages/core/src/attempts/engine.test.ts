@@ -149,6 +149,14 @@ describe('AttemptEngine hedging and failover', () => {
     expect(e.mayFailOver(undefined)).toBe(0);
     expect(e.mayFailOver({})).toBe(STOP_BUDGET);
   });
+
+  it('starts no failover at or after the deadline, and then charges nothing', () => {
+    const clock = createManualClock(1_000);
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000, clock });
+    const e = new AttemptEngine({ attempts: 1, budget, clock });
+    expect(e.mayFailOver({}, 1_000)).toBe(STOP_DEADLINE);
+    expect(e.mayFailOver({}, 1_001)).toBe(0);
+  });
 });
 
 describe('AttemptEngine.schedule', () => {

@@ -43,6 +43,8 @@ export class AttemptEngine {
   readonly maxPushbackMs: number;
   readonly clock: Clock;
   readonly sleep: Sleep;
+  /** Engines for other attempt counts (see {@link AttemptEngine.withAttempts}). */
+  private variants: Map<number, AttemptEngine> | undefined = undefined;
 
   constructor(settings: AttemptEngineSettings) {
     this.attempts = settings.attempts;
@@ -98,11 +100,16 @@ export class AttemptEngine {
 
   /**
    * A provider's visit failed (after its own retries) with `verdict`: whether
-   * the router may move on to another provider. A failover re-sends the call,
-   * so it is charged to the retry budget like a retry.
+   * the router may move on to another provider (0) or a `STOP_*` code. A
+   * failover starts at once, so it needs time left before `deadlineAt`
+   * (`Infinity` for none); it re-sends the call, so it is charged to the
+   * retry budget like a retry.
    */
-  mayFailOver(verdict: ErrorVerdict | undefined): number {
+  mayFailOver(verdict: ErrorVerdict | undefined, deadlineAt = Number.POSITIVE_INFINITY): number {
     if (verdict !== undefined && verdict.failover === false) return STOP_NOT_RETRYABLE;
+    if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
+      return STOP_DEADLINE;
+    }
     if (this.budget !== undefined && !this.budget.tryRetry()) return STOP_BUDGET;
     return 0;
   }
@@ -129,6 +136,30 @@ export class AttemptEngine {
       if (cancel === undefined || !cancel.aborted) then();
     };
     waiting.then(go, go);
+  }
+
+  /**
+   * This engine with `attempts` per call instead (a per-call override, an
+   * integer in [1, {@link MAX_ATTEMPTS}] checked by the caller): built once
+   * per count and kept, so the calls that ask for it allocate nothing.
+   */
+  withAttempts(attempts: number): AttemptEngine {
+    if (attempts === this.attempts) return this;
+    if (this.variants === undefined) this.variants = new Map();
+    let variant = this.variants.get(attempts);
+    if (variant === undefined) {
+      variant = new AttemptEngine({
+        attempts,
+        backoff: this.backoff,
+        budget: this.budget,
+        hedgeDelayMs: this.hedgeDelayMs,
+        maxPushbackMs: this.maxPushbackMs,
+        clock: this.clock,
+        sleep: this.sleep,
+      });
+      this.variants.set(attempts, variant);
+    }
+    return variant;
   }
 }
 

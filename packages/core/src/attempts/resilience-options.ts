@@ -27,6 +27,7 @@ import {
   DEFAULT_MAX_PUSHBACK_MS,
   MAX_ATTEMPTS,
 } from './engine.js';
+import { guardTelemetry, type SafeTelemetry, type Telemetry } from './telemetry.js';
 
 /** What `retry.onRetry` hears before each retry's wait. */
 export interface RetryEvent {
@@ -97,6 +98,8 @@ export interface ResilienceOptions {
   sleep?: Sleep;
   /** Randomness for jitter. Defaults to `systemRandom`. */
   random?: RandomSource;
+  /** Hears every attempt, retry, hedge, failover, refusal and call end (e.g. `otelTelemetry()` of `@breakwater/otel`). Defaults to none: nothing is called or allocated for it. */
+  telemetry?: Telemetry;
 }
 
 /** Keys of {@link ResilienceOptions}. @internal */
@@ -112,6 +115,7 @@ export const RESILIENCE_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<ResilienceOptions>;
 
 const RETRY_POLICY_KEYS = {
@@ -146,6 +150,8 @@ export interface ResiliencePlan {
   readonly circuit: CircuitBreaker | undefined;
   readonly concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
   readonly rateLimit: TokenBucket | undefined;
+  /** The `telemetry` option, guarded so that drivers call it without try/catch; `undefined` for none. */
+  readonly telemetry: SafeTelemetry | undefined;
 }
 
 /**
@@ -353,6 +359,14 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
           );
   }
 
+  const telemetryOption = o.telemetry;
+  if (telemetryOption !== undefined) {
+    checkObject(`telemetry`, telemetryOption, false);
+    checkFunction(`telemetry.startCall`, (telemetryOption as Partial<Telemetry>).startCall, false);
+    checkFunction(`telemetry.circuit`, telemetryOption.circuit);
+    checkFunction(`telemetry.providers`, telemetryOption.providers);
+  }
+
   const timeoutMs = duration(`timeoutMs`, pick(o, 'timeoutMs', standard));
   const attemptTimeoutMs = duration(`attemptTimeoutMs`, pick(o, 'attemptTimeoutMs', standard));
   return {
@@ -365,5 +379,6 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     circuit,
     concurrency,
     rateLimit,
+    telemetry: telemetryOption === undefined ? undefined : guardTelemetry(telemetryOption),
   };
 }

@@ -1,6 +1,8 @@
+import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { abortError } from '../internal/abort.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import type { AttemptEngine } from './engine.js';
+import { errorTypeOf, stopRefusal, type TelemetryScope } from './telemetry.js';
 
 /** How a promise-style driver runs one attempt and judges its failure. @internal */
 export interface RetryLoopHooks<T> {
@@ -10,6 +12,28 @@ export interface RetryLoopHooks<T> {
   judge(error: unknown, attempt: number): ErrorVerdict | undefined;
   /** Told before each retry's wait: the attempt that failed, the delay, its error. Must not throw. */
   retrying?: ((attempt: number, delayMs: number, error: unknown) => void) | undefined;
+  /** The call's telemetry: the loop reports each attempt, retry and stop to it. Defaults to none. */
+  telemetry?: TelemetryScope | undefined;
+  /** The bounded name of an attempt's error for telemetry. Defaults to the error's `name`. */
+  errorType?: ((error: unknown) => string) | undefined;
+}
+
+/** Runs attempt `n` through `hooks`, telling the call's telemetry how it went. */
+async function observed<T>(hooks: RetryLoopHooks<T>, scope: TelemetryScope, n: number): Promise<T> {
+  const { tel } = scope;
+  scope.attempts = n;
+  tel.attemptStart(n);
+  try {
+    const value = await hooks.run(n);
+    tel.attemptEnd(n, 'success', undefined);
+    return value;
+  } catch (error) {
+    // A per-attempt deadline rejects with DeadlineExceededError (a call's ends the loop instead).
+    const timedOut = isDeadlineExceededError(error);
+    if (timedOut) tel.deadlineExceeded('attempt');
+    tel.attemptEnd(n, timedOut ? 'timeout' : 'failure', (hooks.errorType ?? errorTypeOf)(error));
+    throw error;
+  }
 }
 
 /**
@@ -36,8 +60,14 @@ export async function retryAfterFailure<T>(
     if (signal.aborted) throw abortError(signal);
     const verdict = hooks.judge(error, n);
     const delayMs = engine.afterFailure(n, previousDelayMs, verdict, error, deadlineAt);
-    if (delayMs < 0) throw error;
+    const scope = hooks.telemetry;
+    if (delayMs < 0) {
+      const refused = scope === undefined ? undefined : stopRefusal(delayMs);
+      if (refused !== undefined) scope?.tel.refused(refused);
+      throw error;
+    }
     previousDelayMs = delayMs;
+    scope?.tel.retry(n, delayMs, (hooks.errorType ?? errorTypeOf)(error));
     hooks.retrying?.(n, delayMs, error);
     if (delayMs > 0) {
       try {
@@ -48,9 +78,32 @@ export async function retryAfterFailure<T>(
     }
     if (signal.aborted) throw abortError(signal);
     try {
-      return await hooks.run(n + 1);
+      return await (scope === undefined ? hooks.run(n + 1) : observed(hooks, scope, n + 1));
     } catch (next) {
       error = next;
     }
+  }
+}
+
+/**
+ * Runs attempt 1 of a call and, when it fails and there is an engine, the
+ * retries {@link retryAfterFailure} decides on; rejects with the last
+ * attempt's error. A caller without a `signal` gets one that never aborts,
+ * built only once an attempt has failed.
+ * @internal
+ */
+export async function runAttempts<T>(
+  engine: AttemptEngine | undefined,
+  hooks: RetryLoopHooks<T>,
+  signal: AbortSignal | undefined,
+  deadlineAt: number,
+): Promise<T> {
+  try {
+    const scope = hooks.telemetry;
+    return await (scope === undefined ? hooks.run(1) : observed(hooks, scope, 1));
+  } catch (error) {
+    if (engine === undefined) throw error;
+    const live = signal ?? new AbortController().signal;
+    return retryAfterFailure(engine, hooks, 1, error, live, deadlineAt);
   }
 }

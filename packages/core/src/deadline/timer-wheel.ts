@@ -94,9 +94,11 @@ export class TimerWheel {
    * Schedules `entry` (not scheduled) to expire `timeoutMs` (finite, >= 0)
    * from now. Throws `RangeError` for any other timeout (or a non-finite
    * clock reading): one NaN or Infinity at the head of the heap would stop
-   * every deadline of the process.
+   * every deadline of the process. Returns the time it read (on the wheel's
+   * clock), so a caller that needs the start of its deadline reads no clock
+   * of its own.
    */
-  schedule(entry: WheelEntry, timeoutMs: number): void {
+  schedule(entry: WheelEntry, timeoutMs: number): number {
     const now = this.now();
     let tick = now + timeoutMs;
     if (!(timeoutMs >= 0 && tick - now < Number.POSITIVE_INFINITY)) {
@@ -131,6 +133,12 @@ export class TimerWheel {
     if (slot.tail === undefined) slot.head = entry;
     else slot.tail.wheelNext = entry;
     slot.tail = entry;
+    return now;
+  }
+
+  /** The current time on the wheel's clock. */
+  time(): number {
+    return this.now();
   }
 
   /** Removes `entry` if it is scheduled. */

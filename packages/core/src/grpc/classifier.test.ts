@@ -179,6 +179,23 @@ describe('classifyGrpcStatus', () => {
     });
   });
 
+  it('CANCELLED sent by the server may fail over (not retried, neutral); the caller’s is final', () => {
+    expect(classifyGrpcStatus(status.CANCELLED, undefined)).toEqual({
+      retry: false,
+      failover: true,
+      countForCircuit: false,
+    });
+    expect(classifyGrpcStatus(status.CANCELLED, undefined, { cancelledByCaller: true })).toEqual({
+      retry: false,
+      failover: false,
+      countForCircuit: false,
+    });
+    const classify = createGrpcStatusClassifier();
+    const input = { path: '/a.B/C', code: status.CANCELLED, trailer: undefined };
+    expect(classify(input).failover).toBe(true);
+    expect(classify({ ...input, cancelledByCaller: true }).failover).toBe(false);
+  });
+
   it('client-side serialization failures do not count against the server', () => {
     const v = classifyGrpcStatus(status.INTERNAL, undefined, {
       details: 'Request message serialization failure: x',

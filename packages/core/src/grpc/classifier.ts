@@ -20,7 +20,10 @@ export interface GrpcAttemptInfo {
   details?: string;
   /** The attempt ran under a per-attempt deadline earlier than the call's. Defaults to false. */
   perAttemptDeadline?: boolean;
-  /** The caller cancelled the call. Defaults to false. */
+  /**
+   * The caller cancelled the call (its signal, `call.cancel()`): final, never
+   * retried or failed over. Without it a `CANCELLED` is the server's. Defaults to false.
+   */
   cancelledByCaller?: boolean;
   /**
    * The attempt received response headers from a server. `false` with a
@@ -72,8 +75,8 @@ const NEVER_SENT: ErrorVerdict = Object.freeze({
   neverSent: true,
 });
 
-// grpc-js's own words for a call that found no connection, or whose stream the server refused.
-const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+/** grpc-js's own words for a call that found no connection, or whose stream the server refused. @internal */
+export const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
 
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
@@ -97,7 +100,9 @@ const CLIENT_SIDE_INTERNAL =
  * - `INTERNAL`, `UNKNOWN` — not retried unless `retryInternal` / `retryUnknown`;
  *   counted, except client-side serialization / size failures.
  * - `DATA_LOSS` — not retried; counted.
- * - `CANCELLED` — never retried, never counted (the caller, or a loser of a hedge).
+ * - `CANCELLED` — never retried on the same target, never counted; sent by the
+ *   server it may fail over to another target (`{ retry: false, failover: true }`),
+ *   cancelled by the caller (`cancelledByCaller`) it is final.
  * - `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`,
  *   `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED` —
  *   the caller's problem: never retried, no failover, not counted.
@@ -146,8 +151,11 @@ function statusVerdict(
       return info.retryUnknown ? RETRY : FAIL_COUNTED;
     case GrpcStatus.DATA_LOSS:
       return FAIL_COUNTED;
+    case GrpcStatus.CANCELLED:
+      // The server gave up on this call (the caller's own cancel returned above): another target may not.
+      return FAIL_NEUTRAL;
     default:
-      // CANCELLED and every "the request itself is wrong" code.
+      // Every "the request itself is wrong" code.
       return CALLER_ERROR;
   }
 }

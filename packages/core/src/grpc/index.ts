@@ -29,4 +29,4 @@ export {
   type PackageDefinitionLike,
 } from './methods.js';
 export { checkAttempts, type GrpcRetryEvent, resolveBackoff } from './retry-settings.js';
-export { GrpcStatus, type GrpcStatusCode } from './status.js';
+export { GrpcStatus, type GrpcStatusCode, grpcStatusName } from './status.js';

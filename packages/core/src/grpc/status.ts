@@ -22,5 +22,12 @@ export const GrpcStatus = Object.freeze({
   UNAUTHENTICATED: 16,
 } as const);
 
+const NAMES: readonly string[] = Object.keys(GrpcStatus);
+
+/** The name of gRPC status `code` (`'UNAVAILABLE'` for 14), or the number as text for an unknown code. */
+export function grpcStatusName(code: number): string {
+  return NAMES[code] ?? String(code);
+}
+
 /** One of the {@link GrpcStatus} codes. */
 export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];

@@ -14,14 +14,28 @@ export {
   type StopReason,
   stopReason,
 } from '../attempts/engine.js';
+export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
   RESILIENCE_KEYS,
   type ResiliencePlan,
   resolveResilience,
 } from '../attempts/resilience-options.js';
-export { type RetryLoopHooks, retryAfterFailure } from '../attempts/retry-loop.js';
+export { type RetryLoopHooks, retryAfterFailure, runAttempts } from '../attempts/retry-loop.js';
+export {
+  claimTelemetry,
+  errorTypeOf,
+  guardTelemetry,
+  refusalOf,
+  type SafeCallTelemetry,
+  type SafeTelemetry,
+  stopRefusal,
+  TELEMETRY_SCOPE,
+  TelemetryScope,
+  telemetryScopeOf,
+} from '../attempts/telemetry.js';
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
+export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */

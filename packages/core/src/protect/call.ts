@@ -1,4 +1,9 @@
-import type { AttemptEngine } from '../attempts/engine.js';
+import { type AttemptEngine, STOP_BUDGET, STOP_DEADLINE } from '../attempts/engine.js';
+import {
+  errorTypeOf,
+  type SafeCallTelemetry,
+  type TelemetryCallOutcome,
+} from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
@@ -38,29 +43,36 @@ export interface RunnerShared {
   readonly timeouts: EventEmitter<ProtectTimeoutEvent>;
   /** Calls started and not yet settled. */
   running: number;
+  /** Calls that succeeded on their first attempt and hold nothing: reused by the next calls. */
+  readonly spare: Call<unknown>[];
 }
+
+/** Most spare calls a runner keeps (one per call in flight at its busiest, up to this). */
+const MAX_SPARE = 256;
 
 /**
  * The context handed to one attempt. Its `signal` is created lazily: an attempt
  * whose callback never reads it costs no `AbortController`, and a runner without
  * a timeout passes the caller's own signal through. Otherwise the signal is the
- * attempt's own: no other call's deadline can abort it.
+ * attempt's own: no other call's deadline can abort it. It keeps what its
+ * getters need itself: the callback may hold it after its call object was reused.
  */
 class AttemptContext implements ProtectContext, OutcomeSink {
-  private controller: AbortController | undefined;
+  private controller: AbortController | undefined = undefined;
   /** Why this attempt's signal is (or must be, once created) aborted. */
-  reason: Error | undefined;
+  reason: Error | undefined = undefined;
   /** The attempt's outcome has been taken; a late settlement is absorbed. */
   done = false;
 
   constructor(
     private readonly call: Call<unknown>,
     readonly attempt: number,
+    /** The signal of an untimed attempt (the caller's, or one never aborted); `undefined` when timed. */
+    private readonly passed: AbortSignal | undefined,
   ) {}
 
   get signal(): AbortSignal {
-    const call = this.call;
-    if (!call.shared.timed) return call.callerSignal ?? neverAbortedSignal;
+    if (this.passed !== undefined) return this.passed;
     if (this.controller !== undefined) return this.controller.signal;
     const c = new AbortController();
     this.controller = c;
@@ -68,7 +80,7 @@ class AttemptContext implements ProtectContext, OutcomeSink {
     return c.signal;
   }
 
-  /** The callback's promise settled. */
+  /** The callback's promise settled (an attempt its call observes through `forwardOutcome`). */
   onOutcome(ok: boolean, value: unknown): void {
     this.call.attemptSettled(this, ok, value);
   }
@@ -80,21 +92,37 @@ class AttemptContext implements ProtectContext, OutcomeSink {
   }
 }
 
+const noFunction: ProtectedFunction<never> = () => {
+  throw new Error('protect: a spare call ran');
+};
+
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
 }
 
 /**
  * One `protect` call: a small state machine (admit → attempt → judge → back
- * off → attempt … → settle) driven by callbacks, so the success path costs one
- * promise of its own and no closures. It is also its own timer-wheel node.
+ * off → attempt … → settle) driven by callbacks. It is also its own
+ * timer-wheel node and caller-signal listener, and it watches its attempt's
+ * promise through two functions it makes once: a call that succeeds on its
+ * first attempt and holds nothing any more goes back to its runner's spares
+ * ({@link Call.init} readies it for the next call), so the success path
+ * allocates the caller's promise, the attempt's context and one `then`.
  * @internal
  */
 export class Call<T> extends WheelEntry {
+  private fn: ProtectedFunction<T> = noFunction;
+  callerSignal: AbortSignal | undefined = undefined;
+  private fallback: ProtectFallback<T> | undefined = undefined;
+  private policy: ErrorPolicy | undefined = undefined;
   private attempt = 0;
   private ctx: AttemptContext | undefined = undefined;
+  /** The attempt watched through {@link Call.onValue}/{@link Call.onError}; others go through `forwardOutcome`. */
+  private watched: AttemptContext | undefined = undefined;
   private permit = -1;
   private settled = false;
+  /** The call settled with its first attempt's value (the one case in which it is reused). */
+  private won = false;
   private allowFallback = true;
   private resolve: (value: T | PromiseLike<T>) => void = settlers.resolve;
   private reject: (error: unknown) => void = settlers.reject;
@@ -113,24 +141,82 @@ export class Call<T> extends WheelEntry {
   /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
   private lastCounted = true;
   /**
-   * The call's absolute deadline on the runner's clock (`timeoutMs`); 0 for
-   * none. Not `Infinity`: a field that starts as a small integer costs no
-   * number box per call on the success path of a runner without `timeoutMs`.
+   * When the call's first attempt was armed, on the wheel's clock (the read
+   * the wheel made anyway); the call's deadline is derived from it only once
+   * an attempt fails, so the success path reads one clock, not two.
    */
-  private deadlineAt = 0;
+  private startedAt = 0;
+  /** The call's absolute deadline on the runner's clock (`timeoutMs`), once derived; NaN before. */
+  private deadlineAt = Number.NaN;
   /** The configured deadline the current attempt's timer stands for, in ms. */
   private timerMs = 0;
   /** The wait before the current attempt (0 for the first). */
   private previousDelayMs = 0;
+  /** What hears this call's telemetry; `undefined` (one check per event) without the option. */
+  private tel: SafeCallTelemetry | undefined = undefined;
+  /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
+  private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
+  private readonly onError = (error: unknown): void => this.watchedSettled(false, error);
 
-  constructor(
-    readonly shared: RunnerShared,
-    private readonly fn: ProtectedFunction<T>,
-    readonly callerSignal: AbortSignal | undefined,
-    private readonly fallback: ProtectFallback<T> | undefined,
-    private readonly policy: ErrorPolicy | undefined,
-  ) {
+  constructor(readonly shared: RunnerShared) {
     super();
+  }
+
+  /**
+   * Readies a new or spare call object for one call. A spare comes back only
+   * after a first-attempt success, so the fields of the failure path (the
+   * abandoned attempt, the retry, the queue hold) are already in their start state.
+   */
+  init(
+    fn: ProtectedFunction<T>,
+    callerSignal: AbortSignal | undefined,
+    fallback: ProtectFallback<T> | undefined,
+    policy: ErrorPolicy | undefined,
+  ): this {
+    this.fn = fn;
+    this.callerSignal = callerSignal;
+    this.fallback = fallback;
+    this.policy = policy;
+    this.attempt = 0;
+    this.ctx = undefined;
+    this.permit = -1;
+    this.settled = false;
+    this.won = false;
+    this.allowFallback = true;
+    this.lastCounted = true;
+    this.deadlineAt = Number.NaN;
+    this.previousDelayMs = 0;
+    const config = this.shared.config;
+    const telemetry = config.telemetry;
+    this.tel = telemetry === undefined ? undefined : telemetry.startCall(config.target);
+    return this;
+  }
+
+  /** Gives a call that won on its first attempt, and that nothing refers to any more, back to the runner. */
+  private recycle(): void {
+    const spare = this.shared.spare;
+    if (spare.length >= MAX_SPARE) return;
+    // Drop what the caller handed in, so a spare keeps no user object alive.
+    this.fn = noFunction as ProtectedFunction<T>;
+    this.callerSignal = undefined;
+    this.fallback = undefined;
+    this.policy = undefined;
+    this.ctx = undefined;
+    this.tel = undefined;
+    this.resolve = settlers.resolve;
+    this.reject = settlers.reject;
+    spare.push(this as Call<unknown>);
+  }
+
+  /** The watched attempt's promise settled. */
+  private watchedSettled(ok: boolean, value: unknown): void {
+    const ctx = this.watched as AttemptContext;
+    this.watched = undefined;
+    this.attemptSettled(ctx, ok, value);
+    // Reused only when nothing can reach it any more: it settled with this first attempt's value,
+    // so no retry timer, no other attempt, no fallback and no deadline refers to it, its slot and
+    // permit are back and it left the caller's signal.
+    if (this.won && this.attempt === 1) this.recycle();
   }
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
@@ -234,6 +320,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
+        this.tel?.end('cancelled', 0, errorTypeOf(error));
         this.reject(error);
       });
     return p;
@@ -245,6 +332,7 @@ export class Call<T> extends WheelEntry {
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
+      this.tel?.end('cancelled', 0, undefined);
       this.fail(abortError(signal));
       return;
     }
@@ -266,9 +354,6 @@ export class Call<T> extends WheelEntry {
     shared.running++;
     signal?.addEventListener('abort', this);
     config.budget?.recordRequest();
-    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
-      this.deadlineAt = config.clock() + config.timeoutMs;
-    }
     this.runAttempt();
   }
 
@@ -283,6 +368,11 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     this.settled = true;
     if (shared.rejects.active) shared.rejects.emit({ reason });
+    const tel = this.tel;
+    if (tel !== undefined) {
+      tel.refused(reason);
+      tel.end('refused', 0, undefined);
+    }
     const error =
       cause ??
       (reason === 'queue-full'
@@ -307,8 +397,9 @@ export class Call<T> extends WheelEntry {
     if (shared.config.throttle !== undefined) {
       const admitted = shared.config.throttle.tryAcquire();
       if (!admitted.ok) {
+        this.tel?.refused('throttled');
         if (n === 1) {
-          this.finish('neutral');
+          this.finish('neutral', 'refused');
           if (shared.rejects.active) shared.rejects.emit({ reason: 'throttled' });
           this.failWith(admitted.error, 'throttled');
         } else {
@@ -319,9 +410,14 @@ export class Call<T> extends WheelEntry {
         return;
       }
     }
-    const ctx = new AttemptContext(this as Call<unknown>, n);
+    const ctx = new AttemptContext(
+      this as Call<unknown>,
+      n,
+      shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
+    );
     this.ctx = ctx;
-    if (shared.timed) this.armDeadline(config);
+    this.tel?.attemptStart(n);
+    if (shared.timed) this.armDeadline(config, n);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -329,28 +425,54 @@ export class Call<T> extends WheelEntry {
       this.attemptSettled(ctx, false, error);
       return;
     }
-    if (isThenable(result)) {
-      this.live = ctx;
+    if (!isThenable(result)) {
+      this.attemptSettled(ctx, true, result);
+      return;
+    }
+    this.live = ctx;
+    if (this.watched === undefined) {
+      // Promise.resolve returns a native promise as it is, and adopts any other thenable the way
+      // `await` does (a `then` that throws becomes a rejection).
+      this.watched = ctx;
+      Promise.resolve(result).then(this.onValue, this.onError);
+    } else {
+      // An abandoned attempt is still watched: this one reports through its own context.
       void forwardOutcome(ctx, result);
-    } else this.attemptSettled(ctx, true, result);
+    }
   }
 
   /**
-   * Schedules the current attempt's deadline: its own timeout, or what is left
-   * of the call's when that comes first (the engine never starts a retry at or
-   * past it, so at least 1 ms is left).
+   * Schedules attempt `n`'s deadline: its own timeout, or what is left of the
+   * call's when that comes first (the engine never starts a retry at or past
+   * it, so at least 1 ms is left).
    */
-  private armDeadline(config: ProtectConfig): void {
+  private armDeadline(config: ProtectConfig, n: number): void {
     let ms = config.attemptTimeoutMs;
     this.timerMs = ms;
-    if (this.deadlineAt !== 0) {
-      const left = this.deadlineAt - config.clock();
+    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
+      const left = n === 1 ? config.timeoutMs : this.callDeadline() - config.clock();
       if (left < ms) {
         ms = Math.max(left, 1);
         this.timerMs = config.timeoutMs;
       }
     }
-    this.shared.wheel.schedule(this, ms);
+    const now = this.shared.wheel.schedule(this, ms);
+    if (n === 1) this.startedAt = now;
+  }
+
+  /**
+   * The call's absolute deadline on the runner's clock (`Infinity` for none):
+   * its start, read on the wheel's clock when the first attempt was armed,
+   * carried over to the runner's clock as the time left.
+   */
+  private callDeadline(): number {
+    const config = this.shared.config;
+    if (config.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    if (Number.isNaN(this.deadlineAt)) {
+      const elapsed = this.shared.wheel.time() - this.startedAt;
+      this.deadlineAt = config.clock() + config.timeoutMs - elapsed;
+    }
+    return this.deadlineAt;
   }
 
   /** Deadline of the current attempt passed (`error`: `DeadlineExceededError`), or its timer failed. */
@@ -361,6 +483,12 @@ export class Call<T> extends WheelEntry {
     ctx.abort(error);
     if (shared.timeouts.active) {
       shared.timeouts.emit({ attempt: ctx.attempt, timeoutMs: this.timerMs });
+    }
+    const tel = this.tel;
+    if (tel !== undefined) {
+      const whole = shared.config.clock() >= this.callDeadline();
+      tel.deadlineExceeded(whole ? 'call' : 'attempt');
+      if (!shared.config.waitOnTimeout) tel.attemptEnd(ctx.attempt, 'timeout', errorTypeOf(error));
     }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
@@ -374,6 +502,11 @@ export class Call<T> extends WheelEntry {
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
+    this.tel?.attemptEnd(
+      ctx.attempt,
+      ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
+      ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
+    );
     // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
     else if (ok) this.succeed(value as T);
@@ -381,6 +514,7 @@ export class Call<T> extends WheelEntry {
   }
 
   private succeed(value: T): void {
+    this.won = true;
     this.shared.config.throttle?.recordAccept();
     this.finish('success');
     this.fulfil(value);
@@ -413,20 +547,25 @@ export class Call<T> extends WheelEntry {
         this.previousDelayMs,
         verdict,
         error,
-        this.deadlineAt === 0 ? Number.POSITIVE_INFINITY : this.deadlineAt,
+        this.callDeadline(),
       );
       if (delay >= 0) {
         this.retryAfter(engine, error, delay);
         return;
       }
+      if (delay === STOP_BUDGET) this.tel?.refused('budget-exhausted');
+      else if (delay === STOP_DEADLINE) this.tel?.refused('deadline-expired');
     }
-    this.finish(counted ? 'failure' : 'neutral');
+    // A probe that never reached the upstream (the verdict's neverSent) says nothing about it.
+    const neutral = !counted || (verdict?.neverSent === true && isProbePermit(this.permit));
+    this.finish(neutral ? 'neutral' : 'failure');
     this.failWith(error, 'error');
   }
 
   private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
     this.previousDelayMs = delay;
+    this.tel?.retry(this.attempt, delay, errorTypeOf(error));
     const onRetry = shared.config.onRetry;
     if (shared.retries.active || onRetry !== undefined) {
       const event = { attempt: this.attempt, delayMs: delay, errorName: errorName(error) };
@@ -463,7 +602,7 @@ export class Call<T> extends WheelEntry {
     // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
     if (this.live !== undefined && this.live.reason === undefined) this.live = undefined;
     this.ctx?.abort(error);
-    this.finish('neutral');
+    this.finish('neutral', 'cancelled');
     this.fail(error);
   }
 
@@ -472,9 +611,17 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Leaves every shared structure; runs exactly once per started call. */
-  private finish(outcome: CallOutcome): void {
+  private finish(
+    outcome: CallOutcome,
+    told: TelemetryCallOutcome = outcome === 'success' ? 'success' : 'failure',
+  ): void {
     this.settled = true;
     const shared = this.shared;
+    this.tel?.end(
+      told,
+      told === 'refused' ? 0 : this.attempt,
+      told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+    );
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {

@@ -4,6 +4,7 @@ import {
   type RetryEvent,
   resolveResilience,
 } from '../attempts/resilience-options.js';
+import type { SafeTelemetry, TelemetryTarget } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import {
   checkFunction,
@@ -37,6 +38,9 @@ export interface ProtectConfig {
   throttle: AdaptiveThrottle | undefined;
   onRetry: ((event: RetryEvent) => void) | undefined;
   name: string | undefined;
+  telemetry: SafeTelemetry | undefined;
+  /** What telemetry hears calls of this runner as. */
+  target: TelemetryTarget;
   clock: Clock;
   /** `undefined` means the host timer (the fast path). */
   sleep: Sleep | undefined;
@@ -116,6 +120,8 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
     throttle: throttleConfig(o.throttle),
     onRetry: plan.onRetry,
     name: o.name,
+    telemetry: plan.telemetry,
+    target: Object.freeze({ name: o.name }),
     clock: o.clock ?? systemClock,
     sleep: o.sleep,
   };
@@ -132,4 +138,5 @@ const SHARED_KEYS = [
   'clock',
   'sleep',
   'random',
+  'telemetry',
 ] as const satisfies readonly (keyof ResilienceOptions)[];

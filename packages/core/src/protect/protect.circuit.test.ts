@@ -129,6 +129,16 @@ describe('protect: circuit', () => {
     );
   });
 
+  it('a probe that never reached the upstream (neverSent) is neutral: the next call probes at once', async () => {
+    const { clock, run } = setup({ classify: () => ({ neverSent: true }) });
+    await openThenCool(run, clock);
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    await expect(run(() => Promise.reject(refused))).rejects.toBe(refused);
+    expect(run.circuit?.state).toBe('half-open');
+    await expect(run(ok)).resolves.toBe('up');
+    expect(run.circuit?.state).toBe('closed');
+  });
+
   it('a failed probe re-opens for a full cooldown', async () => {
     const { clock, run } = setup();
     await openThenCool(run, clock);

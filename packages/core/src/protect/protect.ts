@@ -30,6 +30,7 @@ class Runner implements RunnerShared {
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
+  readonly spare: Call<unknown>[] = [];
   running = 0;
 
   constructor(readonly config: ProtectConfig) {
@@ -42,6 +43,7 @@ class Runner implements RunnerShared {
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
+    if (config.circuit !== undefined) config.telemetry?.circuit(config.circuit, config.target);
   }
 
   run<T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T> {
@@ -57,7 +59,12 @@ class Runner implements RunnerShared {
     }
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const call = new Call<T>(this, fn, signal, fallback, policy);
+    const call = ((this.spare.pop() as Call<T> | undefined) ?? new Call<T>(this)).init(
+      fn,
+      signal,
+      fallback,
+      policy,
+    );
     const pool = this.pool;
     if (pool === undefined) return call.start();
     if (pool.tryTake()) {

@@ -46,6 +46,7 @@ export const PROTECT_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<ProtectOptions>;
 
 /** What the protected callback receives. */

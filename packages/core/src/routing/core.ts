@@ -1,4 +1,5 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
+import { errorTypeOf, type SafeCallTelemetry, stopRefusal } from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
 import {
@@ -9,7 +10,7 @@ import {
 import { abortError } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import type { RouterConfig } from './options.js';
+import { ROUTER_TARGET, type RouterConfig } from './options.js';
 import { routeParallel } from './parallel.js';
 import type {
   RouteExecuteOptions,
@@ -31,6 +32,43 @@ import {
   visitDeadline,
   visitSucceeded,
 } from './visit.js';
+
+/**
+ * One request's telemetry: visits are its attempts. Created only when the
+ * router has the `telemetry` option.
+ * @internal
+ */
+export class RouteTelemetry {
+  /** Visits started. */
+  visits = 0;
+  constructor(readonly tel: SafeCallTelemetry) {}
+
+  /** A visit starts; returns its number. */
+  visit(): number {
+    this.tel.attemptStart(++this.visits);
+    return this.visits;
+  }
+
+  /** Visit `visit` failed with `failure`; `failover` is the engine's answer (or 1 when none was asked). */
+  failed(visit: number, failure: VisitFailure, from: string, failover: number): void {
+    const type = errorTypeOf(failure.error);
+    this.tel.attemptEnd(visit, 'failure', type);
+    if (failover === 0) this.tel.failover(from, type);
+    else {
+      const refused = stopRefusal(failover);
+      if (refused !== undefined) this.tel.refused(refused);
+    }
+  }
+
+  /** Ends the request when `routed` settles. */
+  watch(routed: Promise<unknown>, signal: AbortSignal): void {
+    routed.then(
+      () => this.tel.end('success', this.visits, undefined),
+      (error: unknown) =>
+        this.tel.end(signal.aborted ? 'cancelled' : 'failure', this.visits, errorTypeOf(error)),
+    );
+  }
+}
 
 /** `admit()` result for a provider that has no circuit: admitted, nothing to release. */
 const NO_PERMIT = -1;
@@ -190,6 +228,8 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
+    deadlineAt: number,
+    rt: RouteTelemetry | undefined,
   ): Promise<T> {
     const { selection, providers } = this.config;
     const generation = selection.generation;
@@ -206,10 +246,12 @@ export class RouterCore<R> implements VisitEnv {
         if (panic === 1) permit = this.panicAdmit(p, permit);
         if (permit < NO_PERMIT) {
           visits = this.skip(p, permit, visits);
+          rt?.tel.refused('circuit-open');
           continue;
         }
         panic = -1;
       }
+      const visit = rt === undefined ? 0 : rt.visit();
       const healthProbe = this.claimedHealthProbe;
       const probe = this.isProbe(permit);
       if (this.selected.active)
@@ -228,26 +270,32 @@ export class RouterCore<R> implements VisitEnv {
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, false, fn, signal, policy, this, {
+          value = await runVisit(p, permit, false, fn, signal, policy, this, deadlineAt, {
             error,
             startedAt: start,
           });
+          rt?.tel.attemptEnd(visit, 'success', undefined);
           this.won(p, generation, probe);
           return value;
         }
         p.inflight--;
         visitSucceeded(p, permit, this.clock() - start, this);
+        rt?.tel.attemptEnd(visit, 'success', undefined);
         this.won(p, generation, probe);
         return value;
       } catch (error) {
         if (!(error instanceof VisitFailure)) throw error;
         visits = this.fail(p, error, visits);
         if (k + 1 < order.length) {
-          const go = this.config.engine.mayFailOver(error.verdict);
+          const go = this.config.engine.mayFailOver(error.verdict, deadlineAt);
+          rt?.failed(visit, error, p.id, go);
           if (go === STOP_NOT_RETRYABLE) throw error.error;
           // The budget refused the failover: the request ends as if no provider were left.
           if (go < 0) break;
-        } else if (error.verdict.failover === false) throw error.error;
+        } else {
+          rt?.failed(visit, error, p.id, 1);
+          if (error.verdict.failover === false) throw error.error;
+        }
       } finally {
         if (healthProbe) p.healthProbing = false;
       }
@@ -261,13 +309,20 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
+    deadlineAt: number,
   ): Promise<T> {
     this.budget?.recordRequest();
-    const { hedge, selection } = this.config;
+    const { hedge, selection, telemetry } = this.config;
+    let rt: RouteTelemetry | undefined;
+    if (telemetry !== undefined) {
+      const tel = telemetry.startCall(ROUTER_TARGET);
+      if (tel !== undefined) rt = new RouteTelemetry(tel);
+    }
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy)
-        : routeParallel(this, fn, signal, policy);
+        ? this.routeSequential(fn, signal, policy, deadlineAt, rt)
+        : routeParallel(this, fn, signal, policy, deadlineAt, rt);
+    rt?.watch(routed, signal);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {
       // Fallback covers routing failures, not cancellation or a throwing policy.

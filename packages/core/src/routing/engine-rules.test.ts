@@ -1,10 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { isRoutingError } from '../errors/routing-error.js';
 import type { RetryBudget } from '../retry/budget.js';
+import type { ManualClock } from '../time/manual-clock.js';
 import { call, type FakeResource, failing, fake, setup } from './test-helpers/fake-providers.js';
 import type { Router } from './types.js';
 
 const run = (router: Router<FakeResource>) => router.execute((r, ctx) => call(r, ctx));
+
+/** Runs one request with `deadlineAt` ms from now; settles with its value or error. */
+function runBy(router: Router<FakeResource>, clock: ManualClock, inMs: number): Promise<unknown> {
+  const deadlineAt = clock() + inMs;
+  return clock
+    .run(router.execute((r, ctx) => call(r, ctx), { deadlineAt }))
+    .catch((e: unknown) => e);
+}
+
+/** Makes `r` fail every call with `Error('<id> down')` after `ms` of virtual time. */
+function slowFailing(r: FakeResource, clock: ManualClock, ms: number, times?: number[]): void {
+  r.behave = async (_n, signal) => {
+    times?.push(clock());
+    await clock.sleep(ms, signal);
+    throw new Error(`${r.id} down`);
+  };
+}
 
 /** A budget that counts deposits and withdrawals and allows `allowed` withdrawals. */
 function countingBudget(allowed: number) {
@@ -81,6 +99,43 @@ describe('router decisions go through the attempt engine', () => {
     // Attempt 2 at +100; attempt 3 would start at +300, after the visit's deadline.
     expect(times.map((t) => t - times[0]!)).toEqual([0, 100]);
     expect(res.b!.calls).toBe(1);
+  });
+
+  it("execute's deadlineAt skips a retry that cannot start before it: the last error at once, no timer of its own", async () => {
+    const { router, res, clock } = setup(['a'], {
+      protection: { retry: { attempts: 3, backoff: { baseDelayMs: 2_000, jitter: 'none' } } },
+    });
+    const times: number[] = [];
+    slowFailing(res.a!, clock, 10, times);
+    const error = await runBy(router, clock, 1_000);
+    expect(isRoutingError(error) && (error.errors[0] as Error).message).toBe('a down');
+    // One attempt, ended at +10: the 2 s backoff would end past the deadline.
+    expect(times).toHaveLength(1);
+    expect(clock()).toBe(1_000_010);
+    // The attempt itself ran without a router timer: its signal never aborted.
+    expect(res.a!.signals[0]?.aborted).toBe(false);
+  });
+
+  it("no failover starts at or after execute's deadlineAt", async () => {
+    const { router, res, clock } = setup(['a', 'b']);
+    slowFailing(res.a!, clock, 50);
+    expect(isRoutingError(await runBy(router, clock, 50))).toBe(true);
+    expect(res.b!.calls).toBe(0);
+    // Before the deadline, the same failure fails over.
+    expect(await runBy(router, clock, 51)).toBe('ok:b');
+    expect(() => router.execute((r, ctx) => call(r, ctx), { deadlineAt: Number.NaN })).toThrow(
+      /router\.execute options\.deadlineAt must be a number, got NaN/,
+    );
+  });
+
+  it("no hedge starts at or after execute's deadlineAt", async () => {
+    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 50 } });
+    res.a = Object.assign(res.a!, fake('a', clock, 100));
+    const deadlineAt = clock() + 50;
+    await expect(clock.run(router.execute((r, ctx) => call(r, ctx), { deadlineAt }))).resolves.toBe(
+      'ok:a',
+    );
+    expect(res.b!.calls).toBe(0);
   });
 
   it('the visit deadline bounds a slow attempt even without an attempt timeout', async () => {

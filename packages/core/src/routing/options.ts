@@ -1,5 +1,6 @@
 import { AttemptEngine, MAX_ATTEMPTS } from '../attempts/engine.js';
 import { type ResilienceOptions, resolveResilience } from '../attempts/resilience-options.js';
+import type { SafeTelemetry, TelemetryTarget } from '../attempts/telemetry.js';
 import { createHealthChecker, type HealthChecker } from '../health/checker.js';
 import { createHealthRegistry, type HealthRegistry } from '../health/registry.js';
 import {
@@ -78,7 +79,12 @@ export interface RouterConfig<R> {
   clock: Clock;
   sleep: Sleep;
   random: RandomSource;
+  /** The `telemetry` option, guarded; `undefined` for none. */
+  telemetry: SafeTelemetry | undefined;
 }
+
+/** What telemetry hears the router's requests as. @internal */
+export const ROUTER_TARGET: TelemetryTarget = Object.freeze({ name: 'router' });
 
 function checkProviders<R>(options: RouterOptions<R>): void {
   const list: unknown = options.providers;
@@ -161,6 +167,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   if (options.clock !== undefined) router.clock = options.clock;
   if (options.sleep !== undefined) router.sleep = options.sleep;
   if (options.random !== undefined) router.random = options.random;
+  if (options.telemetry !== undefined) router.telemetry = options.telemetry;
   const shared = resolveResilience('createRouter', '', router, false);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
@@ -230,6 +237,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       return p.breaker?.state !== 'open' && !(h !== undefined && health.isOpen(p.id));
     },
   };
+  shared.telemetry?.providers(ids, view.healthy, ROUTER_TARGET);
   const selection = createSelection(options.selection, ids, view, random);
   const hedge = checkHedge(options.hedge, selection.type === 'race');
   const panic = checkPanic(options.panic, providers.length);
@@ -257,7 +265,12 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     clock,
     sleep,
     random,
+    telemetry: shared.telemetry,
   };
+  for (const p of providers) {
+    if (p.breaker !== undefined)
+      shared.telemetry?.circuit(p.breaker, Object.freeze({ name: p.id }));
+  }
   // Last, so that invalid options never leave a background checker running.
   const probe = h?.probe;
   const checker =

@@ -3,7 +3,7 @@ import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import type { RouterCore } from './core.js';
+import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
 import { type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
@@ -31,6 +31,8 @@ export function routeParallel<R, T>(
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
+  deadlineAt: number,
+  rt: RouteTelemetry | undefined,
 ): Promise<T> {
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
@@ -84,10 +86,12 @@ export function routeParallel<R, T>(
           if (panic === 1) permit = core.panicAdmit(p, permit);
           if (permit < -1) {
             visits = core.skip(p, permit, visits);
+            rt?.tel.refused('circuit-open');
             continue;
           }
           panic = -1;
         }
+        const visit = rt === undefined ? 0 : rt.visit();
         const healthProbe = core.claimedHealthProbe;
         const probe = core.isProbe(permit);
         const entry: Running<R> = { p, controller: new LinkedController(signal) };
@@ -96,7 +100,7 @@ export function routeParallel<R, T>(
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core).then(
+        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
             if (healthProbe) p.healthProbing = false;
             if (done) return;
@@ -109,6 +113,10 @@ export function routeParallel<R, T>(
               const now = core.clock();
               sample.record(now - started, now);
             }
+            if (rt !== undefined) {
+              rt.tel.attemptEnd(visit, 'success', undefined);
+              if (asHedge) rt.tel.hedgeWon(visit);
+            }
             core.won(p, generation, probe);
             resolve(value);
           },
@@ -119,13 +127,17 @@ export function routeParallel<R, T>(
             if (done) return;
             if (!(error instanceof VisitFailure)) return fail(error);
             visits = core.fail(p, error, visits);
-            if (error.verdict.failover === false) return fail(error.error);
+            if (error.verdict.failover === false) {
+              rt?.failed(visit, error, p.id, 1);
+              return fail(error.error);
+            }
             // Fail over at once, if the engine allows it; a race already started everyone.
             if (!race && next < order.length) {
-              const go = engine.mayFailOver(error.verdict);
+              const go = engine.mayFailOver(error.verdict, deadlineAt);
+              rt?.failed(visit, error, p.id, go);
               if (go === STOP_NOT_RETRYABLE) return fail(error.error);
               if (go >= 0 && launch(false)) return;
-            }
+            } else rt?.failed(visit, error, p.id, 1);
             if (running.size === 0) fail(new RoutingError(visits));
           },
         );
@@ -150,7 +162,11 @@ export function routeParallel<R, T>(
         () => {
           if (done) return;
           // Within the attempts and the budget (a refused withdrawal means no hedge).
-          if (!engine.mayHedge(1 + hedges, Number.POSITIVE_INFINITY)) return;
+          if (!engine.mayHedge(1 + hedges, deadlineAt)) {
+            // Within the attempts and before the deadline: the budget refused it.
+            if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
+            return;
+          }
           const from = current.id;
           hedges++;
           if (!launch(true)) {
@@ -158,6 +174,7 @@ export function routeParallel<R, T>(
             if (running.size === 0) fail(new RoutingError(visits ?? []));
             return;
           }
+          rt?.tel.hedge(rt.visits);
           if (core.hedged.active) {
             const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
             core.hedged.emit({ fromProviderId: from, toProviderId: to.id, delayMs });

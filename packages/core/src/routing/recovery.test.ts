@@ -75,6 +75,24 @@ describe('router: a recovery probe is never retried', () => {
   });
 });
 
+describe('router: a probe that never reached the provider', () => {
+  it('is neutral (the verdict says neverSent): the next request probes at once', async () => {
+    const { router, res, clock } = setup(['a'], {
+      protection: { circuit },
+      classify: () => ({ neverSent: true }),
+      panic: false,
+    });
+    await openCircuit(router, res.a!);
+    clock.advance(1000);
+    failing(res.a!);
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    expect(router.circuit('a')?.state).toBe('half-open');
+    res.a!.behave = async () => 'ok:a';
+    await expect(run(router)).resolves.toBe('ok:a');
+    expect(router.circuit('a')?.state).toBe('closed');
+  });
+});
+
 describe('router: the panic rule', () => {
   it('with every circuit open, one request in ten (ratio 0.1) goes to an ejected provider as its probe', async () => {
     const { router, res } = setup(['a', 'b'], { protection: { circuit } });

@@ -3,6 +3,7 @@ import { isQueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { isThenable } from '../internal/thenable.js';
+import { describeValue } from '../internal/validate.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
@@ -130,6 +131,12 @@ class RouterImpl<R> implements Router<R> {
   execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T> {
     // Before the slot is taken: a bad call must not harm the next one.
     checkCall('router.execute', 'fn', fn, options);
+    const deadlineAt = options?.deadlineAt ?? Number.POSITIVE_INFINITY;
+    if (typeof deadlineAt !== 'number' || Number.isNaN(deadlineAt)) {
+      throw new TypeError(
+        `router.execute options.deadlineAt must be a number, got ${describeValue(deadlineAt)}`,
+      );
+    }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.classify ?? this.config.classify;
@@ -137,28 +144,34 @@ class RouterImpl<R> implements Router<R> {
     let routed: Promise<T>;
     const pool = this.pool;
     if (pool === undefined) {
-      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
+      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
     } else if (pool.tryTake()) {
       // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
       if (this.holdsAbandoned) {
         const hold = new SlotHold((ok) => pool.give(ok));
-        routed = this.core.route(hold.wrap(fn), signal ?? neverAbortedSignal, policy, fallback);
+        routed = this.core.route(
+          hold.wrap(fn),
+          signal ?? neverAbortedSignal,
+          policy,
+          fallback,
+          deadlineAt,
+        );
         routed.then(
           () => hold.done(true),
           () => hold.done(false),
         );
       } else {
-        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback);
+        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
         routed.then(pool.giveOk, pool.giveFailed);
       }
     } else if (this.holdsAbandoned) {
-      routed = this.queueHolding(pool, fn, signal, policy, fallback);
+      routed = this.queueHolding(pool, fn, signal, policy, fallback, deadlineAt);
     } else {
       let started = false;
       routed = pool.run(
         (s) => {
           started = true;
-          return this.core.route(fn, s, policy, fallback);
+          return this.core.route(fn, s, policy, fallback, deadlineAt);
         },
         { signal },
       );
@@ -180,6 +193,7 @@ class RouterImpl<R> implements Router<R> {
     signal: AbortSignal | undefined,
     policy: RouteExecuteOptions<T>['classify'],
     fallback: RouteExecuteOptions<T>['fallback'],
+    deadlineAt: number,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let started = false;
@@ -189,7 +203,7 @@ class RouterImpl<R> implements Router<R> {
             new Promise<void>((released) => {
               started = true;
               const hold = new SlotHold(() => released());
-              const routed = this.core.route(hold.wrap(fn), s, policy, fallback);
+              const routed = this.core.route(hold.wrap(fn), s, policy, fallback, deadlineAt);
               routed.then(
                 (value) => {
                   hold.done(true);

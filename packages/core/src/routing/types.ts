@@ -1,4 +1,5 @@
 import type { ConcurrencyOptions } from '../attempts/resilience-options.js';
+import type { Telemetry } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
@@ -122,6 +123,15 @@ export interface RouteExecuteOptions<T> {
   signal?: AbortSignal | undefined;
   /** Replaces the router's `classify` for this call. Defaults to the router's. */
   classify?: ErrorPolicy | undefined;
+  /**
+   * The request's deadline as an absolute time on the router's clock, one the
+   * operation enforces itself (e.g. the gRPC deadline it sends): no retry,
+   * hedge or failover starts unless it can start before it, and a skipped
+   * retry ends the request with the last attempt's error at once. The router
+   * sets no timer for it (`protection.timeoutMs` is the router's own
+   * deadline). Defaults to none.
+   */
+  deadlineAt?: number | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
@@ -264,6 +274,8 @@ export interface RouterOptions<R> {
   sleep?: Sleep;
   /** Randomness for jitter and power-of-two choices. Defaults to `systemRandom`. */
   random?: RandomSource;
+  /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
+  telemetry?: Telemetry;
 }
 
 /** Keys of {@link RouterOptions}. @internal */
@@ -280,6 +292,7 @@ export const ROUTER_OPTION_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
 
 /** The panic rule of a router: see {@link RouterOptions.panic}. */

@@ -1,4 +1,5 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
+import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -93,7 +94,9 @@ export function visitFailed(
   durationMs: number,
   env: VisitEnv,
 ): VisitFailure {
-  const counted = verdict.countForCircuit !== false;
+  // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
+  const counted =
+    verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
   if (counted) env.health.failure(p.id);
   return new VisitFailure(error, verdict, counted, durationMs);
@@ -187,8 +190,10 @@ function errorName(error: unknown): string {
  * `signal` aborted (neutral: never counted, never retried), or with an
  * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
  * already ran (inline, on the router's hot path) and failed: the visit goes
- * on from judging that failure. A `probe` visit (a half-open circuit's or
- * the health registry's recovery probe) makes one attempt, never retried.
+ * on from judging that failure. `callDeadlineAt` is the request's own
+ * deadline (`Infinity` for none): it bounds the retries, not the attempts. A
+ * `probe` visit (a half-open circuit's or the health registry's recovery
+ * probe) makes one attempt, never retried.
  * @internal
  */
 export async function runVisit<R, T>(
@@ -199,11 +204,16 @@ export async function runVisit<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
   env: VisitEnv,
+  callDeadlineAt: number,
   first?: FailedFirstAttempt,
 ): Promise<T> {
   const visitStart = first === undefined ? env.clock() : first.startedAt;
   const deadlineAt = visitDeadline(p, visitStart);
-  const state: VisitState = { verdict: ALLOW, attemptStart: visitStart };
+  const state: VisitState = {
+    verdict: ALLOW,
+    attemptStart: visitStart,
+    retryBy: Math.min(deadlineAt, callDeadlineAt),
+  };
   p.inflight++;
   try {
     let value: T;
@@ -250,6 +260,8 @@ export async function runVisit<R, T>(
 interface VisitState {
   verdict: ErrorVerdict;
   attemptStart: number;
+  /** The deadline retries must start before: the visit's or the request's, whichever is first. */
+  readonly retryBy: number;
 }
 
 /**
@@ -302,6 +314,6 @@ function continueVisit<R, T>(
     1,
     error,
     signal,
-    deadlineAt,
+    state.retryBy,
   );
 }

@@ -31,6 +31,7 @@ export function circuitStage(circuits: GrpcCircuits): Stage {
               status.details,
               trailerGetter(status.metadata),
               cancelledByCaller,
+              isProbePermit(permit),
             );
       breaker.release(permit, outcome, clock() - startedAt);
     },

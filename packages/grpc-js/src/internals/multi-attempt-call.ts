@@ -1,5 +1,15 @@
-import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
-import type { AttemptEngine } from '@breakwater/core/internal';
+import {
+  type GrpcRetryEvent,
+  GrpcStatus,
+  type GrpcStatusClassifier,
+  grpcStatusName as statusName,
+} from '@breakwater/core/grpc';
+import {
+  type AttemptEngine,
+  claimTelemetry,
+  stopRefusal,
+  type TelemetryScope,
+} from '@breakwater/core/internal';
 import type {
   InterceptingListener,
   InterceptorOptions,
@@ -46,6 +56,10 @@ export class MultiAttemptCall extends ReplayingCall {
   private generation = 0;
   private lastDelayMs = 0;
   private readonly deadlineAt: number;
+  /** The call's telemetry (the interceptor's `telemetry` option), else `undefined`. */
+  private readonly scope: TelemetryScope | undefined;
+  /** Bit `i` set: attempt `i` was a hedge (sent while earlier attempts still ran). */
+  private hedges = 0;
 
   constructor(
     private readonly plan: AttemptPlan,
@@ -56,6 +70,25 @@ export class MultiAttemptCall extends ReplayingCall {
   ) {
     super(plan.responseStream, options, chain, index, final);
     this.deadlineAt = deadlineMs(options.deadline);
+    this.scope = claimTelemetry(options);
+  }
+
+  override onStatus(a: Attempt, status: StatusObject): void {
+    const scope = this.scope;
+    // Only the attempts that decide something: not one cancelled because another answered.
+    if (scope !== undefined && !this.finished && (this.committed ?? a) === a) {
+      const tel = scope.tel;
+      const ok = status.code === GrpcStatus.OK;
+      const timedOut = status.code === GrpcStatus.DEADLINE_EXCEEDED && a.perAttemptDeadline;
+      if (timedOut) tel.deadlineExceeded('attempt');
+      tel.attemptEnd(
+        a.index,
+        ok ? 'success' : timedOut ? 'timeout' : 'failure',
+        ok ? undefined : statusName(status.code),
+      );
+      if (ok && (this.hedges & (1 << a.index)) !== 0) tel.hedgeWon(a.index);
+    }
+    super.onStatus(a, status);
   }
 
   override start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
@@ -86,11 +119,14 @@ export class MultiAttemptCall extends ReplayingCall {
           )
         : -1;
     if (delayMs < 0) {
+      const refused = this.scope === undefined ? undefined : stopRefusal(delayMs);
+      if (refused !== undefined) this.scope?.tel.refused(refused);
       // A hedge still running may yet answer, unless this failure says no attempt can help.
       if (this.live.length === 0 || verdict.retry === false) this.report(a, status);
       return;
     }
     this.lastDelayMs = delayMs;
+    this.scope?.tel.retry(a.index, delayMs, statusName(status.code));
     if (plan.onRetry !== undefined) {
       try {
         plan.onRetry({ path: plan.path, attempt: a.index, delayMs, code: status.code });
@@ -107,7 +143,7 @@ export class MultiAttemptCall extends ReplayingCall {
     this.waits = undefined;
   }
 
-  private launch(): void {
+  private launch(asHedge = false): void {
     const { plan } = this;
     let options = this.options;
     let perAttempt = false;
@@ -119,11 +155,23 @@ export class MultiAttemptCall extends ReplayingCall {
         perAttempt = true;
       }
     }
+    const scope = this.scope;
+    if (scope !== undefined) {
+      const n = this.started + 1;
+      scope.attempts = n;
+      scope.tel.attemptStart(n);
+      if (asHedge) {
+        this.hedges |= 1 << n;
+        scope.tel.hedge(n);
+      }
+    }
     this.startAttempt(options, perAttempt);
     const hedgeDelayMs = plan.engine.hedgeDelayMs;
     if (hedgeDelayMs !== undefined && this.started < plan.engine.attempts) {
       this.wait(hedgeDelayMs, () => {
-        if (plan.engine.mayHedge(this.started, this.deadlineAt)) this.launch();
+        if (plan.engine.mayHedge(this.started, this.deadlineAt)) this.launch(true);
+        // Within the attempts and before the deadline: the budget refused it.
+        else if (plan.engine.clock() < this.deadlineAt) this.scope?.tel.refused('budget-exhausted');
       });
     }
   }

@@ -33,6 +33,8 @@ export class RouteAttempt implements InterceptingListener {
   heldMetadata: Metadata | undefined;
   /** A unary response held until this attempt's OK status (its target may still die before it). */
   heldMessage: Buffer | undefined;
+  /** Response headers came back: the server saw the request (it is not `neverSent`). */
+  headersReceived = false;
   /** Cancelled because another attempt answered first: its failure is neutral. */
   lost = false;
   settled = false;
@@ -52,6 +54,7 @@ export class RouteAttempt implements InterceptingListener {
   }
 
   onReceiveMetadata(metadata: Metadata): void {
+    this.headersReceived = true;
     this.owner.attemptMetadata(this, metadata);
   }
   onReceiveMessage(message: Buffer): void {

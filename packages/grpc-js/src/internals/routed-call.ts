@@ -53,11 +53,13 @@ function deadlineMs(deadline: Deadline): number {
  * A call of the routing channel. It opens no stream until it knows the shape
  * of its request: at `halfClose` with at most one message (unary and
  * server-streaming calls do this in the tick they start) the request is
- * complete and, for an idempotent method, replayable — it goes through the
- * `safe` router (failover, retries, hedges, each attempt on a target channel
- * re-sent from the buffered message). A request still streaming at the end
- * of its first tick goes through the `pinned` router: one target, straight
- * through. A replayable call commits to the first attempt that ends OK (a
+ * complete and replayable: each attempt on a target channel is re-sent from
+ * the buffered message. An idempotent method's call goes through the `safe`
+ * router (failover, retries, hedges); any other method's through the
+ * `pinned` one, retried or failed over only when its request never left
+ * (verdict `neverSent`: no connection, stream refused). A request still
+ * streaming at the end of its first tick goes through the `pinned` router:
+ * one target, straight through. A replayable call commits to the first attempt that ends OK (a
  * unary response: its message is held until then, so a target that dies
  * after the message but before the status fails over) or, for a response
  * stream, that delivers its first message; before that, headers are held.
@@ -81,6 +83,8 @@ export class RoutedCall implements Call, AttemptOwner {
   private unaryResponse = false;
   private dispatched = false;
   private replayable = false;
+  /** Replayable and of a method safe to repeat: every failure the classifier allows may repeat it. */
+  private idempotent = false;
   private live: RouteAttempt[] = [];
   private committed: RouteAttempt | undefined;
   private finished = false;
@@ -146,7 +150,7 @@ export class RoutedCall implements Call, AttemptOwner {
     if (this.halfClosed || this.finished) return;
     this.halfClosed = true;
     if (!this.dispatched) {
-      this.dispatch(this.messages <= 1 && this.state.isSafe(this.path));
+      this.dispatch(this.messages <= 1);
       return;
     }
     for (const a of this.live) a.call.halfClose();
@@ -192,14 +196,21 @@ export class RoutedCall implements Call, AttemptOwner {
     return this.committed?.call.getAuthContext() ?? null;
   }
 
-  /** Hands the call to a router once its request shape is known. */
+  /** Hands the call to a router once its request shape is known (`replayable`: complete, buffered). */
   dispatch(replayable: boolean): void {
     if (this.dispatched) return;
     this.dispatched = true;
     this.replayable = replayable;
-    const router = replayable ? this.state.safe : this.state.pinned;
+    this.idempotent = replayable && this.state.isSafe(this.path);
+    const router = this.idempotent ? this.state.safe : this.state.pinned;
+    // The grpc-js deadline bounds every attempt on its own; the router only needs it to skip
+    // a retry or failover that could not start in time (the engine's rule).
+    const deadlineAt = this.deadlineAt;
     router
-      .execute((target, context) => this.attempt(target, context.signal))
+      .execute(
+        (target, context) => this.attempt(target, context.signal),
+        deadlineAt === Number.POSITIVE_INFINITY ? undefined : { deadlineAt },
+      )
       .then(undefined, (error: unknown) => this.routeFailed(error));
   }
 
@@ -298,7 +309,7 @@ export class RoutedCall implements Call, AttemptOwner {
     else if (!a.settled) a.fail(status);
     else if (this.verdictFor(a, status).countForCircuit !== false) {
       // Failed after it committed (a stream broke): the router already counted a success.
-      this.state.health.failure(a.target.id);
+      this.state.targetFailed(a.target.id);
     }
     this.finish(status);
   }
@@ -318,11 +329,14 @@ export class RoutedCall implements Call, AttemptOwner {
       trailer: trailerGetter(status.metadata),
       perAttemptDeadline,
       cancelledByCaller: this.cancelled,
+      headersReceived: a.headersReceived,
     });
-    // Not replayable, or the call's own deadline is gone: other targets could not help.
+    // Not replayable, a method not safe to repeat whose request may have left, or the call's
+    // own deadline is gone: no other attempt may, or could, help.
     const stop =
       !this.replayable ||
       this.finished ||
+      (!this.idempotent && verdict.neverSent !== true) ||
       (status.code === Status.DEADLINE_EXCEEDED && !perAttemptDeadline);
     if (!stop) return verdict;
     return verdict.countForCircuit === false ? STOP_NEUTRAL : STOP_COUNTED;

@@ -1,4 +1,4 @@
-import type { Clock, ErrorVerdict, HealthRegistry, Router } from '@breakwater/core';
+import type { Clock, ErrorVerdict, Router } from '@breakwater/core';
 import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
 import type { ChannelInterface } from '@grpc/grpc-js';
 import { TargetAttemptError } from './target-attempt-error.js';
@@ -19,7 +19,8 @@ export interface RoutingState {
   readonly safe: Router<RoutingTargetRuntime>;
   /** Routes every other call: one target, no retry, no failover, no hedge. May be `safe` itself. */
   readonly pinned: Router<RoutingTargetRuntime>;
-  readonly health: HealthRegistry;
+  /** Records a failure the router did not see (a stream broken after commit) for the target's health and circuit. */
+  targetFailed(targetId: string): void;
   readonly classify: GrpcStatusClassifier;
   readonly clock: Clock;
   /** Per-attempt deadline in ms, or undefined. */

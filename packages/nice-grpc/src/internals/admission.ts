@@ -75,6 +75,7 @@ export function admissionStage({ circuits, bucket, pool }: Admission): ClientMid
           status.details,
           undefined,
           false,
+          isProbePermit(permit),
         );
       }
       throw error;

@@ -1,118 +1,45 @@
-import type { AttemptEngine } from '@breakwater/core/internal';
+import { type AttemptEngine, claimTelemetry, runHedged } from '@breakwater/core/internal';
 import type { CallOptions } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor } from './errors.js';
 import { type UnaryNext, unaryResult } from './next.js';
 import { type ChainSettings, judgeAttempt } from './retry-chain.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /**
- * One hedged unary call: the engine starts another attempt whenever the
- * latest has been outstanding for its delay (or at once after a retryable
- * failure); the first answer wins and the others are cancelled. Each attempt
- * has its own signal, so a loser can be cancelled alone; the caller's signal
- * cancels them all.
+ * One hedged unary call on core's hedging driver (`runHedged`): each attempt
+ * goes down with the time left as `grpc-timeout` and its own signal, so a
+ * loser can be cancelled alone; the attempt whose outcome is the call's hands
+ * its held-back header and trailer to the caller.
  * @internal
  */
-export class HedgedCall<Response> {
-  private readonly live = new Map<Attempt, AbortController>();
-  private readonly timers = new AbortController();
-  private readonly deadline: number;
-  private started = 0;
-  private settled = false;
-  private resolve!: (value: Response) => void;
-  private reject!: (error: unknown) => void;
-
-  constructor(
-    private readonly s: ChainSettings,
-    private readonly engine: AttemptEngine,
-    private readonly path: string,
-    private readonly options: CallOptions,
-    private readonly next: UnaryNext<Response>,
-    private readonly request: unknown,
-  ) {
-    this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
-  }
-
-  run(): Promise<Response> {
-    const promise = new Promise<Response>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    const signal = this.options.signal;
-    if (signal?.aborted) {
-      this.finish(abortErrorFor(signal), false);
-      return promise;
-    }
-    this.engine.budget?.recordRequest();
-    signal?.addEventListener('abort', this);
-    this.launch();
-    return promise;
-  }
-
-  /** The caller's signal aborted. */
-  handleEvent(): void {
-    this.finish(abortErrorFor(this.options.signal as AbortSignal), false);
-  }
-
-  private launch(): void {
-    const index = ++this.started;
-    const controller = new AbortController();
-    const left = this.deadline - this.s.clock();
-    const attempt = new Attempt(this.options, index, left, controller.signal);
-    this.live.set(attempt, controller);
-    unaryResult(this.next(this.request, attempt.options)).then(
-      (response) => {
-        if (this.settled) return;
-        attempt.commit();
-        this.finish(response, true);
+export function hedgedCall<Response>(
+  s: ChainSettings,
+  engine: AttemptEngine,
+  path: string,
+  options: CallOptions,
+  next: UnaryNext<Response>,
+  request: unknown,
+): Promise<Response> {
+  const deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
+  const attempts: Attempt[] = [];
+  return runHedged<Response>(
+    engine,
+    {
+      start(index, signal) {
+        const attempt = new Attempt(options, index, deadline - s.clock(), signal);
+        attempts[index] = attempt;
+        return unaryResult(next(request, attempt.options));
       },
-      (error: unknown) => this.failed(attempt, error),
-    );
-    const { engine } = this;
-    if (index < engine.attempts) {
-      engine.schedule(engine.hedgeDelayMs ?? 0, () => this.hedge(index), this.timers.signal);
-    }
-  }
-
-  /** The hedge timer armed when attempt `index` started fired. */
-  private hedge(index: number): void {
-    if (this.settled || this.started !== index) return;
-    if (this.engine.mayHedge(index, this.deadline)) this.launch();
-  }
-
-  private failed(attempt: Attempt, error: unknown): void {
-    const controller = this.live.get(attempt);
-    this.live.delete(attempt);
-    // A loser we cancelled, or a call already decided: nothing to learn.
-    if (this.settled || controller?.signal.aborted) return;
-    const verdict = judgeAttempt(this.s, this.path, attempt, error, this.deadline, true);
-    // Another attempt may still answer; only a failure not worth repeating ends the call now.
-    if (verdict.retry !== false && this.live.size > 0) return;
-    const delay = this.engine.afterFailure(this.started, 0, verdict, error, this.deadline);
-    if (delay < 0) {
-      attempt.commit();
-      this.finish(error, false);
-      return;
-    }
-    const index = this.started;
-    this.engine.schedule(
-      delay,
-      () => {
-        if (!this.settled && this.started === index) this.launch();
-      },
-      this.timers.signal,
-    );
-  }
-
-  private finish(outcome: unknown, ok: boolean): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.timers.abort();
-    this.options.signal?.removeEventListener('abort', this);
-    for (const controller of this.live.values()) controller.abort();
-    this.live.clear();
-    if (ok) this.resolve(outcome as Response);
-    else this.reject(outcome);
-  }
+      judge: (error, index) =>
+        judgeAttempt(s, path, attempts[index] as Attempt, error, deadline, true),
+      chosen: (index) => attempts[index]?.commit(),
+      cancelled: abortErrorFor,
+      telemetry: claimTelemetry(options),
+      errorType: telemetryErrorType,
+    },
+    options.signal,
+    deadline,
+  );
 }

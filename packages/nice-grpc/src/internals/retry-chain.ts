@@ -8,14 +8,17 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  claimTelemetry,
   type RetryLoopHooks,
-  retryAfterFailure,
+  runAttempts,
+  type TelemetryScope,
 } from '@breakwater/core/internal';
 import { type CallOptions, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
 import { type StreamNext, type UnaryNext, unaryResult } from './next.js';
+import { telemetryErrorType } from './telemetry.js';
 
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
@@ -75,6 +78,9 @@ export interface OpenStream<Response> {
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
   private readonly deadline: number;
+  /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
+  readonly telemetry: TelemetryScope | undefined;
+  readonly errorType = telemetryErrorType;
 
   constructor(
     private readonly s: ChainSettings,
@@ -88,29 +94,16 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
     engine?.budget?.recordRequest();
+    this.telemetry = claimTelemetry(options);
   }
 
   /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
   async result(): Promise<unknown> {
     let outcome: unknown;
     try {
-      outcome = await this.run(1);
-    } catch (error) {
-      const { engine, options } = this;
-      if (engine === undefined) throw this.fail(error);
-      try {
-        outcome = await retryAfterFailure(
-          engine,
-          this,
-          1,
-          error,
-          // The loop listens to a signal: a caller without one gets one that never aborts.
-          options.signal ?? new AbortController().signal,
-          this.deadline,
-        );
-      } catch (last) {
-        throw this.fail(last);
-      }
+      outcome = await runAttempts(this.engine, this, this.options.signal, this.deadline);
+    } catch (last) {
+      throw this.fail(last);
     }
     this.last?.commit();
     return outcome;

@@ -6,17 +6,26 @@ import {
   type ErrorVerdict,
   isProbePermit,
   type Pool,
+  type TelemetryTarget,
   type TokenBucket,
 } from '@breakwater/core';
-import type { AttemptEngine, RetryBudgetLike } from '@breakwater/core/internal';
-import { startTimerWith, stopTimer, type TimerHandle } from '@breakwater/core/internal';
+import {
+  type AttemptEngine,
+  type RetryBudgetLike,
+  refusalOf,
+  type SafeCallTelemetry,
+  type SafeTelemetry,
+  startTimerWith,
+  stopTimer,
+  type TimerHandle,
+} from '@breakwater/core/internal';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
 import type { BreakwaterOperationContext } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
-import { aborted, deadlineRefusal, refusal } from './errors.js';
+import { aborted, deadlineRefusal, refusal, trpcErrorType } from './errors.js';
 import { isAnswer } from './results.js';
 import { inputAfterEvent } from './tracked-input.js';
 
@@ -44,9 +53,13 @@ export interface Stack {
   /** Whether an operation is safe to repeat (per-call `context.idempotent` already applied). */
   readonly idempotent: (op: Operation) => boolean;
   readonly clock: Clock;
+  /** The `telemetry` option, guarded, and the procedure → target map; `undefined` without it. */
+  readonly telemetry: SafeTelemetry | undefined;
+  readonly targetOf: ((path: string) => TelemetryTarget) | undefined;
 }
 
 function expireCall(call: ResilientCall): void {
+  call.tel?.deadlineExceeded('call');
   call.fail(deadlineRefusal(call.op, call.ms, 'timeout'));
 }
 
@@ -60,7 +73,11 @@ export class Attempt implements Observer<Envelope, unknown> {
   timer: TimerHandle | undefined = undefined;
   ended = false;
 
-  constructor(readonly call: ResilientCall) {}
+  constructor(
+    readonly call: ResilientCall,
+    /** 1 for the first attempt. */
+    readonly index: number,
+  ) {}
 
   next(envelope: Envelope): void {
     if (!this.ended) this.call.data(this, envelope);
@@ -69,6 +86,7 @@ export class Attempt implements Observer<Envelope, unknown> {
   error(error: unknown): void {
     if (this.ended) return;
     this.stop();
+    this.call.tel?.attemptEnd(this.index, 'failure', trpcErrorType(error));
     this.call.attemptFailed(this, error);
   }
 
@@ -83,6 +101,11 @@ export class Attempt implements Observer<Envelope, unknown> {
     this.timer = undefined;
     if (this.ended) return;
     this.cancel();
+    const tel = this.call.tel;
+    if (tel !== undefined) {
+      tel.deadlineExceeded('attempt');
+      tel.attemptEnd(this.index, 'timeout', 'TIMEOUT');
+    }
     const { op, stack } = this.call;
     this.call.attemptFailed(this, deadlineRefusal(op, stack.attemptTimeoutMs, 'attempt timeout'));
   }
@@ -102,6 +125,11 @@ export class Attempt implements Observer<Envelope, unknown> {
     this.timer = undefined;
   }
 }
+
+/** Marks, in `op.context`, a call a circuit above admitted as its half-open probe. */
+const PROBE: unique symbol = Symbol('breakwater.circuitProbe');
+
+type ProbeContext = Record<string | symbol, unknown> & { [PROBE]?: true };
 
 /**
  * One call through a resilience stack, outermost first: bulkhead slot, rate
@@ -132,10 +160,21 @@ export class ResilientCall implements Unsubscribable {
   private slotOf: Pool | undefined = undefined;
   private giveBack: (() => void) | undefined = undefined;
   private permit = -1;
+  /**
+   * A half-open probe: of this stack's circuit, or of a circuit in a link
+   * above (the mark in `op.context`). It gets one attempt, never retried or hedged.
+   */
+  private probe = false;
+  /** The operation sent below: `op`, or a copy whose context carries the probe mark. */
+  private below: Operation | undefined = undefined;
   private startedAt = 0;
   private timer: TimerHandle | undefined = undefined;
   private listening = false;
   private lastEventId: string | undefined = undefined;
+  /** The call's telemetry (the stack's `telemetry` option), else `undefined`. */
+  tel: SafeCallTelemetry | undefined = undefined;
+  /** Bit `i` set: attempt `i` was a hedge. */
+  private hedges = 0;
 
   constructor(
     readonly stack: Stack,
@@ -146,6 +185,12 @@ export class ResilientCall implements Unsubscribable {
 
   start(): void {
     const { stack, op } = this;
+    const telemetry = stack.telemetry;
+    if (telemetry !== undefined) {
+      this.tel = telemetry.startCall(
+        (stack.targetOf as (path: string) => TelemetryTarget)(op.path),
+      );
+    }
     if (op.signal?.aborted) {
       this.fail(aborted(op.signal));
       return;
@@ -176,6 +221,7 @@ export class ResilientCall implements Unsubscribable {
       });
     pool.run(task, { signal: waiting.signal }).catch((error: unknown) => {
       if (this.waiting === waiting) this.waiting = undefined;
+      this.refuse(error);
       this.fail(refusal(error as Error));
     });
   }
@@ -185,6 +231,7 @@ export class ResilientCall implements Unsubscribable {
     if (stack.rateLimit !== undefined) {
       const taken = stack.rateLimit.tryAcquire(1);
       if (!taken.ok) {
+        this.refuse(taken.error);
         this.fail(refusal(taken.error));
         return;
       }
@@ -193,11 +240,20 @@ export class ResilientCall implements Unsubscribable {
     if (circuit !== undefined) {
       const permit = circuit.tryAcquire();
       if (permit < 0) {
-        this.fail(refusal(new CircuitOpenError({ retryAfterMs: circuit.retryAfterMs() })));
+        const error = new CircuitOpenError({ retryAfterMs: circuit.retryAfterMs() });
+        this.refuse(error);
+        this.fail(refusal(error));
         return;
       }
       this.permit = permit;
       this.startedAt = stack.clock();
+    }
+    this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
+    if (this.probe) {
+      // Links below (a retryLink under this circuit) must not repeat the probe either.
+      const context: ProbeContext = Object.assign({}, op.context);
+      context[PROBE] = true;
+      this.below = Object.assign({}, op, { context });
     }
     const subscription = op.type === 'subscription';
     if (!subscription) {
@@ -211,23 +267,37 @@ export class ResilientCall implements Unsubscribable {
     }
     stack.budget?.recordRequest();
     this.repeatable = stack.idempotent(op);
-    if (
-      stack.hedge !== undefined &&
-      this.repeatable &&
-      !subscription &&
-      !isProbePermit(this.permit)
-    ) {
+    if (stack.hedge !== undefined && this.repeatable && !subscription && !this.probe) {
       this.running = [];
     }
     this.launch();
   }
 
-  /** Starts the next attempt. */
-  launch(): void {
+  /** Telemetry of a call refused before its first attempt (`cause`: the Breakwater error). */
+  private refuse(cause: unknown): void {
+    const tel = this.tel;
+    const reason = refusalOf(cause);
+    if (tel === undefined || reason === undefined) return;
+    // Told here, so `fail` does not end it again as a failure.
+    this.tel = undefined;
+    tel.refused(reason);
+    tel.end('refused', 0, undefined);
+  }
+
+  /** Starts the next attempt (`asHedge`: while the others still run). */
+  launch(asHedge = false): void {
     if (this.done) return;
     const { stack, op } = this;
-    this.started++;
-    const attempt = new Attempt(this);
+    const n = ++this.started;
+    const tel = this.tel;
+    if (tel !== undefined) {
+      tel.attemptStart(n);
+      if (asHedge) {
+        this.hedges |= 1 << n;
+        tel.hedge(n);
+      }
+    }
+    const attempt = new Attempt(this, n);
     this.current = attempt;
     this.running?.push(attempt);
     const left = this.deadlineAt - stack.clock();
@@ -235,10 +305,11 @@ export class ResilientCall implements Unsubscribable {
     if (stack.attemptTimeoutMs < left && op.type !== 'subscription') {
       attempt.timer = startTimerWith(stack.attemptTimeoutMs, expireAttempt, attempt);
     }
+    const sent = this.below ?? op;
     const input =
       this.lastEventId === undefined
-        ? op
-        : Object.assign({}, op, { input: inputAfterEvent(op.input, this.lastEventId) });
+        ? sent
+        : Object.assign({}, sent, { input: inputAfterEvent(op.input, this.lastEventId) });
     const sub = this.nextLink(input).subscribe(attempt);
     // An attempt that ended during subscribe has been handled already.
     if (attempt.ended) sub.unsubscribe();
@@ -256,6 +327,11 @@ export class ResilientCall implements Unsubscribable {
     }
     if (!this.answered && isAnswer(envelope)) {
       this.answered = true;
+      const tel = this.tel;
+      if (tel !== undefined) {
+        tel.attemptEnd(attempt.index, 'success', undefined);
+        if ((this.hedges & (1 << attempt.index)) !== 0) tel.hedgeWon(attempt.index);
+      }
       this.release('success');
     }
     const result = envelope.result as { type?: string; id?: string };
@@ -272,7 +348,7 @@ export class ResilientCall implements Unsubscribable {
     if (this.done) return;
     // A query that already answered has nothing left to repeat; a half-open probe is never
     // repeated (its failure re-opens the circuit, and the caller gets it).
-    if ((this.answered && this.op.type !== 'subscription') || isProbePermit(this.permit)) {
+    if ((this.answered && this.op.type !== 'subscription') || (this.probe && !this.answered)) {
       this.fail(error);
       return;
     }
@@ -288,6 +364,7 @@ export class ResilientCall implements Unsubscribable {
     this.done = true;
     this.release('success');
     this.settle();
+    this.tel?.end('success', this.started, undefined);
     this.observer.complete?.();
   }
 
@@ -324,11 +401,20 @@ export class ResilientCall implements Unsubscribable {
     this.done = true;
     this.dropBelow();
     if (this.permit >= 0) {
-      this.release(
-        this.stack.classify(error, this.op).countForCircuit === false ? 'neutral' : 'failure',
-      );
+      const verdict = this.stack.classify(error, this.op);
+      // A probe that never reached a server (connection refused) says nothing about it:
+      // neutral, so the next call probes as soon as the server listens again.
+      const neutral =
+        verdict.countForCircuit === false ||
+        (verdict.neverSent === true && isProbePermit(this.permit));
+      this.release(neutral ? 'neutral' : 'failure');
     }
     this.settle();
+    this.tel?.end(
+      this.op.signal?.aborted ? 'cancelled' : 'failure',
+      this.started,
+      trpcErrorType(error),
+    );
     this.observer.error?.(error);
   }
 
@@ -345,6 +431,7 @@ export class ResilientCall implements Unsubscribable {
     // The caller left: that says nothing about the server.
     this.release('neutral');
     this.settle();
+    this.tel?.end(this.answered ? 'success' : 'cancelled', this.started, undefined);
   }
 
   private dropBelow(): void {

@@ -1,4 +1,5 @@
 import { DeadlineExceededError, OperationAbortedError } from '@breakwater/core';
+import { errorTypeOf } from '@breakwater/core/internal';
 import { type Operation, TRPCClientError } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 
@@ -40,4 +41,11 @@ export function deadlineRefusal(
       message: `Deadline of ${ms} ms exceeded calling "${op.path}" (${kind})`,
     }),
   );
+}
+
+/** The bounded name of a tRPC failure: its tRPC error code (`INTERNAL_SERVER_ERROR`), else its name. @internal */
+export function trpcErrorType(error: unknown): string {
+  const code = (error as { data?: { code?: unknown } | null } | null)?.data?.code;
+  // Only a code of the tRPC shape: a server cannot put free text into an attribute.
+  return typeof code === 'string' && /^[A-Z_]{1,40}$/.test(code) ? code : errorTypeOf(error);
 }

@@ -1,0 +1,92 @@
+/**
+ * Cost of `telemetry` on protect's success path, interleaved in one run:
+ * the core before the hook (a copy of its source at the base commit, given as
+ * BREAKWATER_BASE_CORE), this core without `telemetry`, and this core with
+ * `otelTelemetry()` on a real OpenTelemetry MeterProvider (no active span, so
+ * only metrics). Run in bench/ with the root tsconfig (its paths map `@breakwater/*` to src):
+ *   git archive d7be53a packages/core/src | tar -x -C /tmp/bw-base
+ *   BREAKWATER_BASE_CORE=/tmp/bw-base/packages/core/src/index.ts \
+ *     TSX_TSCONFIG_PATH=../tsconfig.json node --expose-gc --import tsx otel-cost.ts  (in bench/)
+ */
+import { protect } from '@breakwater/core';
+import { otelTelemetry } from '@breakwater/otel';
+import { type MeterProvider as ApiMeterProvider, type Meter, metrics } from '@opentelemetry/api';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { batchCost, bytesPerCall, type Call, calibrate, median } from './harness/micro.js';
+
+class Reader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+/** The API's own no-op provider (what `metrics.getMeterProvider()` returns before an SDK registers). */
+class NoopMeterProvider implements ApiMeterProvider {
+  private readonly meter: Meter = metrics.getMeterProvider().getMeter('noop');
+  getMeter(): Meter {
+    return this.meter;
+  }
+}
+
+const reader = new Reader();
+const meterProvider = new MeterProvider({ readers: [reader] });
+const stack = {
+  retry: { attempts: 3 },
+  attemptTimeoutMs: 1_000,
+  circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+  concurrency: { limit: 100 },
+} as const;
+const op = async () => 1;
+
+const variants: Array<{ name: string; call: Call }> = [];
+const basePath = process.env.BREAKWATER_BASE_CORE;
+if (basePath !== undefined) {
+  const base = (await import(basePath)) as { protect: typeof protect };
+  const run = base.protect(stack);
+  variants.push({ name: 'base core (no hook)', call: () => run(op) });
+}
+const off = protect(stack);
+variants.push({ name: 'telemetry off', call: () => off(op) });
+const on = protect({ ...stack, telemetry: otelTelemetry({ meterProvider }) });
+variants.push({ name: 'otelTelemetry() on', call: () => on(op) });
+// The package's own share: the same calls into the API's no-op meter (no SDK work).
+const noop = protect({
+  ...stack,
+  telemetry: otelTelemetry({ meterProvider: new NoopMeterProvider() }),
+});
+variants.push({ name: 'otel, no-op meter', call: () => noop(op) });
+
+const rounds = Number(process.env.ROUNDS ?? 15);
+const n = Number(process.env.CALLS ?? 0) || (await calibrate(variants[0]?.call as Call, 20));
+const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+const deltas: number[] = [];
+const ownDeltas: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  // The order rotates every round, so no variant always runs first.
+  const order = variants.map((_, i) => variants[(i + r) % variants.length] as (typeof variants)[0]);
+  const costs = new Map<string, number>();
+  for (const v of order) {
+    await batchCost(v.call, n >> 1);
+    const { cpuNs } = await batchCost(v.call, n);
+    cpu.get(v.name)?.push(cpuNs);
+    costs.set(v.name, cpuNs);
+  }
+  deltas.push((costs.get('otelTelemetry() on') ?? 0) - (costs.get('telemetry off') ?? 0));
+  ownDeltas.push((costs.get('otel, no-op meter') ?? 0) - (costs.get('telemetry off') ?? 0));
+}
+console.log(
+  `${rounds} interleaved rounds of ${n} calls; CPU ns/call, median [min–max]; bytes/call`,
+);
+for (const v of variants) {
+  const xs = cpu.get(v.name) as number[];
+  const bytes = await bytesPerCall(v.call);
+  console.log(
+    `${v.name.padEnd(22)} ${median(xs).toFixed(0).padStart(6)} [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]  ${bytes?.toFixed(0) ?? '?'} B`,
+  );
+}
+console.log(
+  `added by otel per call (paired per round): median ${median(deltas).toFixed(0)} ns [${Math.min(...deltas).toFixed(0)}–${Math.max(...deltas).toFixed(0)}]`,
+);
+console.log(
+  `added without SDK work (no-op meter): median ${median(ownDeltas).toFixed(0)} ns [${Math.min(...ownDeltas).toFixed(0)}–${Math.max(...ownDeltas).toFixed(0)}]`,
+);
+await meterProvider.shutdown();

@@ -1,0 +1,274 @@
+import type { CircuitBreaker } from '../breaker/types.js';
+import { STOP_BUDGET, STOP_DEADLINE } from './engine.js';
+
+/**
+ * What a call is, in bounded attributes only: a stable object per stack (or
+ * per method), never built per call, and never holding payloads, metadata
+ * values, call ids or limiter keys.
+ */
+export interface TelemetryTarget {
+  /** `rpc.system`: `'grpc'` or `'trpc'`; `undefined` for `protect` and the router. */
+  readonly system?: string | undefined;
+  /** `rpc.service` (gRPC: the package-qualified service). */
+  readonly service?: string | undefined;
+  /** `rpc.method` (gRPC: the method name; tRPC: the procedure path). */
+  readonly method?: string | undefined;
+  /** `server.address`, when the adapter knows it at construction. */
+  readonly serverAddress?: string | undefined;
+  /** `breakwater.name`: the stack's name (`protect`'s `name`, the router, a provider id). */
+  readonly name?: string | undefined;
+}
+
+/** How one attempt ended. */
+export type TelemetryAttemptOutcome = 'success' | 'failure' | 'timeout';
+
+/** How one call ended. */
+export type TelemetryCallOutcome = 'success' | 'failure' | 'refused' | 'cancelled';
+
+/**
+ * Why a call (or a retry, hedge or failover of it) was refused before it ran:
+ * `'circuit-open'`, `'rate-limited'`, `'queue-full'`, `'throttled'` (adaptive
+ * throttle), `'budget-exhausted'` (the retry budget refused a retry, hedge or
+ * failover) or `'deadline-expired'` (a retry could not start before the call's deadline).
+ */
+export type TelemetryRefusal =
+  | 'circuit-open'
+  | 'rate-limited'
+  | 'queue-full'
+  | 'throttled'
+  | 'budget-exhausted'
+  | 'deadline-expired';
+
+/**
+ * What one call reports, from start to end. Every method is optional and
+ * told synchronously by the driver running the call; a throwing method is
+ * ignored (it never breaks the call). `errorType` is always a bounded name
+ * (an error's `name` or a status code's name), never a message.
+ */
+export interface CallTelemetry {
+  /** Attempt `attempt` (1 = the first) starts. */
+  attemptStart?(attempt: number): void;
+  /** Attempt `attempt` ended. */
+  attemptEnd?(
+    attempt: number,
+    outcome: TelemetryAttemptOutcome,
+    errorType: string | undefined,
+  ): void;
+  /** Attempt `attempt` failed with `reason` and the next one starts after `delayMs`. */
+  retry?(attempt: number, delayMs: number, reason: string): void;
+  /** A hedged attempt, number `attempt`, was sent while earlier ones still run. */
+  hedge?(attempt: number): void;
+  /** The call was answered by attempt `attempt`, a hedge (`attempt > 1` of a hedged call). */
+  hedgeWon?(attempt: number): void;
+  /** The router leaves provider `from` (which failed with `reason`) for another. */
+  failover?(from: string, reason: string): void;
+  /** The call, or a retry, hedge or failover of it, was refused for `reason`. */
+  refused?(reason: TelemetryRefusal): void;
+  /** A deadline passed: of one attempt (`'attempt'`) or of the whole call (`'call'`). */
+  deadlineExceeded?(scope: 'attempt' | 'call'): void;
+  /** The call settled after `attempts` attempts (0 when refused before the first). */
+  end?(outcome: TelemetryCallOutcome, attempts: number, errorType: string | undefined): void;
+}
+
+/**
+ * The one telemetry hook of Breakwater: the `telemetry` option of
+ * `ResilienceOptions` (so of `protect`, the router and the adapters'
+ * `resilience*()`). Core calls it, and has no OpenTelemetry dependency;
+ * `@breakwater/otel`'s `otelTelemetry()` is one implementation. Without the
+ * option nothing is called and nothing is allocated for it.
+ */
+export interface Telemetry {
+  /** A call of `target` starts; returns what hears the rest of it, or `undefined` to skip this call. */
+  startCall(target: TelemetryTarget): CallTelemetry | undefined;
+  /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
+  circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
+  /** Told once by a router: its provider ids, and `healthy(i)` reads whether `ids[i]` is healthy now (its circuit and health entry not open). */
+  providers?(
+    ids: readonly string[],
+    healthy: (index: number) => boolean,
+    target: TelemetryTarget,
+  ): void;
+  /**
+   * `true` promises that no method here or on what `startCall` returns ever
+   * throws, and that every `CallTelemetry` method is there: core then calls
+   * it without its guard (one object less per call). Defaults to `false`.
+   */
+  readonly unguarded?: boolean;
+}
+
+/** Calls the user's call telemetry, swallowing what it throws. @internal */
+class GuardedCall implements CallTelemetry {
+  constructor(private readonly inner: CallTelemetry) {}
+  attemptStart(attempt: number): void {
+    try {
+      this.inner.attemptStart?.(attempt);
+    } catch {
+      // An observer never breaks the call it observes.
+    }
+  }
+  attemptEnd(attempt: number, outcome: TelemetryAttemptOutcome, errorType?: string): void {
+    try {
+      this.inner.attemptEnd?.(attempt, outcome, errorType);
+    } catch {
+      // As above.
+    }
+  }
+  retry(attempt: number, delayMs: number, reason: string): void {
+    try {
+      this.inner.retry?.(attempt, delayMs, reason);
+    } catch {
+      // As above.
+    }
+  }
+  hedge(attempt: number): void {
+    try {
+      this.inner.hedge?.(attempt);
+    } catch {
+      // As above.
+    }
+  }
+  hedgeWon(attempt: number): void {
+    try {
+      this.inner.hedgeWon?.(attempt);
+    } catch {
+      // As above.
+    }
+  }
+  failover(from: string, reason: string): void {
+    try {
+      this.inner.failover?.(from, reason);
+    } catch {
+      // As above.
+    }
+  }
+  refused(reason: TelemetryRefusal): void {
+    try {
+      this.inner.refused?.(reason);
+    } catch {
+      // As above.
+    }
+  }
+  deadlineExceeded(scope: 'attempt' | 'call'): void {
+    try {
+      this.inner.deadlineExceeded?.(scope);
+    } catch {
+      // As above.
+    }
+  }
+  end(outcome: TelemetryCallOutcome, attempts: number, errorType?: string): void {
+    try {
+      this.inner.end?.(outcome, attempts, errorType);
+    } catch {
+      // As above.
+    }
+  }
+}
+
+/** Every method of {@link CallTelemetry}, present and never throwing. @internal */
+export type SafeCallTelemetry = Required<CallTelemetry>;
+
+/** A {@link Telemetry} whose calls never throw. @internal */
+export interface SafeTelemetry {
+  startCall(target: TelemetryTarget): SafeCallTelemetry | undefined;
+  circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
+  providers(
+    ids: readonly string[],
+    healthy: (index: number) => boolean,
+    target: TelemetryTarget,
+  ): void;
+}
+
+/**
+ * Wraps the user's telemetry once, at construction, so drivers can call it
+ * without guards: every method is present and nothing it throws escapes.
+ * @internal
+ */
+export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
+  if (telemetry.unguarded === true) {
+    return {
+      startCall: (target) => telemetry.startCall(target) as SafeCallTelemetry | undefined,
+      circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
+      providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
+    };
+  }
+  return {
+    startCall(target) {
+      let inner: CallTelemetry | undefined;
+      try {
+        inner = telemetry.startCall(target);
+      } catch {
+        return undefined;
+      }
+      return inner === undefined || inner === null ? undefined : new GuardedCall(inner);
+    },
+    circuit(breaker, target) {
+      try {
+        telemetry.circuit?.(breaker, target);
+      } catch {
+        // As above.
+      }
+    },
+    providers(ids, healthy, target) {
+      try {
+        telemetry.providers?.(ids, healthy, target);
+      } catch {
+        // As above.
+      }
+    },
+  };
+}
+
+/** The bounded name of an error: its `name`, or its type when it is not an `Error`. @internal */
+export function errorTypeOf(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
+const REFUSALS: Readonly<Record<string, TelemetryRefusal>> = {
+  CircuitOpenError: 'circuit-open',
+  RateLimitError: 'rate-limited',
+  QueueFullError: 'queue-full',
+};
+
+/** The refusal a Breakwater error stands for (circuit open, rate limited, queue full), if any. @internal */
+export function refusalOf(error: unknown): TelemetryRefusal | undefined {
+  return error instanceof Error ? REFUSALS[error.name] : undefined;
+}
+
+/** The refusal an engine `STOP_*` code stands for: the budget or the deadline refused a retry. @internal */
+export function stopRefusal(code: number): TelemetryRefusal | undefined {
+  return code === STOP_BUDGET
+    ? 'budget-exhausted'
+    : code === STOP_DEADLINE
+      ? 'deadline-expired'
+      : undefined;
+}
+
+/**
+ * One call's telemetry as an adapter's stages share it: the outermost stage
+ * starts it and hands it down (under {@link TELEMETRY_SCOPE} in the call's
+ * options); the attempt driver, when there is one, marks it `driven` and
+ * counts the attempts it reports.
+ * @internal
+ */
+export class TelemetryScope {
+  /** An attempt driver reports this call's attempts. */
+  driven = false;
+  /** Attempts the driver started. */
+  attempts = 0;
+  constructor(readonly tel: SafeCallTelemetry) {}
+}
+
+/** The key of a call's {@link TelemetryScope} in its options object. @internal */
+export const TELEMETRY_SCOPE: unique symbol = Symbol.for('breakwater.telemetry');
+
+/** The {@link TelemetryScope} in call options `options`, if the stack has telemetry. @internal */
+export function telemetryScopeOf(options: object): TelemetryScope | undefined {
+  return (options as { [TELEMETRY_SCOPE]?: TelemetryScope })[TELEMETRY_SCOPE];
+}
+
+/** The {@link TelemetryScope} in `options`, marked `driven`: the attempt driver calling this reports the attempts. @internal */
+export function claimTelemetry(options: object): TelemetryScope | undefined {
+  const scope = telemetryScopeOf(options);
+  if (scope !== undefined) scope.driven = true;
+  return scope;
+}

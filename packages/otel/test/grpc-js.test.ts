@@ -1,0 +1,159 @@
+import {
+  createEchoClient,
+  echoUnary,
+  type GrpcChaosServerOptions,
+  loadEchoPackageDefinition,
+  startGrpcChaosServer,
+} from '@breakwater/chaos';
+import {
+  disableGrpcRetries,
+  idempotentMethods,
+  type ResilienceInterceptorOptions,
+  resilienceInterceptor,
+} from '@breakwater/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { METRICS } from '../src/index.js';
+import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+
+const idempotent = idempotentMethods(loadEchoPackageDefinition());
+const UNAVAILABLE = 14;
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+async function setup(options: ResilienceInterceptorOptions, server: GrpcChaosServerOptions = {}) {
+  const s = await startGrpcChaosServer(server);
+  cleanup.push(() => s.close());
+  const client = createEchoClient(s.address, {
+    ...disableGrpcRetries,
+    interceptors: [resilienceInterceptor({ ...OFF, retry: false, idempotent, ...options })],
+  });
+  cleanup.push(() => client.close());
+  return { server: s, client };
+}
+
+describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server)', () => {
+  it('a retried call: counters with rpc.* attributes, histograms, span events, and no payload or metadata value anywhere', async () => {
+    const sdk = otelSdk({ attemptSpans: true });
+    const { client } = await setup(
+      { retry: { attempts: 3, backoff: fast }, telemetry: sdk.telemetry },
+      { faults: [{ firstAttempts: 2, status: UNAVAILABLE, details: 'secret-details' }] },
+    );
+    const outcome = await sdk.tracer.startActiveSpan('caller', async (span) => {
+      const o = await echoUnary(
+        client,
+        { message: 'secret-payload' },
+        { callId: 'secret-call-id' },
+      );
+      span.end();
+      return o;
+    });
+    expect(outcome.ok).toBe(true);
+    const unary = { 'rpc.system': 'grpc', 'rpc.method': 'Unary' };
+    expect(
+      await sdk.sum(METRICS.attempts, {
+        ...unary,
+        'breakwater.outcome': 'failure',
+        'error.type': 'UNAVAILABLE',
+        'rpc.grpc.status_code': 14,
+      }),
+    ).toBe(2);
+    expect(
+      await sdk.sum(METRICS.attempts, {
+        ...unary,
+        'breakwater.outcome': 'success',
+        'rpc.grpc.status_code': 0,
+      }),
+    ).toBe(1);
+    expect(await sdk.sum(METRICS.retries, { ...unary, 'error.type': 'UNAVAILABLE' })).toBe(2);
+    expect(await sdk.histogram(METRICS.attemptDuration, unary)).toMatchObject({ count: 3 });
+    expect(await sdk.histogram(METRICS.callAttempts, unary)).toEqual({ count: 1, sum: 3 });
+    expect(
+      await sdk.histogram(METRICS.callDuration, { ...unary, 'breakwater.outcome': 'success' }),
+    ).toMatchObject({ count: 1 });
+    const caller = sdk.spans().find((s) => s.name === 'caller');
+    expect(caller?.events.map((e) => [e.name, e.attributes?.['breakwater.attempt']])).toEqual([
+      ['breakwater.retry', 1],
+      ['breakwater.retry', 2],
+    ]);
+    expect(sdk.spans().filter((s) => s.name === 'breakwater.attempt')).toHaveLength(3);
+    const values = await everyAttributeValue(sdk);
+    expect(values.filter((v) => v.includes('Echo'))).not.toHaveLength(0);
+    expect(values.filter((v) => v.includes('secret'))).toEqual([]);
+  });
+
+  it('a circuit that opens and closes: transitions, gauge values, and the refusal', async () => {
+    const sdk = otelSdk();
+    const { server, client } = await setup(
+      { circuit: { failureThreshold: 2, openDurationMs: 100 }, telemetry: sdk.telemetry },
+      { faults: [{ status: UNAVAILABLE }] },
+    );
+    const state = (s: string) =>
+      sdk.gauge(METRICS.circuitState, { 'rpc.method': 'Unary', 'breakwater.circuit.state': s });
+    for (let i = 0; i < 2; i++) expect((await echoUnary(client, {})).ok).toBe(false);
+    expect(await state('open')).toBe(1);
+    expect(await state('closed')).toBe(0);
+    expect((await echoUnary(client, {})).ok).toBe(false);
+    expect(
+      await sdk.sum(METRICS.refusals, {
+        'rpc.method': 'Unary',
+        'breakwater.reason': 'circuit-open',
+      }),
+    ).toBe(1);
+    server.setFaults([]);
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await echoUnary(client, {})).ok).toBe(true);
+    expect(await state('closed')).toBe(1);
+    const transitions = (from: string, to: string) =>
+      sdk.sum(METRICS.circuitTransitions, {
+        'breakwater.circuit.from': from,
+        'breakwater.circuit.to': to,
+      });
+    expect(await transitions('closed', 'open')).toBe(1);
+    expect(await transitions('open', 'half-open')).toBe(1);
+    expect(await transitions('half-open', 'closed')).toBe(1);
+    // Three calls that ran, one refused before any attempt.
+    expect(await sdk.sum(METRICS.attempts, { 'rpc.method': 'Unary' })).toBe(3);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 1,
+      sum: 0,
+    });
+  });
+
+  it('refusals by reason: rate limited and queue full', async () => {
+    const sdk = otelSdk();
+    const limited = await setup({
+      rateLimit: { capacity: 1, refillPerSecond: 0.001 },
+      telemetry: sdk.telemetry,
+    });
+    expect((await echoUnary(limited.client, {})).ok).toBe(true);
+    expect((await echoUnary(limited.client, {})).ok).toBe(false);
+    const bulkhead = await setup(
+      { concurrency: { limit: 1, maxQueue: 0 }, telemetry: sdk.telemetry },
+      { faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 200 } }] },
+    );
+    const slow = echoUnary(bulkhead.client, {}, { callId: 'slow' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await echoUnary(bulkhead.client, {}, { callId: 'refused' })).ok).toBe(false);
+    expect((await slow).ok).toBe(true);
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'rate-limited' })).toBe(1);
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'queue-full' })).toBe(1);
+  });
+
+  it('hedges sent and won add up', async () => {
+    const sdk = otelSdk();
+    const { client } = await setup(
+      { hedge: { delayMs: 30, attempts: 2 }, telemetry: sdk.telemetry },
+      { faults: [{ firstAttempts: 1, latency: { kind: 'fixed', ms: 1_000 } }] },
+    );
+    const outcomes = await Promise.all(
+      ['h1', 'h2'].map((callId) => echoUnary(client, {}, { callId })),
+    );
+    expect(outcomes.map((o) => o.value?.attempt)).toEqual([2, 2]);
+    expect(await sdk.sum(METRICS.hedgesSent)).toBe(2);
+    expect(await sdk.sum(METRICS.hedgesWon)).toBe(2);
+    // The abandoned first attempts are not counted as failures.
+    expect(await sdk.sum(METRICS.attempts, { 'breakwater.outcome': 'failure' })).toBe(0);
+  });
+});

@@ -1,0 +1,116 @@
+import { createManualClock, createRouter } from '@breakwater/core';
+import { describe, expect, it } from 'vitest';
+import { METRICS } from '../src/index.js';
+import { otelSdk } from './sdk.js';
+
+class DownError extends Error {
+  override name = 'DownError';
+}
+
+describe('otelTelemetry through the router', () => {
+  it('a failover is counted with the provider left, and an event on the caller span', async () => {
+    const sdk = otelSdk();
+    const router = createRouter({
+      providers: [
+        { id: 'eu', resource: 'eu' },
+        { id: 'us', resource: 'us' },
+      ],
+      telemetry: sdk.telemetry,
+    });
+    const value = await sdk.tracer.startActiveSpan('caller', async (span) => {
+      const v = await router.execute(async (resource) => {
+        if (resource === 'eu') throw new DownError('eu is down');
+        return resource;
+      });
+      span.end();
+      return v;
+    });
+    expect(value).toBe('us');
+    expect(
+      await sdk.sum(METRICS.failovers, { 'breakwater.provider': 'eu', 'error.type': 'DownError' }),
+    ).toBe(1);
+    expect(
+      await sdk.sum(METRICS.attempts, {
+        'breakwater.name': 'router',
+        'breakwater.outcome': 'failure',
+      }),
+    ).toBe(1);
+    expect(
+      await sdk.sum(METRICS.attempts, {
+        'breakwater.name': 'router',
+        'breakwater.outcome': 'success',
+      }),
+    ).toBe(1);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.name': 'router' })).toEqual({
+      count: 1,
+      sum: 2,
+    });
+    const caller = sdk.spans().find((s) => s.name === 'caller');
+    expect(caller?.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['breakwater.failover', { 'breakwater.provider': 'eu', 'error.type': 'DownError' }],
+    ]);
+  });
+
+  it('hedges sent and won add up', async () => {
+    const clock = createManualClock();
+    const sdk = otelSdk({ clock });
+    const router = createRouter({
+      providers: [
+        { id: 'slow', resource: 'slow' },
+        { id: 'fast', resource: 'fast' },
+      ],
+      hedge: { delayMs: 10, attempts: 2 },
+      clock,
+      sleep: clock.sleep,
+      telemetry: sdk.telemetry,
+    });
+    // Slow answers after 100 ms, fast at once: every call hedges after 10 ms, and the hedge wins.
+    const call = () =>
+      router.execute((resource, { signal }) =>
+        resource === 'fast' ? 'fast' : clock.sleep(100, signal).then(() => 'slow'),
+      );
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await clock.run(call()));
+    expect(results).toEqual(['fast', 'fast', 'fast']);
+    // A call answered before its hedge delay sends no hedge.
+    const quick = createRouter({
+      providers: [
+        { id: 'a', resource: 'a' },
+        { id: 'b', resource: 'b' },
+      ],
+      hedge: { delayMs: 10, attempts: 2 },
+      clock,
+      sleep: clock.sleep,
+      telemetry: sdk.telemetry,
+    });
+    expect(await quick.execute((r) => r)).toBe('a');
+    expect(await sdk.sum(METRICS.hedgesSent)).toBe(3);
+    expect(await sdk.sum(METRICS.hedgesWon)).toBe(3);
+    expect(await sdk.histogram(METRICS.callAttempts)).toEqual({ count: 4, sum: 7 });
+  });
+
+  it('each provider circuit is watched under its provider id; provider health follows it', async () => {
+    const sdk = otelSdk();
+    const router = createRouter({
+      providers: [{ id: 'only', resource: 1 }],
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+      telemetry: sdk.telemetry,
+    });
+    const health = () =>
+      sdk.gauge(METRICS.providerHealth, {
+        'breakwater.name': 'router',
+        'breakwater.provider': 'only',
+      });
+    expect(await health()).toBe(1);
+    await expect(router.execute(() => Promise.reject(new DownError('x')))).rejects.toThrow();
+    expect(await health()).toBe(0);
+    expect(
+      await sdk.gauge(METRICS.circuitState, {
+        'breakwater.name': 'only',
+        'breakwater.circuit.state': 'open',
+      }),
+    ).toBe(1);
+    await expect(router.execute(() => 1)).rejects.toThrow();
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'circuit-open' })).toBe(1);
+  });
+});

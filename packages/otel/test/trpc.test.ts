@@ -1,0 +1,90 @@
+import { resilienceLink } from '@breakwater/trpc';
+import { describe, expect, it } from 'vitest';
+import { batchLink, chaos, clientOf, errorOf } from '../../trpc/test/helpers.js';
+import { METRICS } from '../src/index.js';
+import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+
+describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => {
+  it('a retried query: counters by tRPC code, histograms, span events; no input or header value anywhere', async () => {
+    const sdk = otelSdk();
+    const server = await chaos({ faults: { failFirst: 2 } });
+    const client = clientOf([
+      resilienceLink({ ...OFF, retry: { attempts: 3, backoff: fast }, telemetry: sdk.telemetry }),
+      batchLink(server.url),
+    ]);
+    const result = await sdk.inCallerSpan(() =>
+      client.echo.query('secret-input', { context: { callId: 'secret-call-id' } }),
+    );
+    expect(result).toEqual({ value: 'secret-input', server: 'trpc' });
+    const echo = { 'rpc.system': 'trpc', 'rpc.method': 'echo' };
+    expect(
+      await sdk.sum(METRICS.attempts, {
+        ...echo,
+        'breakwater.outcome': 'failure',
+        'error.type': 'SERVICE_UNAVAILABLE',
+      }),
+    ).toBe(2);
+    expect(await sdk.sum(METRICS.attempts, { ...echo, 'breakwater.outcome': 'success' })).toBe(1);
+    expect(await sdk.sum(METRICS.retries, { ...echo, 'error.type': 'SERVICE_UNAVAILABLE' })).toBe(
+      2,
+    );
+    expect(await sdk.histogram(METRICS.callAttempts, echo)).toEqual({ count: 1, sum: 3 });
+    expect(await sdk.histogram(METRICS.attemptDuration, echo)).toMatchObject({ count: 3 });
+    const caller = sdk.spans().find((s) => s.name === 'caller');
+    expect(caller?.events.map((e) => e.name)).toEqual(['breakwater.retry', 'breakwater.retry']);
+    expect((await everyAttributeValue(sdk)).filter((v) => v.includes('secret'))).toEqual([]);
+  });
+
+  it('hedges sent and won add up; refusals by reason (rate limited, circuit open)', async () => {
+    const sdk = otelSdk();
+    const server = await chaos({ faults: { steps: [{ delayMs: 1_000 }] } });
+    const hedged = clientOf([
+      resilienceLink({ ...OFF, hedge: { delayMs: 30, attempts: 2 }, telemetry: sdk.telemetry }),
+      batchLink(server.url),
+    ]);
+    // One after the other: calls in flight together would share one HTTP batch (and one call id).
+    const results = [];
+    for (const callId of ['h1', 'h2'])
+      results.push(await hedged.echo.query(callId, { context: { callId } }));
+    expect(results.map((r) => r.value)).toEqual(['h1', 'h2']);
+    expect(await sdk.sum(METRICS.hedgesSent)).toBe(2);
+    expect(await sdk.sum(METRICS.hedgesWon)).toBe(2);
+
+    const limited = clientOf([
+      resilienceLink({
+        ...OFF,
+        retry: false,
+        rateLimit: { capacity: 1, refillPerSecond: 0.001 },
+        telemetry: sdk.telemetry,
+      }),
+      batchLink(server.url),
+    ]);
+    await limited.echo.query('a');
+    await errorOf(limited.echo.query('b'));
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'rate-limited' })).toBe(1);
+
+    const failing = await chaos({ faults: { failFirst: 100 } });
+    const guarded = clientOf([
+      resilienceLink({
+        ...OFF,
+        retry: false,
+        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+        telemetry: sdk.telemetry,
+      }),
+      batchLink(failing.url),
+    ]);
+    await errorOf(guarded.echo.query('x', { context: { callId: 'c1' } }));
+    await errorOf(guarded.echo.query('x', { context: { callId: 'c2' } }));
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'circuit-open' })).toBe(1);
+    expect(
+      await sdk.gauge(METRICS.circuitState, {
+        'rpc.system': 'trpc',
+        'breakwater.circuit.state': 'open',
+      }),
+    ).toBe(1);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 2,
+      sum: 0,
+    });
+  });
+});
