@@ -79,8 +79,8 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
     } else {
       // Each user key is its own hash tag: one key per script call, spread over the slots.
       const keys = [link.key('key', `${s.link.name}:${key}`)];
-      lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want) =>
-        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs]),
+      lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
+        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
       );
       if (leases.size >= maxKeys) {
         const oldest = leases.keys().next().value as string;

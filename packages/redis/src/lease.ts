@@ -74,8 +74,11 @@ export class Lease {
     private readonly leaseMs: number,
     private readonly maxLease: number,
     private readonly ttlMs: number,
-    /** Sends one refill asking for `want` units; resolves with the script's reply or `undefined`. */
-    private readonly send: (want: number) => Promise<unknown>,
+    /**
+     * Sends one refill asking for `want` units; resolves with the script's reply,
+     * or `undefined` when Redis failed or was too slow; a reply after that goes to `late`.
+     */
+    private readonly send: (want: number, late: (reply: unknown) => void) => Promise<unknown>,
     /** Told how many units expired unused (a budget gives them back). Defaults to dropping them. */
     private readonly onExpire?: (units: number) => void,
   ) {}
@@ -122,7 +125,8 @@ export class Lease {
     const want = Math.min(this.maxLease, Math.max(1, Math.ceil(this.rate * cover)));
     this.lowWater = Math.ceil(want / 2);
     this.fetching = true;
-    this.send(want).then(
+    // A late reply is still counted: its units were taken from the fleet.
+    this.send(want, (reply) => this.granted(reply, want)).then(
       (reply) => {
         this.fetching = false;
         this.granted(reply, want);

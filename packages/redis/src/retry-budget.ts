@@ -157,13 +157,19 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
   /** The fleet's counts from the last reply. */
   let fleet: RetryBudgetStats = { requests: 0, retries: 0, available: 0 };
 
-  const send = (want: number): Promise<unknown> => {
+  const send = (want: number, late?: (reply: unknown) => void): Promise<unknown> => {
     const deposit = pending;
     const back = refund;
     pending = 0;
     refund = 0;
     return link
-      .run(step, keys, [sliceMs, SLICES, ratio, reserve, deposit, want, back, leaseMs])
+      .run(
+        step,
+        keys,
+        [sliceMs, SLICES, ratio, reserve, deposit, want, back, leaseMs],
+        undefined,
+        late,
+      )
       .then((reply) => {
         // Requests Redis did not count are dropped, not resent: that can only lower the budget.
         if (!Array.isArray(reply)) return reply;

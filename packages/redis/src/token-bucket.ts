@@ -141,8 +141,8 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
   const keys = [link.key('bucket')];
   const clock = s.link.clock;
   const sleep = s.link.sleep;
-  const lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want) =>
-    link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs]),
+  const lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
+    link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
   );
   const local = fallbackBucket(s);
   // Fill the first lease at once, so the first calls find the shared bucket ready.
