@@ -32,7 +32,8 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
       localShare: 1 / PROCESSES,
     });
     const expected = (rate * measureMs) / 1000;
-    expect(total.offered).toBe(PROCESSES * 3 * expected);
+    // The load really was above the limit (counted by when calls were made).
+    expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
       `admitted ${total.shared} of ${expected}`,
@@ -61,6 +62,7 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
       localShare: 1 / PROCESSES,
     });
     const expected = (keys * perKey * measureMs) / 1000;
+    expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
       `admitted ${total.shared} of ${expected}`,

@@ -86,6 +86,9 @@ export async function runFleet(
       localRetries: 0,
       redisCalls: 0,
       fallbacks: 0,
+      timeouts: 0,
+      errors: 0,
+      behindMs: 0,
     },
   );
   return { total, each };
