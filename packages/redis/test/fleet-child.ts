@@ -20,7 +20,9 @@ import {
 /** What the parent asks a child to do. */
 export interface FleetChildConfig {
   port: number;
-  kind: 'bucket' | 'keyed' | 'budget' | 'circuit';
+  kind: 'bucket' | 'keyed' | 'budget' | 'circuit' | 'outage';
+  /** This child's place in the fleet, 0-based (set by `runFleet`). */
+  index?: number;
   name: string;
   /** Calls before this long after `startAt` are not counted (bursts, first leases). */
   warmMs: number;
@@ -46,6 +48,12 @@ export interface FleetChildConfig {
    * take CPU from the shared limiter. Defaults to `'both'`.
    */
   side?: 'shared' | 'local' | 'both';
+  /**
+   * Outage: the upstream fails every call from this long after the start
+   * until `recoverAtMs`. Only child 0 calls during the first `quietMs` of the
+   * outage, so its trip is the one that must reach the others.
+   */
+  outage?: { tripAtMs: number; quietMs: number; recoverAtMs: number };
 }
 
 /** What a child prints. */
@@ -61,6 +69,10 @@ export interface FleetChildResult {
   errors: number;
   /** Most the schedule fell behind the wall clock inside the window, in ms. */
   behindMs: number;
+  /** Outage: ms after the start when this process's circuit first opened (-1: never). */
+  openedAtMs: number;
+  /** Outage: ms after the start of this process's first successful call after recovery (-1: none). */
+  recoveredAtMs: number;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as FleetChildConfig;
@@ -69,7 +81,6 @@ const redis = new Redis({
   port: config.port,
   host: '127.0.0.1',
   enableOfflineQueue: false,
-  // Thousands of lease round trips per second: one socket write per turn, not per command.
 });
 await new Promise<void>((resolve, reject) => {
   redis.once('ready', resolve);
@@ -104,6 +115,8 @@ const counts: FleetChildResult = {
   timeouts: 0,
   errors: 0,
   behindMs: 0,
+  openedAtMs: -1,
+  recoveredAtMs: -1,
 };
 let counted = false;
 let stats = () => ({ calls: 0, fallbacks: 0, timeouts: 0, errors: 0 });
@@ -160,6 +173,38 @@ if (config.kind === 'bucket') {
       if (localOpened && counted) counts.local++;
       local.release(q, 'failure');
     }
+  };
+} else if (config.kind === 'outage') {
+  // One upstream outage seen by the whole fleet: every call fails between
+  // tripAtMs and recoverAtMs (the same wall clock for every process). Counted
+  // as `shared`: calls that reach the upstream during the outage once all
+  // processes call — the probes.
+  const { tripAtMs, quietMs, recoverAtMs } = config.outage ?? {
+    tripAtMs: 300,
+    quietMs: 300,
+    recoverAtMs: 2600,
+  };
+  const shared = createRedisCircuitBreaker({
+    client: redis,
+    name: config.name,
+    timeoutMs: 50,
+    breaker: { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 },
+  });
+  await shared.ready;
+  shared.onStateChange((e) => {
+    if (e.to === 'open' && counts.openedAtMs < 0) counts.openedAtMs = clock() - startAt;
+  });
+  stats = () => shared.linkStats();
+  cleanup = () => shared.close();
+  call = () => {
+    const t = clock() - startAt;
+    const down = t >= tripAtMs && t < recoverAtMs;
+    if (down && t < tripAtMs + quietMs && config.index !== 0) return;
+    const permit = shared.tryAcquire();
+    if (permit < 0) return;
+    if (down && t >= tripAtMs + quietMs) counts.shared++;
+    shared.release(permit, down ? 'failure' : 'success');
+    if (t >= recoverAtMs && counts.recoveredAtMs < 0) counts.recoveredAtMs = t;
   };
 } else {
   const shared = createRedisRetryBudget(Object.assign({}, common, budgetShape));

@@ -68,7 +68,9 @@ export async function runFleet(
   config: FleetChildConfig,
 ): Promise<{ total: FleetChildResult; each: FleetChildResult[] }> {
   await buildChild();
-  const fleet = Array.from({ length: processes }, () => startChild(config));
+  const fleet = Array.from({ length: processes }, (_, index) =>
+    startChild(Object.assign({}, config, { index })),
+  );
   await Promise.all(fleet.map((r) => r.ready));
   const startAt = systemClock() + 100;
   for (const r of fleet) r.child.stdin?.end(`${startAt}\n`);
@@ -89,6 +91,8 @@ export async function runFleet(
       timeouts: 0,
       errors: 0,
       behindMs: 0,
+      openedAtMs: 0,
+      recoveredAtMs: 0,
     },
   );
   return { total, each };
