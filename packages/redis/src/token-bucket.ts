@@ -131,7 +131,7 @@ export function decideLocally(
  * (`rateLimit` of `protect`, the router and every adapter).
  * @example
  * const rateLimit = createRedisTokenBucket({ client: redis, name: 'payments', capacity: 100, refillPerSecond: 50 });
- * const call = protect(fn, { rateLimit });
+ * const run = protect({ rateLimit });
  */
 export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisTokenBucket {
   const fn = 'createRedisTokenBucket';
