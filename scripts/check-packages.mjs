@@ -17,6 +17,10 @@
 //    into a fresh project next to its own hello.proto (a method marked
 //    IDEMPOTENT), type-checked with `tsc --strict` and run against a plain
 //    grpc-js server that fails the first attempt: the server must see two.
+//    The nice-grpc snippets are checked the same way: the ts-proto one with
+//    generated/hello.ts made in the project by protoc (Debian's
+//    protobuf-compiler) and the ts-proto plugin from npm, the proto-loader
+//    one with the proto as it is.
 //    The tRPC snippet is type-checked the same way (bundler resolution) against
 //    a router of its own.
 //  - redis: @breakwater/redis with its peers (core, ioredis) alone; the
@@ -258,9 +262,18 @@ const [minimals, matrix, firstContact, redisProject] = await Promise.all([
   only === 'redis'
     ? undefined
     : install('first-contact', {
-        ...ours(['@breakwater/core', '@breakwater/grpc-js', '@breakwater/trpc']),
+        ...ours([
+          '@breakwater/core',
+          '@breakwater/grpc-js',
+          '@breakwater/nice-grpc',
+          '@breakwater/trpc',
+        ]),
         '@grpc/grpc-js': MATRIX.newest['@grpc/grpc-js'],
         '@grpc/proto-loader': MATRIX.newest['@grpc/proto-loader'],
+        'nice-grpc': MATRIX.newest['nice-grpc'],
+        // A ts-proto user's project: the generator and the runtime its output imports.
+        'ts-proto': 'latest',
+        '@bufbuild/protobuf': 'latest',
         '@trpc/client': MATRIX.newest['@trpc/client'],
         '@trpc/server': MATRIX.newest['@trpc/server'],
         typescript: TOOLS.typescript,
@@ -394,25 +407,57 @@ function strictProject(dir, options, files) {
     `${JSON.stringify({ compilerOptions, files }, null, 2)}\n`,
   );
 }
-const grpcSnippet = readmeSnippet('grpc-js');
 const trpcSnippet = readmeSnippet('trpc');
-if (firstContact && grpcSnippet !== undefined) {
-  const app = join(firstContact, 'app');
+/**
+ * Copies a gRPC snippet into `firstContact/<folder>`, lets `prepare` add what the
+ * user's project would have (generated code), type-checks it with tsc --strict
+ * and runs it against your server (first-contact.mjs): two attempts must arrive.
+ */
+function grpcSnippetCase(name, folder, prepare = () => true) {
+  const code = readmeSnippet(name);
+  if (!firstContact || code === undefined) return;
+  const app = join(firstContact, folder);
   mkdirSync(app);
-  writeFileSync(join(app, 'snippet.ts'), grpcSnippet);
+  writeFileSync(join(app, 'snippet.ts'), code);
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
   strictProject(app, TSCONFIG.esm, ['snippet.ts']);
   copyFileSync(join(fixtures, 'hello.proto'), join(firstContact, 'hello.proto'));
   copyFileSync(join(fixtures, 'first-contact.mjs'), join(firstContact, 'first-contact.mjs'));
   const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
-  if (check('README first contact: tsc --strict', process.execPath, [tsc, '-p', app], firstContact))
+  const what = `README first contact (${name})`;
+  if (!prepare(app)) return;
+  if (check(`${what}: tsc --strict`, process.execPath, [tsc, '-p', app], firstContact))
     check(
-      'README first contact: runs and retries against your server',
+      `${what}: runs and retries against your server`,
       process.execPath,
       ['first-contact.mjs', join(app, 'dist/snippet.js')],
       firstContact,
     );
 }
+grpcSnippetCase('grpc-js', 'app');
+// ts-proto's output, made as its README says: protoc (Debian's protobuf-compiler) with the plugin.
+grpcSnippetCase('nice-grpc', 'nice', (app) => {
+  mkdirSync(join(app, 'generated'));
+  const options = [
+    'outputServices=nice-grpc',
+    'outputServices=generic-definitions',
+    'useExactTypes=false',
+    'esModuleInterop=true',
+    'importSuffix=.js',
+  ];
+  return check(
+    'README first contact (nice-grpc): protoc + ts-proto generate generated/hello.ts',
+    'protoc',
+    [
+      `--plugin=${join(firstContact, 'node_modules/.bin/protoc-gen-ts_proto')}`,
+      `--ts_proto_out=${join(app, 'generated')}`,
+      `--ts_proto_opt=${options.join(',')}`,
+      'hello.proto',
+    ],
+    firstContact,
+  );
+});
+grpcSnippetCase('nice-grpc-proto-loader', 'nice-loader');
 if (firstContact && trpcSnippet !== undefined) {
   const web = join(firstContact, 'web');
   mkdirSync(web);
