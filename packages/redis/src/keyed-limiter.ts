@@ -111,11 +111,13 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
           lease.drainedFor = episode;
           local.tryAcquire(key, local.available(key));
         }
-        return decideLocally(link, () => local.tryAcquire(key, n));
+        return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(key, n));
       }
       if (lease.take(n, now)) return ok(Math.floor(lease.stock));
       // A key's first call cannot wait for its first lease: it is decided locally.
-      if (lease.fresh) return decideLocally(link, () => local.tryAcquire(key, n));
+      if (lease.fresh) {
+        return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(key, n));
+      }
       return err(new RateLimitError(lease.retryAfterMs(now)));
     },
     available(key) {

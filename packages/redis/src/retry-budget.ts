@@ -199,6 +199,16 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
     });
   };
 
+  /** Most retries owed to the fleet's window: its minimum. */
+  const owedCap = Math.max(1, Math.ceil(reserve));
+  /** A retry decided without Redis (`fallback`); one allowed is owed to the fleet's window. */
+  const alone = (): boolean => {
+    const mode = settings.fallback;
+    const allowed = mode === 'local' ? local.tryRetry() : mode === 'open';
+    if (allowed) lease.owe(1, owedCap);
+    return allowed;
+  };
+
   return {
     recordRequest() {
       pending++;
@@ -210,12 +220,10 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
       const now = clock();
       if (!link.shared) {
         lease.refill(now);
-        const mode = settings.fallback;
-        return mode === 'local' ? local.tryRetry() : mode === 'open';
+        return alone();
       }
       if (lease.take(1, now)) return true;
-      if (lease.fresh && settings.fallback === 'local') return local.tryRetry();
-      return lease.fresh && settings.fallback === 'open';
+      return lease.fresh && alone();
     },
     stats() {
       return link.shared ? Object.assign({}, fleet) : local.stats();

@@ -108,16 +108,26 @@ export function fallbackBucket(s: BucketSettings): TokenBucket {
 }
 
 /**
- * Decides without Redis: `'open'` admits, `'closed'` refuses until Redis is
- * tried again, `'local'` asks the local limiter. @internal
+ * Decides `n` tokens without Redis: `'open'` admits, `'closed'` refuses until
+ * Redis is tried again, `'local'` asks the local limiter. What is admitted is
+ * owed to the shared bucket (`lease`, at most `capacity`). @internal
  */
 export function decideLocally(
   link: RedisLink,
+  lease: Lease,
+  n: number,
+  capacity: number,
   local: () => Result<number, RateLimitError>,
 ): Result<number, RateLimitError> {
   const mode = link.settings.fallback;
-  if (mode === 'local') return local();
-  return mode === 'open' ? ok(0) : err(new RateLimitError(link.settings.retryMs));
+  const r =
+    mode === 'local'
+      ? local()
+      : mode === 'open'
+        ? ok(0)
+        : err(new RateLimitError(link.settings.retryMs));
+  if (r.ok) lease.owe(n, capacity);
+  return r;
 }
 
 /**
@@ -162,7 +172,7 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
       drainedFor = episode;
       local.tryAcquire(local.available());
     }
-    return decideLocally(link, () => local.tryAcquire(n));
+    return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(n));
   };
 
   const tryAcquire = (n = 1): Result<number, RateLimitError> => {
@@ -174,7 +184,7 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
       return decideAlone(n);
     }
     if (lease.take(n, now)) return ok(Math.floor(lease.stock));
-    if (lease.fresh) return decideLocally(link, () => local.tryAcquire(n));
+    if (lease.fresh) return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(n));
     return err(new RateLimitError(lease.retryAfterMs(now)));
   };
 

@@ -36,7 +36,7 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
     expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
-      `admitted ${total.shared} of ${expected}`,
+      `admitted ${total.shared} of ${expected}: ${JSON.stringify(total)}`,
     ).toBeLessThanOrEqual(0.05);
     // Local buckets: each process admits the whole limit.
     expect(total.local / expected).toBeGreaterThan(3.5);
@@ -65,7 +65,7 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
     expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
-      `admitted ${total.shared} of ${expected}`,
+      `admitted ${total.shared} of ${expected}: ${JSON.stringify(total)}`,
     ).toBeLessThanOrEqual(0.05);
     expect(total.local / expected).toBeGreaterThan(3.5);
   });

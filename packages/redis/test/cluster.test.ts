@@ -13,7 +13,10 @@ import { type RedisCluster, startRedisCluster } from './redis-server.js';
 // A real three-master Redis Cluster; two ioredis `Cluster` clients stand for
 // two processes. Each shared object's keys carry one hash tag, so its scripts
 // run on one node; different objects (and each key of a keyed limiter) spread
-// over the nodes.
+// over the nodes. Round trips may take 250 ms (not the default 5) before a
+// decision falls back: two loaded cores, three nodes and the tests share a
+// machine, and a fallback is not what these tests look at.
+const timeoutMs = 250;
 let cluster: RedisCluster;
 const clients: Cluster[] = [];
 const breakers: RedisCircuitBreaker[] = [];
@@ -33,7 +36,7 @@ async function connect(): Promise<Cluster> {
 }
 
 /** Runs `decide` until it has been refused for `quietMs` in a row (leases in flight settle). */
-async function drain(decide: () => boolean, quietMs = 300): Promise<number> {
+async function drain(decide: () => boolean, quietMs = 600): Promise<number> {
   let admitted = 0;
   let refusedSince = Number.NaN;
   for (let i = 0; i < 5000; i++) {
@@ -64,8 +67,8 @@ describe('Redis Cluster (3 masters)', () => {
     const [a, b] = [await connect(), await connect()];
     const shape = { name: 'cluster-bucket', capacity: 40, refillPerSecond: 0.001 };
     // Fail-closed: only tokens taken from Redis are admitted, so the count is exact.
-    const one = createRedisTokenBucket({ client: a, ...shape, fallback: 'closed' });
-    const two = createRedisTokenBucket({ client: b, ...shape, fallback: 'closed' });
+    const one = createRedisTokenBucket({ client: a, ...shape, timeoutMs, fallback: 'closed' });
+    const two = createRedisTokenBucket({ client: b, ...shape, timeoutMs, fallback: 'closed' });
     let turn = 0;
     const admitted = await drain(() => (turn++ % 2 === 0 ? one : two).tryAcquire().ok);
     expect(admitted).toBe(40);
@@ -75,12 +78,12 @@ describe('Redis Cluster (3 masters)', () => {
 
   it('a shared retry budget grants its minimum once across two processes', async () => {
     const [a, b] = [await connect(), await connect()];
-    // ratio 0: only the minimum, 30 retries per 1 s window, for the whole fleet.
-    const shape = { name: 'cluster-budget', ratio: 0, minRetriesPerSecond: 30, ttlMs: 1000 };
-    const one = createRedisRetryBudget({ client: a, ...shape, fallback: 'closed' });
-    const two = createRedisRetryBudget({ client: b, ...shape, fallback: 'closed' });
+    // ratio 0: only the minimum, 30 retries per 10 s window, for the whole fleet.
+    const shape = { name: 'cluster-budget', ratio: 0, minRetriesPerSecond: 3, ttlMs: 10_000 };
+    const one = createRedisRetryBudget({ client: a, ...shape, timeoutMs, fallback: 'closed' });
+    const two = createRedisRetryBudget({ client: b, ...shape, timeoutMs, fallback: 'closed' });
     let turn = 0;
-    const granted = await drain(() => (turn++ % 2 === 0 ? one : two).tryRetry(), 200);
+    const granted = await drain(() => (turn++ % 2 === 0 ? one : two).tryRetry());
     expect(granted).toBeLessThanOrEqual(30);
     expect(granted).toBeGreaterThanOrEqual(25);
     expect(one.linkStats().errors + two.linkStats().errors).toBe(0);
@@ -89,8 +92,8 @@ describe('Redis Cluster (3 masters)', () => {
   it('a keyed limiter spreads its keys over the nodes and limits each key fleet-wide', async () => {
     const [a, b] = [await connect(), await connect()];
     const shape = { name: 'cluster-keyed', capacity: 4, refillPerSecond: 0.001 };
-    const one = createRedisKeyedLimiter({ client: a, ...shape, fallback: 'closed' });
-    const two = createRedisKeyedLimiter({ client: b, ...shape, fallback: 'closed' });
+    const one = createRedisKeyedLimiter({ client: a, ...shape, timeoutMs, fallback: 'closed' });
+    const two = createRedisKeyedLimiter({ client: b, ...shape, timeoutMs, fallback: 'closed' });
     const keys = Array.from({ length: 12 }, (_, k) => `user-${k}`);
     let turn = 0;
     const admitted = await drain(() => {
@@ -110,8 +113,9 @@ describe('Redis Cluster (3 masters)', () => {
 
   it('a circuit opened in one process opens in the other, and the fleet probes once', async () => {
     const breaker = { failureThreshold: 1, openDurationMs: 200 };
-    const one = createRedisCircuitBreaker({ client: await connect(), name: 'cluster-c', breaker });
-    const two = createRedisCircuitBreaker({ client: await connect(), name: 'cluster-c', breaker });
+    const shape = { name: 'cluster-c', breaker, timeoutMs };
+    const one = createRedisCircuitBreaker({ client: await connect(), ...shape });
+    const two = createRedisCircuitBreaker({ client: await connect(), ...shape });
     breakers.push(one, two);
     await Promise.all([one.ready, two.ready]);
     one.release(one.tryAcquire(), 'failure');

@@ -43,6 +43,11 @@ export interface FleetChildConfig {
   /** Circuit: the breakers' cool-down. */
   openDurationMs?: number;
   /**
+   * The facades' `timeoutMs`. Defaults to 250: the fleet shares two cores with
+   * Redis and the test runner, and a stalled child is no Redis outage.
+   */
+  timeoutMs?: number;
+  /**
    * Bucket and keyed limiter: which limiter gets the load. `'both'` feeds each
    * call to both; a heavy run measures them apart, so the comparison does not
    * take CPU from the shared limiter. Defaults to `'both'`.
@@ -91,8 +96,7 @@ const common = {
   client: redis,
   name: config.name,
   localShare: config.localShare ?? 1,
-  // The fleet shares two cores with Redis and the test runner: a stalled child is no outage.
-  timeoutMs: 50,
+  timeoutMs: config.timeoutMs ?? 250,
 };
 const shape = { capacity: config.capacity ?? 1, refillPerSecond: config.refillPerSecond ?? 1 };
 const budgetShape = {
@@ -147,7 +151,7 @@ if (config.kind === 'bucket') {
   const shared = createRedisCircuitBreaker({
     client: redis,
     name: config.name,
-    timeoutMs: 50,
+    timeoutMs: common.timeoutMs,
     breaker,
   });
   await shared.ready;
@@ -187,7 +191,7 @@ if (config.kind === 'bucket') {
   const shared = createRedisCircuitBreaker({
     client: redis,
     name: config.name,
-    timeoutMs: 50,
+    timeoutMs: common.timeoutMs,
     breaker: { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 },
   });
   await shared.ready;

@@ -97,3 +97,26 @@ export async function runFleet(
   );
   return { total, each };
 }
+
+/**
+ * Runs the outage scenario (kind `'outage'`): 4 processes at 500 calls/s each
+ * through one shared circuit; returns each process's result (child 0 leads).
+ */
+export async function runOutage(
+  port: number,
+  name: string,
+  openDurationMs: number,
+  outage: NonNullable<FleetChildConfig['outage']>,
+): Promise<FleetChildResult[]> {
+  const { each } = await runFleet(4, {
+    port,
+    kind: 'outage',
+    name,
+    warmMs: 0,
+    measureMs: outage.recoverAtMs + 500,
+    offeredPerSecond: 500,
+    openDurationMs,
+    outage,
+  });
+  return each;
+}
