@@ -1,8 +1,8 @@
 // The @breakwater/redis benchmark (not a test): the 10 s fleet runs,
 // the added latency per decision with Redis up on loopback, how fast a trip
 // spreads, and what decisions do while redis-server is killed and restarted.
-// Needs redis-server on PATH. Run from the repository root:
-//   node --import tsx bench/redis-fleet.ts [--quick]
+// Needs redis-server on PATH. Run:
+//   cd bench && node --import tsx redis-fleet.ts [--quick]   (after pnpm build: it imports the built packages)
 // and copy the printed table into BENCHMARKS.md ("@breakwater/redis").
 
 import {

@@ -4,7 +4,7 @@ import {
   type KeyedLimiter,
   type KeyedLimiterStats,
   ok,
-  RateLimitError,
+  type RateLimitError,
   type Result,
 } from '@breakwater/core';
 import { Lease, TAKE_TOKENS } from './lease.js';
@@ -14,6 +14,7 @@ import {
   checkTokenCount,
   decideLocally,
   type RedisTokenBucketOptions,
+  refusal,
 } from './token-bucket.js';
 
 /** Options of {@link createRedisKeyedLimiter}. */
@@ -118,7 +119,7 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
       if (lease.fresh) {
         return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(key, n));
       }
-      return err(new RateLimitError(lease.retryAfterMs(now)));
+      return err(refusal(lease.retryAfterMs(now)));
     },
     available(key) {
       return link.shared ? Math.floor(leaseOf(key).stock) : local.available(key);

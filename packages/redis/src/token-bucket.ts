@@ -87,6 +87,21 @@ export function bucketSettings(
   };
 }
 
+/**
+ * A refusal: a `RateLimitError` without a stack trace. Under overload most
+ * decisions are refusals, and capturing a stack (which would only point
+ * inside the limiter) costs ~8× the rest of the decision. @internal
+ */
+export function refusal(retryAfterMs: number): RateLimitError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RateLimitError(retryAfterMs);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** Refuses `n` tokens as core's bucket does: bad counts throw, more than capacity can never pass. @internal */
 export function checkTokenCount(n: number, capacity: number): RateLimitError | undefined {
   if (!(n >= 0 && n !== Number.POSITIVE_INFINITY)) {
@@ -121,11 +136,7 @@ export function decideLocally(
 ): Result<number, RateLimitError> {
   const mode = link.settings.fallback;
   const r =
-    mode === 'local'
-      ? local()
-      : mode === 'open'
-        ? ok(0)
-        : err(new RateLimitError(link.settings.retryMs));
+    mode === 'local' ? local() : mode === 'open' ? ok(0) : err(refusal(link.settings.retryMs));
   if (r.ok) lease.owe(n, capacity);
   return r;
 }
@@ -185,7 +196,7 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
     }
     if (lease.take(n, now)) return ok(Math.floor(lease.stock));
     if (lease.fresh) return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(n));
-    return err(new RateLimitError(lease.retryAfterMs(now)));
+    return err(refusal(lease.retryAfterMs(now)));
   };
 
   return {

@@ -1,4 +1,4 @@
-import { systemClock, systemSleep } from '@breakwater/core';
+import { RateLimitError, systemClock, systemSleep } from '@breakwater/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -104,5 +104,24 @@ describe('leases', () => {
     expect(allowed).toBe(3);
     allowed += await decide(40, () => ({ ok: budget.tryRetry() }));
     expect(allowed).toBe(10);
+  });
+
+  it('a refusal is a RateLimitError without a stack trace (overload makes most decisions refusals)', async () => {
+    const bucket = createRedisTokenBucket({
+      client,
+      timeoutMs,
+      name: 'refusals',
+      capacity: 1,
+      refillPerSecond: 0.001,
+      fallback: 'closed',
+    });
+    expect(await decide(10, () => bucket.tryAcquire())).toBe(1);
+    const refused = bucket.tryAcquire();
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error).toBeInstanceOf(RateLimitError);
+    expect(refused.error.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.error.message).toMatch(/^Rate limit exceeded; retry after \d+ ms$/);
+    expect(refused.error.stack).not.toMatch(/\n\s+at /);
   });
 });
