@@ -33,6 +33,7 @@ export {
   type CircuitRecordOptions,
   checkCircuit,
   createCircuitBreakerState,
+  halfOpenCircuit,
   isolateCircuit,
   recordFailure,
   recordNeutral,
@@ -41,7 +42,7 @@ export {
 } from './breaker/circuit-state.js';
 export { getDefaultCircuitBreakerConfig } from './breaker/config.js';
 // Types
-export type { CircuitBreakerState } from './breaker/machine.js';
+export { type CircuitBreakerState, isProbePermit } from './breaker/machine.js';
 export type {
   CallOutcome,
   CircuitBreaker,
@@ -195,6 +196,7 @@ export type {
   RouteHedge,
   RouteHedgedEvent,
   RouteOperation,
+  RoutePanic,
   RouteProvider,
   RouteRecoveredEvent,
   Router,

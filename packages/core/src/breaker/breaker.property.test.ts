@@ -5,13 +5,14 @@ import { createCircuitBreaker } from './circuit-breaker.js';
 import {
   checkCircuit,
   createCircuitBreakerState,
+  halfOpenCircuit,
   isolateCircuit,
   recordFailure,
   recordNeutral,
   recordSuccess,
   resetCircuit,
 } from './circuit-state.js';
-import type { CircuitBreakerState } from './machine.js';
+import { type CircuitBreakerState, isProbePermit } from './machine.js';
 import { toSnapshot } from './snapshot.js';
 import type { CallOutcome, CircuitBreakerConfig } from './types.js';
 
@@ -56,6 +57,7 @@ type Op =
   | { t: 'report'; outcome: 'success' | 'failure' }
   | { t: 'advance'; ms: number }
   | { t: 'isolate' }
+  | { t: 'halfOpen' }
   | { t: 'reset' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -84,6 +86,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.constantFrom({ t: 'isolate' } as const, { t: 'reset' } as const) },
+  // A health signal: half-open at once, whatever the cool-down says.
+  { weight: 2, arbitrary: fc.constant({ t: 'halfOpen' } as const) },
 );
 
 const recorders = { success: recordSuccess, failure: recordFailure, neutral: recordNeutral };
@@ -106,6 +110,7 @@ describe('breaker properties', () => {
             const { result, updatedState } = checkCircuit(pure, now);
             pure = updatedState;
             expect(permit).toBe(result.permit);
+            expect(isProbePermit(permit)).toBe(result.probe);
             if (permit >= 0) outstanding.push(permit);
             else expect(rejections.pop()).toBe(result.retryAfterMs);
           } else if (op.t === 'release' && outstanding.length > 0) {
@@ -124,6 +129,12 @@ describe('breaker properties', () => {
           } else if (op.t === 'isolate') {
             breaker.isolate();
             pure = isolateCircuit(pure, now);
+          } else if (op.t === 'halfOpen') {
+            const before = pure.state;
+            breaker.halfOpen();
+            pure = halfOpenCircuit(pure, now);
+            if (before === 'open' && !pure.isolated) expect(pure.state).toBe('half-open');
+            else expect(pure.state).toBe(before);
           } else if (op.t === 'reset') {
             breaker.reset();
             pure = resetCircuit(pure, now);
@@ -146,7 +157,7 @@ describe('breaker properties', () => {
         }
         expect(['closed', 'open', 'half-open']).toContain(breaker.state);
       }),
-      { numRuns: 400 },
+      { seed: 42, numRuns: 400 },
     );
   });
 });

@@ -77,6 +77,16 @@ export function encodePermit(generation: number, probe: boolean): number {
   return generation * 2 + (probe ? 1 : 0);
 }
 
+/**
+ * True when `permit` (from `tryAcquire`) admitted the call as a half-open
+ * probe. A probe must not be retried or hedged on the same circuit: its
+ * failure re-opens the circuit, and repeating it would send a recovering
+ * upstream a burst instead of one request.
+ */
+export function isProbePermit(permit: number): boolean {
+  return permit >= 0 && permit % 2 === 1;
+}
+
 /** The generation a permit was issued in. @internal */
 export function permitGeneration(permit: number): number {
   return Math.floor(permit / 2);
@@ -223,6 +233,19 @@ export function tripCircuitInPlace(m: MutableCircuit, now: number, durationMs: n
   if (m.isolated) return;
   if (m.state === 'open' && m.openedAt + m.openDurationMs >= now + durationMs) return;
   open(m, now, durationMs);
+}
+
+/**
+ * Open → half-open now, without waiting out the cool-down: a health signal
+ * (a passing health check, a connection back to READY) says the upstream
+ * answers again, so the next call may probe it. The open duration in force is
+ * kept (a failed probe re-opens with it, grown as usual). Anything but a
+ * non-isolated open circuit is left alone.
+ * @internal
+ */
+export function halfOpenCircuitInPlace(m: MutableCircuit, now: number): void {
+  if (m.state !== 'open' || m.isolated) return;
+  transition(m, 'half-open', now);
 }
 
 /** Forces the circuit open until {@link closeCircuit}. @internal */

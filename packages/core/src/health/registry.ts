@@ -1,3 +1,4 @@
+import { halfOpenCircuit } from '../breaker/circuit-state.js';
 import type { CircuitBreakerState } from '../breaker/machine.js';
 import type { CircuitState } from '../breaker/types.js';
 import { type Duration, parseDuration } from '../internal/duration.js';
@@ -78,6 +79,14 @@ export interface HealthRegistry extends HealthRecorder {
   settle(name: string): void;
   /** fail += 1, streak += 1; at `streak >= failures` the circuit opens until `now + reset`. */
   failure(name: string): void;
+  /**
+   * A health signal (a passing health check, a connection back to READY) says
+   * `name` answers again: its open circuit half-opens now instead of after
+   * `reset`, so the next call may go through as its recovery call; the streak
+   * is kept, so a failure re-opens it at once. A no-op for an unknown name or
+   * a circuit that is not open.
+   */
+  halfOpen(name: string): void;
   /** `streak >= failures && now < lastFailure + reset`. False for an unknown name. */
   isOpen(name: string): boolean;
   /** `closed`, `open`, or `half-open` (cool-down over, streak kept: the next failure re-opens). */
@@ -214,6 +223,14 @@ function createView(
       e.lastFailure = now;
       // Every circuit must open at the same instant as lastFailure.
       update(e, 'failure', () => now);
+    },
+    halfOpen(name) {
+      checkName(name);
+      const e = store.get(name);
+      if (e === undefined) return;
+      circuit(e);
+      const now = clock();
+      for (const vc of e.circuits) vc.state = halfOpenCircuit(vc.state, now);
     },
     isOpen: (name) => judge(name).state === 'open',
     circuitState: (name) => judge(name).state,

@@ -198,7 +198,11 @@ export interface RouteRecoveredEvent {
 export interface RouteHealthOptions<R> {
   /** Registry to record into and consult, e.g. one shared with other routers. Defaults to the router's own. */
   registry?: HealthRegistry;
-  /** Background probe per provider (gets the provider's resource), or `'none'`. Defaults to no probing. */
+  /**
+   * Background probe per provider (gets the provider's resource), or `'none'`.
+   * A passing probe also half-opens the provider's open circuit at once, so the
+   * next request probes it without waiting out the open duration. Defaults to no probing.
+   */
   probe?: ProbeSetting<R>;
   /** Time between probe rounds in ms. Defaults to 10 000. */
   intervalMs?: number;
@@ -237,6 +241,18 @@ export interface RouterOptions<R> {
   /** Start another provider when the current one is slow. Defaults to no hedging. */
   hedge?: RouteHedge | false;
   /**
+   * The panic rule (Envoy's panic threshold, bounded): while at least
+   * `threshold` of the providers are ejected (circuit not closed, or open in
+   * the consulted health registry), a `ratio` of the requests that would be
+   * refused go to an ejected provider anyway, as its recovery probe (its
+   * circuit half-opens at once; one attempt; a success closes it). So circuits
+   * that all opened on harmless failures never refuse everything for a whole
+   * open duration, while a real outage still costs at most `ratio` attempts
+   * per request on top of the probes. `false` turns it off. Defaults to
+   * `{ threshold: 1, ratio: 0.1 }`.
+   */
+  panic?: RoutePanic | false;
+  /**
    * A bulkhead: requests routed at once (one slot covers the whole traversal)
    * and requests waiting. An attempt abandoned at its timeout keeps the slot
    * until its operation settles, so the operations running at the providers
@@ -269,6 +285,7 @@ export const ROUTER_OPTION_KEYS = {
   selection: true,
   health: true,
   hedge: true,
+  panic: true,
   concurrency: true,
   classify: true,
   budget: true,
@@ -277,6 +294,20 @@ export const ROUTER_OPTION_KEYS = {
   random: true,
   telemetry: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
+
+/** The panic rule of a router: see {@link RouterOptions.panic}. */
+export interface RoutePanic {
+  /** Fraction of providers, in `(0, 1]`, that must be ejected for the router to panic. Defaults to 1 (all of them). */
+  threshold?: number;
+  /** Fraction, in `(0, 1]`, of refused requests sent to an ejected provider while in panic (1 sends all, as Envoy does). Defaults to 0.1. */
+  ratio?: number;
+}
+
+/** Keys of {@link RoutePanic}. @internal */
+export const ROUTE_PANIC_KEYS = {
+  threshold: true,
+  ratio: true,
+} as const satisfies KnownKeys<RoutePanic>;
 
 /** Spreads calls over interchangeable providers with failover, health and hedging. */
 export interface Router<R> {
