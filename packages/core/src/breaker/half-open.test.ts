@@ -86,4 +86,34 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     clock.advance(10);
     expect(isProbePermit(breaker.tryAcquire())).toBe(true);
   });
+
+  it('a hanging probe holds its slot for one open duration, then another probe may go (any outcome counts)', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 200, clock });
+    breaker.release(breaker.tryAcquire(), 'failure');
+    clock.advance(200);
+    const hanging = breaker.tryAcquire();
+    expect(isProbePermit(hanging)).toBe(true);
+    clock.advance(199);
+    expect(breaker.tryAcquire()).toBe(-1);
+    clock.advance(1);
+    // The cadence holds while the first probe hangs (a black-holed upstream).
+    const second = breaker.tryAcquire();
+    expect(isProbePermit(second)).toBe(true);
+    expect(breaker.tryAcquire()).toBe(-1);
+    // The first probe's late success still closes the circuit; the second's outcome is then stale.
+    breaker.release(hanging, 'success');
+    expect(breaker.state).toBe('closed');
+    breaker.release(second, 'failure');
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('with openDurationMs 0 the half-open circuit keeps to its probe slots', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 0, clock });
+    breaker.release(breaker.tryAcquire(), 'failure');
+    expect(isProbePermit(breaker.tryAcquire())).toBe(true);
+    clock.advance(1_000);
+    expect(breaker.tryAcquire()).toBe(-1);
+  });
 });

@@ -81,7 +81,11 @@ export interface CircuitBreakerConfig {
    * saturates at `Number.MAX_SAFE_INTEGER` ms instead of overflowing to `Infinity`.
    */
   maxOpenDurationMs: number;
-  /** Probes admitted while half-open; `Infinity` lets all traffic through. Defaults to 1. */
+  /**
+   * Probes admitted while half-open, per open duration (a slot a probe has
+   * held for `openDurationMs` is leased to the next call); `Infinity` lets all
+   * traffic through. Defaults to 1.
+   */
   halfOpenMaxCalls: number;
   /** Successes in half-open that close the circuit. Defaults to 1. */
   successThreshold: number;
