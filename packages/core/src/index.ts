@@ -33,6 +33,7 @@ export {
   type CircuitRecordOptions,
   checkCircuit,
   createCircuitBreakerState,
+  halfOpenCircuit,
   isolateCircuit,
   recordFailure,
   recordNeutral,
@@ -41,7 +42,7 @@ export {
 } from './breaker/circuit-state.js';
 export { getDefaultCircuitBreakerConfig } from './breaker/config.js';
 // Types
-export type { CircuitBreakerState } from './breaker/machine.js';
+export { type CircuitBreakerState, isProbePermit } from './breaker/machine.js';
 export type {
   CallOutcome,
   CircuitBreaker,
@@ -125,7 +126,6 @@ export type {
 } from './health/registry.js';
 export { createHealthRegistry } from './health/registry.js';
 export type { HealthTargets, NamedTarget } from './health/targets.js';
-export type { Duration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';
 export type {
   AdaptiveThrottle,
@@ -195,6 +195,7 @@ export type {
   RouteHedge,
   RouteHedgedEvent,
   RouteOperation,
+  RoutePanic,
   RouteProvider,
   RouteRecoveredEvent,
   Router,

@@ -18,6 +18,7 @@ import {
   type RouteFailedEvent,
   type RouteHedge,
   type RouteHedgedEvent,
+  type RoutePanic,
   type RouteProtection,
   type RouteRecoveredEvent,
   type Router,
@@ -51,7 +52,7 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { disableGrpcRetries, eagerReconnect } from './channel-options.js';
-import { combinedState, watchCombinedState } from './internals/connectivity.js';
+import { combinedState, watchCombinedState, watchReady } from './internals/connectivity.js';
 import { RoutedCall } from './internals/routed-call.js';
 import {
   type RoutingState,
@@ -148,6 +149,8 @@ export interface RoutingChannelOptions {
   circuit?: CircuitBreakerOptions | false;
   /** Background probes and the registry of outcomes. Defaults to no probes and a registry that only records. */
   health?: RoutingHealthOptions;
+  /** The core router's panic rule: when every target (or `threshold` of them) is ejected, a `ratio` of the calls go to one anyway as its recovery call. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
+  panic?: RoutePanic | false;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
   /** One retry budget: every routed call deposits; every retry, hedge and failover withdraws. A budget or its options. Defaults to none. */
@@ -170,6 +173,7 @@ export const ROUTING_CHANNEL_KEYS = {
   hedge: true,
   circuit: true,
   health: true,
+  panic: true,
   classify: true,
   budget: true,
   clock: true,
@@ -278,7 +282,6 @@ function eachRouter<E>(
  * const channel = createRoutingChannel({
  *   targets: [{ id: 'a', address: 'a:50051' }, { id: 'b', address: 'b:50051' }],
  *   idempotent: idempotentMethods(packageDefinition),
- *   circuit: { failureThreshold: 3, openDurationMs: 10_000 },
  *   health: { probe: grpcHealthProbe },
  * });
  * const client = new EchoClient('routed', credentials.createInsecure(), { channelOverride: channel });
@@ -325,7 +328,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const circuit = circuitOf(options.circuit);
   const h = options.health ?? {};
   // A registry of the user's is consulted as given; the channel's own only records.
-  const registry = h.registry ?? createHealthRegistry({ clock, failures: RECORD_ONLY });
+  const registry = h.registry ?? createHealthRegistry({ clock, failureThreshold: RECORD_ONLY });
   const targets = buildTargets(options.targets);
   const shared = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -359,6 +362,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       classify: routingErrorPolicy,
       // Each target's breaker is built by the router from the shared options.
       protection: { ...options.protection, ...(circuit === undefined ? {} : { circuit }) },
+      ...(options.panic === undefined ? {} : { panic: options.panic }),
       ...shared,
     };
     safe = optionPath(asTargets, () =>
@@ -434,6 +438,25 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const channels = targets.map((t) => t.channel);
   const routers = pinned === safe ? [safe] : [safe, pinned];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
+  // A health signal — a passing probe, or a target's channel back to READY — lets the
+  // target's recovery call go now instead of after its circuit's open duration (a passing
+  // probe still does not close the circuit: that call does).
+  const answersAgain = (id: string) => {
+    registry.halfOpen(id);
+    for (const r of routers) r.circuit(id)?.halfOpen();
+  };
+  checker?.onProbeResult((e) => {
+    if (e.healthy) answersAgain(e.provider);
+  });
+  for (const t of targets) {
+    // Only the channels it created are kept connected; a channel given is left to its owner.
+    watchReady(
+      t.channel,
+      () => answersAgain(t.id),
+      () => closed,
+      t.owned,
+    );
+  }
 
   const routingChannel: ChannelInterface & RoutingChannelApi = {
     targetIds: Object.freeze(targets.map((t) => t.id)),

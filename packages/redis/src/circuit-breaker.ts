@@ -338,6 +338,7 @@ export function createRedisCircuitBreaker(
     },
     retryAfterMs: () => local.retryAfterMs(),
     trip: (ms?: number) => local.trip(ms),
+    halfOpen: () => local.halfOpen(),
     isolate: () => local.isolate(),
     reset: () => local.reset(),
     toJSON: (): CircuitBreakerSnapshot => local.toJSON(),

@@ -61,6 +61,7 @@ export const ROUTING_LINK_KEYS = {
   selection: true,
   health: true,
   hedge: true,
+  panic: true,
   concurrency: true,
   budget: true,
   clock: true,
@@ -110,7 +111,7 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
  *     { id: 'secondary', link: httpBatchLink({ url: b, fetch: createStatusPreservingFetch() }) },
  *   ],
  *   selection: { type: 'priority', priorities: { primary: 1 } },
- *   protection: { circuit: { failureThreshold: 3, openDurationMs: 10_000 } },
+ *   protection: { circuit: STANDARD_RESILIENCE.circuit },
  * })
  */
 export function routingLink<TRouter extends AnyRouter = AnyRouter>(

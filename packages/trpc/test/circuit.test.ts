@@ -1,7 +1,7 @@
-import { createCircuitBreaker, isCircuitOpenError } from '@breakwater/core';
+import { createCircuitBreaker, isCircuitOpenError, systemSleep } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { circuitBreakerLink } from '../src/index.js';
+import { circuitBreakerLink, retryLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
 
 describe('circuitBreakerLink', () => {
@@ -48,5 +48,41 @@ describe('circuitBreakerLink', () => {
     await expect(client.echo.query('3')).resolves.toMatchObject({ value: '3' });
     await expect(client.echo.query('4')).resolves.toMatchObject({ value: '4' });
     expect(server.stats().requests).toBe(3);
+  });
+
+  it('a half-open probe is not retried by a retryLink below the circuit', async () => {
+    const server = await chaos({ faults: { errorRate: 1 } });
+    const client = clientOf([
+      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 100 }),
+      retryLink({ attempts: 3, backoff: { baseDelayMs: 1, jitter: 'none' } }),
+      batchLink(server.url),
+    ]);
+    // Admitted while closed: the retryLink makes its 3 attempts, then the circuit opens.
+    await errorOf(client.echo.query('opens'));
+    expect(server.stats().requests).toBe(3);
+    await systemSleep(150);
+    // The probe: one attempt (the circuit marks it in op.context), and the circuit re-opens.
+    await errorOf(client.echo.query('probe'));
+    expect(server.stats().requests).toBe(4);
+    await errorOf(client.echo.query('refused'));
+    expect(server.stats().requests).toBe(4);
+  });
+
+  it('a probe refused a connection is neutral: the next call probes at once, not an open duration later', async () => {
+    const server = await chaos();
+    const client = clientOf([
+      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 100 }),
+      batchLink(server.url),
+    ]);
+    await server.stop();
+    await errorOf(client.echo.query('opens'));
+    await systemSleep(150);
+    const probe = (await errorOf(client.echo.query('probe'))) as Error;
+    expect(isCircuitOpenError(probe.cause)).toBe(false);
+    // Still half-open: this call is a probe too, not refused for another 100 ms.
+    const next = (await errorOf(client.echo.query('next'))) as Error;
+    expect(isCircuitOpenError(next.cause)).toBe(false);
+    await server.start();
+    await expect(client.echo.query('back')).resolves.toMatchObject({ value: 'back' });
   });
 });

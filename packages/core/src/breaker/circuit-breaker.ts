@@ -15,6 +15,7 @@ import {
   admit,
   closeCircuit,
   encodePermit,
+  halfOpenCircuitInPlace,
   isolateCircuitInPlace,
   type MutableCircuit,
   newCircuit,
@@ -194,6 +195,13 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     }
     const from = this.m.state;
     tripCircuitInPlace(this.m, this.clock(), ms);
+    this.announce(from);
+  }
+
+  halfOpen(): void {
+    const from = this.m.state;
+    if (from !== 'open') return;
+    halfOpenCircuitInPlace(this.m, this.clock());
     this.announce(from);
   }
 

@@ -4,6 +4,7 @@ import {
   type CircuitBreakerState,
   closeCircuit,
   copyCircuit,
+  halfOpenCircuitInPlace,
   isolateCircuitInPlace,
   newCircuit,
   reopenCircuitInPlace,
@@ -126,6 +127,18 @@ export function recordNeutral(
   options?: CircuitRecordOptions,
 ): CircuitBreakerState {
   return record(state, config, now, 'neutral', options);
+}
+
+/**
+ * Moves an open circuit to half-open at `now`, without waiting out the
+ * cool-down (a health signal says the upstream answers again); a circuit that
+ * is closed, half-open or isolated is returned unchanged.
+ */
+export function halfOpenCircuit(state: CircuitBreakerState, now: number): CircuitBreakerState {
+  if (state.state !== 'open' || state.isolated) return state;
+  const m = copyCircuit(state);
+  halfOpenCircuitInPlace(m, now);
+  return m;
 }
 
 /** Forces the circuit open (refusing everything) until {@link resetCircuit}. */

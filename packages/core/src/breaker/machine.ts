@@ -36,6 +36,8 @@ export interface CircuitBreakerState {
   readonly probesAdmitted: number;
   /** Successful probes in this half-open generation. */
   readonly probeSuccesses: number;
+  /** Clock time the last half-open probe was admitted (a probe slot is leased for one open duration). */
+  readonly probeAdmittedAt: number;
   /** Forced open by `isolate` until reset. */
   readonly isolated: boolean;
   /** Clock time of the last transition. */
@@ -60,6 +62,7 @@ export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircui
     openDurationMs: config.openDurationMs,
     probesAdmitted: 0,
     probeSuccesses: 0,
+    probeAdmittedAt: 0,
     isolated: false,
     changedAt: now,
     window: config.window === undefined ? undefined : createWindow(config.window),
@@ -75,6 +78,16 @@ export function copyCircuit(s: CircuitBreakerState): MutableCircuit {
 /** Permit for a call admitted in `generation`: encodes both in one number. @internal */
 export function encodePermit(generation: number, probe: boolean): number {
   return generation * 2 + (probe ? 1 : 0);
+}
+
+/**
+ * True when `permit` (from `tryAcquire`) admitted the call as a half-open
+ * probe. A probe must not be retried or hedged on the same circuit: its
+ * failure re-opens the circuit, and repeating it would send a recovering
+ * upstream a burst instead of one request.
+ */
+export function isProbePermit(permit: number): boolean {
+  return permit >= 0 && permit % 2 === 1;
 }
 
 /** The generation a permit was issued in. @internal */
@@ -115,15 +128,26 @@ export function refresh(m: MutableCircuit, clock: Clock): void {
   if (now >= m.openedAt + m.openDurationMs) transition(m, 'half-open', now);
 }
 
-/** Admission check: a permit `>= 0`, or `-1` when refused. @internal */
+/**
+ * Admission check: a permit `>= 0`, or `-1` when refused. A half-open probe
+ * slot is leased for one open duration: when every slot is taken and the last
+ * probe went out at least `openDurationMs` ago, one more probe is admitted (in
+ * the same generation, so any probe's outcome counts). A probe that hangs — a
+ * black-holed upstream — then does not stretch the probe cadence to its deadline.
+ * @internal
+ */
 export function admit(m: MutableCircuit, clock: Clock): number {
   if (m.state === 'closed') return m.generation * 2;
   refresh(m, clock);
-  if (m.state === 'half-open' && m.probesAdmitted < m.config.halfOpenMaxCalls) {
-    m.probesAdmitted += 1;
-    return encodePermit(m.generation, true);
+  if (m.state !== 'half-open') return -1;
+  const now = clock();
+  if (m.probesAdmitted >= m.config.halfOpenMaxCalls) {
+    if (!(m.openDurationMs > 0 && now - m.probeAdmittedAt >= m.openDurationMs)) return -1;
+    m.probesAdmitted -= 1;
   }
-  return -1;
+  m.probesAdmitted += 1;
+  m.probeAdmittedAt = now;
+  return encodePermit(m.generation, true);
 }
 
 /** Milliseconds until a call may be admitted. @internal */
@@ -223,6 +247,19 @@ export function tripCircuitInPlace(m: MutableCircuit, now: number, durationMs: n
   if (m.isolated) return;
   if (m.state === 'open' && m.openedAt + m.openDurationMs >= now + durationMs) return;
   open(m, now, durationMs);
+}
+
+/**
+ * Open → half-open now, without waiting out the cool-down: a health signal
+ * (a passing health check, a connection back to READY) says the upstream
+ * answers again, so the next call may probe it. The open duration in force is
+ * kept (a failed probe re-opens with it, grown as usual). Anything but a
+ * non-isolated open circuit is left alone.
+ * @internal
+ */
+export function halfOpenCircuitInPlace(m: MutableCircuit, now: number): void {
+  if (m.state !== 'open' || m.isolated) return;
+  transition(m, 'half-open', now);
 }
 
 /** Forces the circuit open until {@link closeCircuit}. @internal */

@@ -81,7 +81,11 @@ export interface CircuitBreakerConfig {
    * saturates at `Number.MAX_SAFE_INTEGER` ms instead of overflowing to `Infinity`.
    */
   maxOpenDurationMs: number;
-  /** Probes admitted while half-open; `Infinity` lets all traffic through. Defaults to 1. */
+  /**
+   * Probes admitted while half-open, per open duration (a slot a probe has
+   * held for `openDurationMs` is leased to the next call); `Infinity` lets all
+   * traffic through. Defaults to 1.
+   */
   halfOpenMaxCalls: number;
   /** Successes in half-open that close the circuit. Defaults to 1. */
   successThreshold: number;
@@ -125,7 +129,9 @@ export interface CircuitRejection {
  * Low-level composition contract: `tryAcquire()` admits one call and returns a
  * non-negative permit number (it encodes the admitting generation and whether
  * the call is a half-open probe), or `-1` when refused; the caller must later
- * hand the permit to `release(permit, outcome)` exactly once. Outcomes from an
+ * hand the permit to `release(permit, outcome)` exactly once; `isProbePermit(permit)`
+ * says whether it admitted a half-open probe, which a driver must not retry or
+ * hedge on this circuit. Outcomes from an
  * older generation do not move the current state; a neutral probe frees its
  * probe slot. This allocates nothing per call.
  */
@@ -164,6 +170,13 @@ export interface CircuitBreaker {
    * non-finite duration.
    */
   trip(openDurationMs?: number): void;
+  /**
+   * Moves an open circuit to half-open now, so the next call is its probe,
+   * instead of waiting out the open duration: for a health signal (a passing
+   * health check, a connection back to READY) saying the upstream answers
+   * again. A closed, half-open or isolated circuit is left alone.
+   */
+  halfOpen(): void;
   /** Forces the circuit open until `reset()`. */
   isolate(): void;
   /** Forces the circuit closed and clears its counters. */

@@ -75,6 +75,20 @@ describe('createGrpcCircuits', () => {
     expect(circuits.outcomeOf(A, GrpcStatus.UNAVAILABLE, '', undefined, false)).toBe('neutral');
   });
 
+  it('a half-open probe that found no connection is neutral: the request never left', () => {
+    const circuits = createGrpcCircuits();
+    const local = 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1';
+    const U = GrpcStatus.UNAVAILABLE;
+    expect(circuits.outcomeOf(A, U, local, undefined, false, true)).toBe('neutral');
+    expect(circuits.outcomeOf(A, U, 'Stream refused by server', undefined, false, true)).toBe(
+      'neutral',
+    );
+    // Not a probe: an unreachable server still counts, so the circuit opens.
+    expect(circuits.outcomeOf(A, U, local, undefined, false, false)).toBe('failure');
+    // A server that answered UNAVAILABLE was reached: its probe re-opens the circuit.
+    expect(circuits.outcomeOf(A, U, 'overloaded', undefined, false, true)).toBe('failure');
+  });
+
   it('rejects an unknown scope, naming the option and the value', () => {
     expect(() => createGrpcCircuits({ scope: 'host' as never })).toThrow(
       new TypeError(`scope must be one of 'method', 'service', 'client', got host`),

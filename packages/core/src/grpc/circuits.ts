@@ -4,6 +4,7 @@ import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { checkOptions, type KnownKeys, optionPath, optionTypeError } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
+  CONNECTION_FAILURE,
   createGrpcStatusClassifier,
   type GrpcStatusClassifier,
   type TrailerGetter,
@@ -69,6 +70,10 @@ export interface GrpcCircuits {
   /**
    * How a finished call counts: `'success'` for `OK`, `'neutral'` for a status
    * the classifier does not count (or caller cancellation), else `'failure'`.
+   * A half-open `probe` that found no connection (grpc-js's own
+   * `UNAVAILABLE`: the request never left) is neutral too: it says nothing
+   * about the server, and the next call may probe as soon as the channel
+   * reconnects instead of a whole open duration later.
    */
   outcomeOf(
     path: string,
@@ -76,6 +81,7 @@ export interface GrpcCircuits {
     details: string,
     trailer: TrailerGetter | undefined,
     cancelledByCaller: boolean,
+    probe?: boolean,
   ): CallOutcome;
   /** The time source of call durations. */
   readonly clock: Clock;
@@ -124,8 +130,11 @@ export function createGrpcCircuits(options: GrpcCircuitOptions = {}): GrpcCircui
     circuitFor: (path) => methodCircuit(path).breaker,
     openError: ({ breaker, key }) =>
       new CircuitOpenError({ retryAfterMs: breaker.retryAfterMs(), circuit: key }),
-    outcomeOf(path, code, details, trailer, cancelledByCaller) {
+    outcomeOf(path, code, details, trailer, cancelledByCaller, probe) {
       if (code === GrpcStatus.OK) return 'success';
+      if (probe === true && code === GrpcStatus.UNAVAILABLE && CONNECTION_FAILURE.test(details)) {
+        return 'neutral';
+      }
       const verdict = classify({ path, code, details, trailer, cancelledByCaller });
       return verdict.countForCircuit === false ? 'neutral' : 'failure';
     },

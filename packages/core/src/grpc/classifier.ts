@@ -75,8 +75,8 @@ const NEVER_SENT: ErrorVerdict = Object.freeze({
   neverSent: true,
 });
 
-// grpc-js's own words for a call that found no connection, or whose stream the server refused.
-const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+/** grpc-js's own words for a call that found no connection, or whose stream the server refused. @internal */
+export const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
 
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =

@@ -4,6 +4,7 @@ import {
   type SafeCallTelemetry,
   type TelemetryCallOutcome,
 } from '../attempts/telemetry.js';
+import { isProbePermit } from '../breaker/machine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
@@ -539,7 +540,8 @@ export class Call<T> extends WheelEntry {
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
     const engine = config.engine;
-    if (engine !== undefined) {
+    // A half-open probe is never retried: its failure re-opens the circuit, and the caller gets it.
+    if (engine !== undefined && !isProbePermit(this.permit)) {
       const delay = engine.afterFailure(
         this.attempt,
         this.previousDelayMs,
@@ -554,7 +556,9 @@ export class Call<T> extends WheelEntry {
       if (delay === STOP_BUDGET) this.tel?.refused('budget-exhausted');
       else if (delay === STOP_DEADLINE) this.tel?.refused('deadline-expired');
     }
-    this.finish(counted ? 'failure' : 'neutral');
+    // A probe that never reached the upstream (the verdict's neverSent) says nothing about it.
+    const neutral = !counted || (verdict?.neverSent === true && isProbePermit(this.permit));
+    this.finish(neutral ? 'neutral' : 'failure');
     this.failWith(error, 'error');
   }
 

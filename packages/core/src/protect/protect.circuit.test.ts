@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
 import { createManualClock } from '../time/manual-clock.js';
@@ -73,9 +74,9 @@ describe('protect: circuit', () => {
     await expect(run(ok)).resolves.toBe('up');
   });
 
-  it('the probe runs with its normal retries and timeout', async () => {
+  it('the probe runs under its timeout and is never retried: the caller gets its error', async () => {
     const { clock, run } = setup({
-      retry: { attempts: 2, backoff: { baseDelayMs: 0 } },
+      retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
       attemptTimeoutMs: 100,
     });
     await openThenCool(run, clock);
@@ -84,8 +85,57 @@ describe('protect: circuit', () => {
       attempts.push(attempt);
       return attempt === 1 ? new Promise(() => {}) : 'second';
     });
-    await expect(clock.run(p)).resolves.toBe('second');
+    await expect(clock.run(p)).rejects.toThrow(/deadline|timed out|100/i);
+    // One attempt: a retried probe would hit a recovering upstream with a burst.
+    expect(attempts).toEqual([1]);
+    expect(run.circuit?.state).toBe('open');
+    // A call admitted while closed still gets its retries.
+    clock.advance(1000);
+    const probe = run(() => 'up');
+    await expect(probe).resolves.toBe('up');
+    attempts.length = 0;
+    const p2 = run(({ attempt }) => {
+      attempts.push(attempt);
+      return attempt === 1 ? Promise.reject(new Error('once')) : 'second';
+    });
+    await expect(clock.run(p2)).resolves.toBe('second');
     expect(attempts).toEqual([1, 2]);
+  });
+
+  it('property: a probe makes exactly one attempt, whatever the retry settings and outcomes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
+        async (attempts, probeFails) => {
+          const { clock, run } = setup({ retry: { attempts, backoff: { baseDelayMs: 0 } } });
+          await openThenCool(run, clock);
+          for (const fails of probeFails) {
+            expect(run.circuit?.state).not.toBe('closed');
+            let made = 0;
+            const p = run(() => {
+              made++;
+              return fails ? fail() : ok();
+            });
+            await clock.run(p).catch(() => {});
+            expect(made).toBe(1);
+            if (!fails) break;
+            expect(run.circuit?.state).toBe('open');
+            clock.advance(1000);
+          }
+        },
+      ),
+      { seed: 42, numRuns: 100 },
+    );
+  });
+
+  it('a probe that never reached the upstream (neverSent) is neutral: the next call probes at once', async () => {
+    const { clock, run } = setup({ classify: () => ({ neverSent: true }) });
+    await openThenCool(run, clock);
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    await expect(run(() => Promise.reject(refused))).rejects.toBe(refused);
+    expect(run.circuit?.state).toBe('half-open');
+    await expect(run(ok)).resolves.toBe('up');
     expect(run.circuit?.state).toBe('closed');
   });
 

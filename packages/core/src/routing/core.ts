@@ -1,6 +1,6 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
 import { errorTypeOf, type SafeCallTelemetry, stopRefusal } from '../attempts/telemetry.js';
-import type { CircuitBreaker } from '../breaker/types.js';
+import { isProbePermit } from '../breaker/machine.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
 import {
   RoutingError,
@@ -131,6 +131,62 @@ export class RouterCore<R> implements VisitEnv {
     return permit;
   }
 
+  /** Panic credit: grows by `panic.ratio` per refused request in panic; a whole one buys a panic visit. */
+  private panicCredit = 0;
+
+  /**
+   * A request found provider `p` ejected (skip `code`) and has not drawn for
+   * the panic rule yet: whether it may visit an ejected provider anyway. Drawn
+   * once per request, so a request that skips every provider counts once.
+   */
+  drawPanic(): boolean {
+    const panic = this.config.panic;
+    if (panic === undefined) return false;
+    let ejected = 0;
+    const { providers, consultHealth } = this.config;
+    for (let i = 0; i < providers.length; i++) {
+      const q = providers[i] as ProviderRuntime<R>;
+      const state = q.breaker?.state;
+      if (
+        (state !== undefined && state !== 'closed') ||
+        (consultHealth && this.health.isOpen(q.id))
+      ) {
+        ejected++;
+      }
+    }
+    if (ejected < panic.ejected) return false;
+    this.panicCredit += panic.ratio;
+    if (this.panicCredit < 1 - 1e-9) return false;
+    this.panicCredit -= 1;
+    return true;
+  }
+
+  /**
+   * The panic visit of a request that drew it: the ejected provider's circuit
+   * half-opens at once and the request becomes its probe (one attempt; a
+   * success closes the circuit; ejected by the health registry, it is the
+   * registry's recovery call). Returns the permit (`NO_PERMIT` without a
+   * circuit), or `code` when `p` cannot take it (isolated, or its probe is out).
+   */
+  panicAdmit(p: ProviderRuntime<R>, code: number): number {
+    const breaker = p.breaker;
+    let permit = NO_PERMIT;
+    if (breaker !== undefined) {
+      breaker.halfOpen();
+      permit = breaker.tryAcquire();
+      if (permit < 0) return code;
+    }
+    // Ejected by the consulted health registry: the visit is its recovery call, one at a time.
+    const healthProbe = this.config.consultHealth && this.health.circuitState(p.id) !== 'closed';
+    if (healthProbe && p.healthProbing) {
+      if (permit >= 0) breaker?.release(permit, 'neutral');
+      return code;
+    }
+    if (healthProbe) p.healthProbing = true;
+    this.claimedHealthProbe = healthProbe;
+    return permit;
+  }
+
   /** Records a skip; returns the visit list (allocated on first use). */
   skip(p: ProviderRuntime<R>, code: number, visits: RoutingVisit[] | undefined): RoutingVisit[] {
     const reason: RoutingSkipReason = code === SKIP_PROBE_BUSY ? 'probe-busy' : 'circuit-open';
@@ -163,11 +219,8 @@ export class RouterCore<R> implements VisitEnv {
   }
 
   /** True when the visit just admitted is a recovery probe (circuit or health registry half-open). */
-  isProbe(p: ProviderRuntime<R>, permit: number): boolean {
-    return (
-      this.claimedHealthProbe ||
-      (permit >= 0 && (p.breaker as CircuitBreaker).state === 'half-open')
-    );
+  isProbe(permit: number): boolean {
+    return this.claimedHealthProbe || isProbePermit(permit);
   }
 
   /** Tries providers one after another (no hedging): the hot path. */
@@ -182,18 +235,25 @@ export class RouterCore<R> implements VisitEnv {
     const generation = selection.generation;
     const order = selection.order();
     let visits: RoutingVisit[] | undefined;
+    // The panic rule is drawn at the first skip of the request: 0 not yet, 1 won, -1 lost or used.
+    let panic = 0;
     for (let k = 0; k < order.length; k++) {
       if (signal.aborted) throw abortError(signal);
       const p = providers[order[k] as number] as ProviderRuntime<R>;
-      const permit = this.admit(p);
+      let permit = this.admit(p);
       if (permit < NO_PERMIT) {
-        visits = this.skip(p, permit, visits);
-        rt?.tel.refused('circuit-open');
-        continue;
+        if (panic === 0) panic = this.drawPanic() ? 1 : -1;
+        if (panic === 1) permit = this.panicAdmit(p, permit);
+        if (permit < NO_PERMIT) {
+          visits = this.skip(p, permit, visits);
+          rt?.tel.refused('circuit-open');
+          continue;
+        }
+        panic = -1;
       }
       const visit = rt === undefined ? 0 : rt.visit();
       const healthProbe = this.claimedHealthProbe;
-      const probe = this.isProbe(p, permit);
+      const probe = this.isProbe(permit);
       if (this.selected.active)
         this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
       try {
@@ -206,10 +266,11 @@ export class RouterCore<R> implements VisitEnv {
           value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
         } catch (error) {
           p.inflight--;
-          if (p.config.engine === undefined) {
+          // A recovery probe is never retried: its failure re-opens the circuit at once.
+          if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, fn, signal, policy, this, deadlineAt, {
+          value = await runVisit(p, permit, false, fn, signal, policy, this, deadlineAt, {
             error,
             startedAt: start,
           });

@@ -24,9 +24,11 @@ import { createSelection, type SelectionStrategy } from './selection.js';
 import {
   ROUTE_HEALTH_KEYS,
   ROUTE_HEDGE_KEYS,
+  ROUTE_PANIC_KEYS,
   ROUTE_PROVIDER_KEYS,
   ROUTER_OPTION_KEYS,
   type RouteHedge,
+  type RoutePanic,
   type RouterOptions,
 } from './types.js';
 import type { ProviderRuntime } from './visit.js';
@@ -38,6 +40,22 @@ export interface HedgeConfig {
   sample: LatencySample | undefined;
 }
 
+/** The panic rule after validation. @internal */
+export interface PanicConfig {
+  /** Providers that must be ejected (a count, from the threshold fraction). */
+  readonly ejected: number;
+  readonly ratio: number;
+}
+
+function checkPanic(value: RoutePanic | false | undefined, count: number): PanicConfig | undefined {
+  if (value === false) return undefined;
+  checkOptions('createRouter', value, ROUTE_PANIC_KEYS, 'panic');
+  const rate = { above: 0, max: 1 } as const;
+  const threshold = optionalNumber('panic.threshold', value?.threshold, 1, rate);
+  const ratio = optionalNumber('panic.ratio', value?.ratio, 0.1, rate);
+  return { ejected: Math.max(1, Math.ceil(threshold * count - 1e-9)), ratio };
+}
+
 /** {@link RouterOptions} validated and built into runtime pieces. @internal */
 export interface RouterConfig<R> {
   providers: ProviderRuntime<R>[];
@@ -47,6 +65,8 @@ export interface RouterConfig<R> {
   consultHealth: boolean;
   checker: HealthChecker | undefined;
   hedge: HedgeConfig | undefined;
+  /** The panic rule, or `undefined` when off. */
+  panic: PanicConfig | undefined;
   /**
    * The engine of the router's own decisions: failover (charged to the
    * budget) and hedging (its `attempts` and timer).
@@ -204,8 +224,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     optionPath('health', () =>
       createHealthRegistry({
         clock,
-        ...(h?.failures === undefined ? {} : { failures: h.failures }),
-        ...(h?.reset === undefined ? {} : { reset: h.reset }),
+        ...(h?.failureThreshold === undefined ? {} : { failureThreshold: h.failureThreshold }),
+        ...(h?.openDurationMs === undefined ? {} : { openDurationMs: h.openDurationMs }),
       }),
     );
   const view = {
@@ -220,6 +240,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   shared.telemetry?.providers(ids, view.healthy, ROUTER_TARGET);
   const selection = createSelection(options.selection, ids, view, random);
   const hedge = checkHedge(options.hedge, selection.type === 'race');
+  const panic = checkPanic(options.panic, providers.length);
   const sleep = options.sleep ?? systemSleep;
   const engine = new AttemptEngine({
     // Without hedging, attempts bound nothing here: failover is bounded by the providers.
@@ -236,6 +257,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     health,
     consultHealth: h !== undefined,
     hedge: hedge?.config,
+    panic,
     engine,
     concurrency: shared.concurrency,
     classify: options.classify,
@@ -267,5 +289,12 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
           }),
         );
 
+  // A passing health check says the provider answers again: its open circuit half-opens at once,
+  // so the next request probes it instead of waiting out the open duration.
+  checker?.onProbeResult((e) => {
+    if (!e.healthy) return;
+    providers[ids.indexOf(e.provider)]?.breaker?.halfOpen();
+    health.halfOpen(e.provider);
+  });
   return { ...config, checker };
 }

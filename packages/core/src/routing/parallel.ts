@@ -49,6 +49,8 @@ export function routeParallel<R, T>(
     let hedges = 0;
     let done = false;
     let timer: AbortController | undefined;
+    // The panic rule, drawn at the request's first skip: 0 not yet, 1 won, -1 lost or used.
+    let panic = 0;
 
     /**
      * Ends the traversal and aborts the visits still running: with the caller's
@@ -78,22 +80,27 @@ export function routeParallel<R, T>(
     const launch = (asHedge: boolean): boolean => {
       while (next < order.length) {
         const p = providers[order[next++] as number] as ProviderRuntime<R>;
-        const permit = core.admit(p);
+        let permit = core.admit(p);
         if (permit < -1) {
-          visits = core.skip(p, permit, visits);
-          rt?.tel.refused('circuit-open');
-          continue;
+          if (panic === 0) panic = core.drawPanic() ? 1 : -1;
+          if (panic === 1) permit = core.panicAdmit(p, permit);
+          if (permit < -1) {
+            visits = core.skip(p, permit, visits);
+            rt?.tel.refused('circuit-open');
+            continue;
+          }
+          panic = -1;
         }
         const visit = rt === undefined ? 0 : rt.visit();
         const healthProbe = core.claimedHealthProbe;
-        const probe = core.isProbe(p, permit);
+        const probe = core.isProbe(permit);
         const entry: Running<R> = { p, controller: new LinkedController(signal) };
         running.add(entry);
         launched++;
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, fn, entry.controller.signal, policy, core, deadlineAt).then(
+        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
             if (healthProbe) p.healthProbing = false;
             if (done) return;

@@ -4,7 +4,6 @@ import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
-import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../retry/budget.js';
@@ -198,16 +197,20 @@ export interface RouteRecoveredEvent {
 export interface RouteHealthOptions<R> {
   /** Registry to record into and consult, e.g. one shared with other routers. Defaults to the router's own. */
   registry?: HealthRegistry;
-  /** Background probe per provider (gets the provider's resource), or `'none'`. Defaults to no probing. */
+  /**
+   * Background probe per provider (gets the provider's resource), or `'none'`.
+   * A passing probe also half-opens the provider's open circuit at once, so the
+   * next request probes it without waiting out the open duration. Defaults to no probing.
+   */
   probe?: ProbeSetting<R>;
   /** Time between probe rounds in ms. Defaults to 10 000. */
   intervalMs?: number;
   /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
   timeoutMs?: number;
-  /** Consecutive failures that open a provider in the router's own registry. Defaults to 3. */
-  failures?: number;
-  /** How long a provider stays open in the router's own registry, in ms or as a duration string. Defaults to 30 000. */
-  reset?: Duration;
+  /** Consecutive failures that open a provider in the router's own registry (the breaker's name). Defaults to 3. */
+  failureThreshold?: number;
+  /** How long a provider stays open in the router's own registry, in ms (the breaker's name). Defaults to 30 000. */
+  openDurationMs?: number;
 }
 
 /** Keys of {@link RouteHealthOptions}. @internal */
@@ -216,8 +219,8 @@ export const ROUTE_HEALTH_KEYS = {
   probe: true,
   intervalMs: true,
   timeoutMs: true,
-  failures: true,
-  reset: true,
+  failureThreshold: true,
+  openDurationMs: true,
 } as const satisfies KnownKeys<RouteHealthOptions<unknown>>;
 
 /** Options of {@link createRouter}. */
@@ -236,6 +239,18 @@ export interface RouterOptions<R> {
   health?: RouteHealthOptions<R>;
   /** Start another provider when the current one is slow. Defaults to no hedging. */
   hedge?: RouteHedge | false;
+  /**
+   * The panic rule (Envoy's panic threshold, bounded): while at least
+   * `threshold` of the providers are ejected (circuit not closed, or open in
+   * the consulted health registry), a `ratio` of the requests that would be
+   * refused go to an ejected provider anyway, as its recovery probe (its
+   * circuit half-opens at once; one attempt; a success closes it). So circuits
+   * that all opened on harmless failures never refuse everything for a whole
+   * open duration, while a real outage still costs at most `ratio` attempts
+   * per request on top of the probes. `false` turns it off. Defaults to
+   * `{ threshold: 1, ratio: 0.1 }`.
+   */
+  panic?: RoutePanic | false;
   /**
    * A bulkhead: requests routed at once (one slot covers the whole traversal)
    * and requests waiting. An attempt abandoned at its timeout keeps the slot
@@ -269,6 +284,7 @@ export const ROUTER_OPTION_KEYS = {
   selection: true,
   health: true,
   hedge: true,
+  panic: true,
   concurrency: true,
   classify: true,
   budget: true,
@@ -277,6 +293,20 @@ export const ROUTER_OPTION_KEYS = {
   random: true,
   telemetry: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
+
+/** The panic rule of a router: see {@link RouterOptions.panic}. */
+export interface RoutePanic {
+  /** Fraction of providers, in `(0, 1]`, that must be ejected for the router to panic. Defaults to 1 (all of them). */
+  threshold?: number;
+  /** Fraction, in `(0, 1]`, of refused requests sent to an ejected provider while in panic (1 sends all, as Envoy does). Defaults to 0.1. */
+  ratio?: number;
+}
+
+/** Keys of {@link RoutePanic}. @internal */
+export const ROUTE_PANIC_KEYS = {
+  threshold: true,
+  ratio: true,
+} as const satisfies KnownKeys<RoutePanic>;
 
 /** Spreads calls over interchangeable providers with failover, health and hedging. */
 export interface Router<R> {

@@ -1,4 +1,5 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
+import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -93,7 +94,9 @@ export function visitFailed(
   durationMs: number,
   env: VisitEnv,
 ): VisitFailure {
-  const counted = verdict.countForCircuit !== false;
+  // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
+  const counted =
+    verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
   if (counted) env.health.failure(p.id);
   return new VisitFailure(error, verdict, counted, durationMs);
@@ -188,12 +191,15 @@ function errorName(error: unknown): string {
  * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
  * already ran (inline, on the router's hot path) and failed: the visit goes
  * on from judging that failure. `callDeadlineAt` is the request's own
- * deadline (`Infinity` for none): it bounds the retries, not the attempts.
+ * deadline (`Infinity` for none): it bounds the retries, not the attempts. A
+ * `probe` visit (a half-open circuit's or the health registry's recovery
+ * probe) makes one attempt, never retried.
  * @internal
  */
 export async function runVisit<R, T>(
   p: ProviderRuntime<R>,
   permit: number,
+  probe: boolean,
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
@@ -217,10 +223,20 @@ export async function runVisit<R, T>(
         try {
           value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
         } catch (error) {
-          value = await continueVisit(p, fn, signal, policy, env, deadlineAt, error, state);
+          value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
       } else {
-        value = await continueVisit(p, fn, signal, policy, env, deadlineAt, first.error, state);
+        value = await continueVisit(
+          p,
+          probe,
+          fn,
+          signal,
+          policy,
+          env,
+          deadlineAt,
+          first.error,
+          state,
+        );
       }
     } catch (error) {
       // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy are neutral.
@@ -256,6 +272,7 @@ interface VisitState {
  */
 function continueVisit<R, T>(
   p: ProviderRuntime<R>,
+  probe: boolean,
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
@@ -264,7 +281,8 @@ function continueVisit<R, T>(
   error: unknown,
   state: VisitState,
 ): Promise<T> {
-  const engine = p.config.engine;
+  // A recovery probe gets one attempt: its failure re-opens the circuit, and the request fails over.
+  const engine = probe ? undefined : p.config.engine;
   if (engine === undefined) {
     if (signal.aborted) return Promise.reject(abortError(signal));
     state.verdict = judge(error, policy);

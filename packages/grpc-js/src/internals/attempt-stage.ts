@@ -3,6 +3,7 @@ import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc
 import type { ResiliencePlan } from '@breakwater/core/internal';
 import { withDeadline } from './deadline-stage.js';
 import { type AttemptPlan, MultiAttemptCall } from './multi-attempt-call.js';
+import { isProbeCall } from './probe.js';
 import type { Stage } from './stage.js';
 
 /**
@@ -10,7 +11,8 @@ import type { Stage } from './stage.js';
  * stream, or a method with neither engine, passes straight through (under
  * `attemptTimeoutMs`, its only attempt's deadline); a method `isSafe` selects
  * is hedged when `hedge` is on, else retried; any other method gets the retry
- * engine too, which repeats only failures that never left.
+ * engine too, which repeats only failures that never left. A circuit's
+ * half-open probe makes one attempt.
  * @internal
  */
 export function attemptStage(
@@ -43,7 +45,9 @@ export function attemptStage(
               };
         plans.set(method.path, p);
       }
-      if (p !== undefined) return new MultiAttemptCall(p, options, chain, index, final);
+      if (p !== undefined && !isProbeCall(options)) {
+        return new MultiAttemptCall(p, options, chain, index, final);
+      }
       if (attemptTimeoutMs === Number.POSITIVE_INFINITY) return chain.next(options, index, final);
       return withDeadline(options, attemptTimeoutMs, clock, chain, index, final);
     },

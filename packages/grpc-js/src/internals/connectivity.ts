@@ -55,3 +55,35 @@ export function watchCombinedState(
   };
   for (const channel of channels) watch(channel);
 }
+
+/**
+ * Calls `onReady` each time `channel` enters READY from another state (a
+ * connection back after a failure), until it shuts down or `stopped()` says
+ * so. With `reconnect`, a channel that falls back to IDLE (its server closed
+ * the connection, or a failed connect's backoff ran out) connects again at
+ * once, so a server that comes back is seen without waiting for a call that
+ * its open circuit would not send. No timer: with an `Infinity` deadline
+ * grpc-js only keeps the watcher in a list, so it never holds the process open.
+ * @internal
+ */
+export function watchReady(
+  channel: ChannelInterface,
+  onReady: () => void,
+  stopped: () => boolean,
+  reconnect: boolean,
+): void {
+  const watch = (from: State) => {
+    if (stopped() || from === State.SHUTDOWN) return;
+    try {
+      channel.watchConnectivityState(from, Number.POSITIVE_INFINITY, () => {
+        let now = channel.getConnectivityState(false);
+        if (now === State.READY && from !== State.READY && !stopped()) onReady();
+        if (now === State.IDLE && reconnect && !stopped()) now = channel.getConnectivityState(true);
+        watch(now);
+      });
+    } catch {
+      // The channel shut down meanwhile: nothing left to watch.
+    }
+  };
+  watch(channel.getConnectivityState(false));
+}

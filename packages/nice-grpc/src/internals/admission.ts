@@ -1,4 +1,10 @@
-import { type CallOutcome, isQueueFullError, type Pool, type TokenBucket } from '@breakwater/core';
+import {
+  type CallOutcome,
+  isProbePermit,
+  isQueueFullError,
+  type Pool,
+  type TokenBucket,
+} from '@breakwater/core';
 import type { GrpcCircuits } from '@breakwater/core/grpc';
 import {
   type CallOptions,
@@ -20,7 +26,8 @@ export interface Admission {
  * The circuit, rate-limit and concurrency stage, in that order: an open
  * circuit refuses before a token or a slot is spent; a refused token or slot
  * (`RESOURCE_EXHAUSTED`, never sent) is neutral for the circuit; a call
- * counts once for its circuit, takes one token and holds one slot — a
+ * counts once for its circuit (a half-open probe runs with `retry: false,
+ * hedge: false`), takes one token and holds one slot — a
  * response stream until it ends — whatever its attempts. Each single-purpose
  * middleware is this stage with one part; `resilienceMiddleware` runs it
  * with all three as one step.
@@ -54,7 +61,9 @@ export function admissionStage({ circuits, bucket, pool }: Admission): ClientMid
         taken = !signal?.aborted && pool.tryTake();
         if (!taken) release = await queued(pool, path, signal);
       }
-      const result = yield* call.next(call.request, callOptions);
+      // A half-open probe is never retried or hedged below: one attempt, whose failure re-opens the circuit.
+      const below = isProbePermit(permit) ? probeOptions(callOptions) : callOptions;
+      const result = yield* call.next(call.request, below);
       outcome = 'success';
       return result;
     } catch (error) {
@@ -66,6 +75,7 @@ export function admissionStage({ circuits, bucket, pool }: Admission): ClientMid
           status.details,
           undefined,
           false,
+          isProbePermit(permit),
         );
       }
       throw error;
@@ -76,6 +86,11 @@ export function admissionStage({ circuits, bucket, pool }: Admission): ClientMid
         method.breaker.release(permit, outcome, (clock as () => number)() - startedAt);
     }
   };
+}
+
+/** The options a probe runs with below the circuit: the retry stage's per-call `retry: false, hedge: false`. */
+function probeOptions(options: CallOptions): CallOptions {
+  return Object.assign({}, options, { retry: false, hedge: false });
 }
 
 /** Waits for a slot in the pool's queue; resolves with the function that gives it back. */

@@ -4,6 +4,7 @@ import {
   CircuitOpenError,
   type Clock,
   type ErrorVerdict,
+  isProbePermit,
   type Pool,
   type TelemetryTarget,
   type TokenBucket,
@@ -125,6 +126,11 @@ export class Attempt implements Observer<Envelope, unknown> {
   }
 }
 
+/** Marks, in `op.context`, a call a circuit above admitted as its half-open probe. */
+const PROBE: unique symbol = Symbol('breakwater.circuitProbe');
+
+type ProbeContext = Record<string | symbol, unknown> & { [PROBE]?: true };
+
 /**
  * One call through a resilience stack, outermost first: bulkhead slot, rate
  * limit token, circuit permit (released once, with the call's final
@@ -154,6 +160,13 @@ export class ResilientCall implements Unsubscribable {
   private slotOf: Pool | undefined = undefined;
   private giveBack: (() => void) | undefined = undefined;
   private permit = -1;
+  /**
+   * A half-open probe: of this stack's circuit, or of a circuit in a link
+   * above (the mark in `op.context`). It gets one attempt, never retried or hedged.
+   */
+  private probe = false;
+  /** The operation sent below: `op`, or a copy whose context carries the probe mark. */
+  private below: Operation | undefined = undefined;
   private startedAt = 0;
   private timer: TimerHandle | undefined = undefined;
   private listening = false;
@@ -235,6 +248,13 @@ export class ResilientCall implements Unsubscribable {
       this.permit = permit;
       this.startedAt = stack.clock();
     }
+    this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
+    if (this.probe) {
+      // Links below (a retryLink under this circuit) must not repeat the probe either.
+      const context: ProbeContext = Object.assign({}, op.context);
+      context[PROBE] = true;
+      this.below = Object.assign({}, op, { context });
+    }
     const subscription = op.type === 'subscription';
     if (!subscription) {
       const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
@@ -247,7 +267,9 @@ export class ResilientCall implements Unsubscribable {
     }
     stack.budget?.recordRequest();
     this.repeatable = stack.idempotent(op);
-    if (stack.hedge !== undefined && this.repeatable && !subscription) this.running = [];
+    if (stack.hedge !== undefined && this.repeatable && !subscription && !this.probe) {
+      this.running = [];
+    }
     this.launch();
   }
 
@@ -283,10 +305,11 @@ export class ResilientCall implements Unsubscribable {
     if (stack.attemptTimeoutMs < left && op.type !== 'subscription') {
       attempt.timer = startTimerWith(stack.attemptTimeoutMs, expireAttempt, attempt);
     }
+    const sent = this.below ?? op;
     const input =
       this.lastEventId === undefined
-        ? op
-        : Object.assign({}, op, { input: inputAfterEvent(op.input, this.lastEventId) });
+        ? sent
+        : Object.assign({}, sent, { input: inputAfterEvent(op.input, this.lastEventId) });
     const sub = this.nextLink(input).subscribe(attempt);
     // An attempt that ended during subscribe has been handled already.
     if (attempt.ended) sub.unsubscribe();
@@ -323,8 +346,9 @@ export class ResilientCall implements Unsubscribable {
 
   attemptFailed(attempt: Attempt, error: unknown): void {
     if (this.done) return;
-    // A query that already answered has nothing left to repeat.
-    if (this.answered && this.op.type !== 'subscription') {
+    // A query that already answered has nothing left to repeat; a half-open probe is never
+    // repeated (its failure re-opens the circuit, and the caller gets it).
+    if ((this.answered && this.op.type !== 'subscription') || (this.probe && !this.answered)) {
       this.fail(error);
       return;
     }
@@ -377,9 +401,13 @@ export class ResilientCall implements Unsubscribable {
     this.done = true;
     this.dropBelow();
     if (this.permit >= 0) {
-      this.release(
-        this.stack.classify(error, this.op).countForCircuit === false ? 'neutral' : 'failure',
-      );
+      const verdict = this.stack.classify(error, this.op);
+      // A probe that never reached a server (connection refused) says nothing about it:
+      // neutral, so the next call probes as soon as the server listens again.
+      const neutral =
+        verdict.countForCircuit === false ||
+        (verdict.neverSent === true && isProbePermit(this.permit));
+      this.release(neutral ? 'neutral' : 'failure');
     }
     this.settle();
     this.tel?.end(

@@ -1,0 +1,238 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isRoutingError } from '../errors/routing-error.js';
+import { call, type FakeResource, failing, setup } from './test-helpers/fake-providers.js';
+
+const run = (router: ReturnType<typeof setup>['router']) =>
+  router.execute((r, ctx) => call(r, ctx));
+
+const circuit = { failureThreshold: 1, openDurationMs: 1000 };
+
+/** Opens provider `r`'s threshold-1 circuit with one failed visit. */
+async function openCircuit(router: ReturnType<typeof setup>['router'], r: FakeResource) {
+  const behave = r.behave;
+  failing(r);
+  await run(router).catch(() => {});
+  r.behave = behave;
+}
+
+describe('router: a recovery probe is never retried', () => {
+  it('a probe visit makes one attempt, re-opens on failure and fails over', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit, retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+      panic: false,
+    });
+    failing(res.a!);
+    await expect(run(router)).resolves.toBe('ok:b');
+    expect(res.a?.calls).toBe(3);
+    expect(router.circuit('a')?.state).toBe('open');
+    clock.advance(1000);
+    await expect(run(router)).resolves.toBe('ok:b');
+    // The probe: one attempt, not three.
+    expect(res.a?.calls).toBe(4);
+    expect(router.circuit('a')?.state).toBe('open');
+  });
+
+  it('the same with hedging on (the parallel traversal)', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit, retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+      hedge: { delayMs: 500 },
+      panic: false,
+    });
+    failing(res.a!);
+    await clock.run(run(router));
+    expect(res.a?.calls).toBe(3);
+    clock.advance(1000);
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    expect(res.a?.calls).toBe(4);
+  });
+
+  it('property: a probe visit makes exactly one attempt', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+        async (attempts, probeFails) => {
+          const { router, res, clock } = setup(['a'], {
+            protection: { circuit, retry: { attempts, backoff: { baseDelayMs: 0 } } },
+            panic: false,
+          });
+          await openCircuit(router, res.a!);
+          for (const fails of probeFails) {
+            clock.advance(1000);
+            const before = res.a!.calls;
+            if (fails) failing(res.a!);
+            else res.a!.behave = async () => 'ok:a';
+            await clock.run(run(router)).catch(() => {});
+            expect(res.a!.calls - before).toBe(1);
+            expect(router.circuit('a')?.state).toBe(fails ? 'open' : 'closed');
+            if (!fails) break;
+          }
+        },
+      ),
+      { seed: 42, numRuns: 60 },
+    );
+  });
+});
+
+describe('router: a probe that never reached the provider', () => {
+  it('is neutral (the verdict says neverSent): the next request probes at once', async () => {
+    const { router, res, clock } = setup(['a'], {
+      protection: { circuit },
+      classify: () => ({ neverSent: true }),
+      panic: false,
+    });
+    await openCircuit(router, res.a!);
+    clock.advance(1000);
+    failing(res.a!);
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    expect(router.circuit('a')?.state).toBe('half-open');
+    res.a!.behave = async () => 'ok:a';
+    await expect(run(router)).resolves.toBe('ok:a');
+    expect(router.circuit('a')?.state).toBe('closed');
+  });
+});
+
+describe('router: the panic rule', () => {
+  it('with every circuit open, one request in ten (ratio 0.1) goes to an ejected provider as its probe', async () => {
+    const { router, res } = setup(['a', 'b'], { protection: { circuit } });
+    await openCircuit(router, res.a!);
+    // b fails too: both circuits are open now.
+    failing(res.b!);
+    await run(router).catch(() => {});
+    expect([router.circuit('a')?.state, router.circuit('b')?.state]).toEqual(['open', 'open']);
+    res.b!.behave = async () => 'ok:b';
+    const calls = () => res.a!.calls + res.b!.calls;
+    const before = calls();
+    const outcomes: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      outcomes.push(await run(router).catch((e) => (isRoutingError(e) ? 'refused' : 'other')));
+    }
+    expect(outcomes).toEqual(Array(9).fill('refused'));
+    expect(calls()).toBe(before);
+    // The tenth request probes the first provider in order (a, which answers): its circuit closes.
+    await expect(run(router)).resolves.toBe('ok:a');
+    expect(router.circuit('a')?.state).toBe('closed');
+    expect(router.circuit('b')?.state).toBe('open');
+    await expect(run(router)).resolves.toBe('ok:a');
+  });
+
+  it('in a real outage it costs at most `ratio` attempts per request, one attempt per panic visit', async () => {
+    const { router, res } = setup(['a', 'b'], {
+      protection: { circuit, retry: { attempts: 3, backoff: { baseDelayMs: 0 } } },
+      panic: { ratio: 0.25 },
+    });
+    failing(res.a!);
+    failing(res.b!);
+    await run(router).catch(() => {});
+    const before = res.a!.calls + res.b!.calls;
+    for (let i = 0; i < 100; i++) await run(router).catch(() => {});
+    // 25 panic visits, one attempt each; the failover after a failed panic visit finds b ejected.
+    expect(res.a!.calls + res.b!.calls - before).toBe(25);
+    expect(router.circuit('a')?.state).toBe('open');
+  });
+
+  it('threshold: panics once that fraction of providers is ejected; false turns it off', async () => {
+    const half = setup(['a', 'b', 'c'], {
+      protection: { circuit },
+      panic: { threshold: 0.5, ratio: 1 },
+      selection: { type: 'priority', priorities: { a: 2, b: 1, c: 0 } },
+    });
+    await openCircuit(half.router, half.res.a!);
+    // One of three is ejected: no panic, a is skipped.
+    await expect(run(half.router)).resolves.toBe('ok:b');
+    failing(half.res.b!);
+    await run(half.router);
+    half.res.b!.behave = async () => 'ok:b';
+    // Two of three (>= 0.5): a request visits the ejected a as its probe (ratio 1: every request).
+    await expect(run(half.router)).resolves.toBe('ok:a');
+    expect(half.router.circuit('a')?.state).toBe('closed');
+
+    const off = setup(['a'], { protection: { circuit }, panic: false });
+    await openCircuit(off.router, off.res.a!);
+    for (let i = 0; i < 20; i++) await expect(run(off.router)).rejects.toSatisfy(isRoutingError);
+    expect(off.res.a!.calls).toBe(1);
+  });
+
+  it('a panic visit never overrides an isolated circuit or a probe in flight', async () => {
+    const { router, res } = setup(['a'], { protection: { circuit }, panic: { ratio: 1 } });
+    router.circuit('a')?.isolate();
+    for (let i = 0; i < 5; i++) await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    expect(res.a!.calls).toBe(0);
+    router.circuit('a')?.reset();
+    await openCircuit(router, res.a!);
+    let release: (v: string) => void = () => {};
+    res.a!.behave = () => new Promise<string>((r) => (release = r));
+    const probe = run(router);
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    release('ok:a');
+    await expect(probe).resolves.toBe('ok:a');
+  });
+
+  it('rejects a bad panic option naming its path', () => {
+    expect(() => setup(['a'], { panic: { ratio: 0 } })).toThrow(/panic\.ratio.*0/);
+    expect(() => setup(['a'], { panic: { threshold: 2 } })).toThrow(/panic\.threshold.*2/);
+    expect(() => setup(['a'], { panic: { rate: 1 } as never })).toThrow(/panic\.rate/);
+  });
+});
+
+describe('router: a passing health check half-opens the circuit at once', () => {
+  it('the next request probes the provider without waiting out the open duration', async () => {
+    let up = false;
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+      panic: false,
+      health: {
+        probe: async () => {
+          if (!up) throw new Error('down');
+        },
+        intervalMs: 100,
+        timeoutMs: 50,
+        failureThreshold: 100,
+      },
+    });
+    try {
+      await openCircuit(router, res.a!);
+      await expect(run(router)).resolves.toBe('ok:b');
+      expect(router.circuit('a')?.state).toBe('open');
+      up = true;
+      await clock.advanceAsync(100);
+      expect(router.circuit('a')?.state).toBe('half-open');
+      await expect(run(router)).resolves.toBe('ok:a');
+      expect(router.circuit('a')?.state).toBe('closed');
+    } finally {
+      router.stop();
+    }
+  });
+});
+
+describe('router: health-registry ejections', () => {
+  it('the panic rule sends a request to a provider the registry ejected, as its one recovery call', async () => {
+    const { router, res } = setup(['a'], {
+      health: { failureThreshold: 1, openDurationMs: 60_000 },
+      panic: { ratio: 0.5 },
+    });
+    failing(res.a!);
+    await run(router).catch(() => {});
+    expect(router.health.isOpen('a')).toBe(true);
+    res.a!.behave = async () => 'ok:a';
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    await expect(run(router)).resolves.toBe('ok:a');
+    expect(router.health.circuitState('a')).toBe('closed');
+  });
+
+  it('registry.halfOpen(name): an open entry lets its recovery call through now', () => {
+    const { router } = setup(['a'], { health: { failureThreshold: 1, openDurationMs: 60_000 } });
+    const health = router.health;
+    health.failure('a');
+    expect(health.circuitState('a')).toBe('open');
+    health.halfOpen('a');
+    expect(health.circuitState('a')).toBe('half-open');
+    // The streak is kept: the next failure re-opens at once.
+    health.failure('a');
+    expect(health.circuitState('a')).toBe('open');
+    health.halfOpen('unknown');
+    expect(health.circuitState('unknown')).toBe('closed');
+    expect(() => health.halfOpen('')).toThrow(TypeError);
+  });
+});
