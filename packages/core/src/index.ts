@@ -127,6 +127,7 @@ export type {
 export { createHealthRegistry } from './health/registry.js';
 export type { HealthTargets, NamedTarget } from './health/targets.js';
 export type { Disposable, Event } from './internal/events.js';
+export type { ResilienceWarning } from './internal/warning.js';
 export type {
   AdaptiveThrottle,
   AdaptiveThrottleOptions,

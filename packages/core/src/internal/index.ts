@@ -63,3 +63,4 @@ export {
   optionRangeError,
   optionTypeError,
 } from './validate.js';
+export { reportWarning } from './warning.js';
