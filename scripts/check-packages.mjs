@@ -17,11 +17,19 @@
 //    into a fresh project next to its own hello.proto (a method marked
 //    IDEMPOTENT), type-checked with `tsc --strict` and run against a plain
 //    grpc-js server that fails the first attempt: the server must see two.
+//    The nice-grpc snippets are checked the same way: the ts-proto one with
+//    generated/hello.ts made in the project by protoc (Debian's
+//    protobuf-compiler) and the ts-proto plugin from npm, the proto-loader
+//    one with the proto as it is.
 //    The tRPC snippet is type-checked the same way (bundler resolution) against
 //    a router of its own.
+//  - redis: @breakwater/redis with its peers (core, ioredis) alone; the
+//    consumer in scripts/package-check/redis.ts is type-checked with
+//    `tsc --strict` (ESM, CommonJS, bundler) and run in all three forms against
+//    a real redis-server (Debian's package) on a free loopback port.
 //
 // Any npm warning (peer conflicts, ERESOLVE) fails the check.
-// Usage: node scripts/check-packages.mjs [--root <repo>] [--keep] [--only first-contact]
+// Usage: node scripts/check-packages.mjs [--root <repo>] [--keep] [--only first-contact|redis]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -42,15 +50,15 @@ const rootArg = args.indexOf('--root');
 const root = rootArg >= 0 ? resolve(args[rootArg + 1]) : resolve(here, '..');
 const keep = args.includes('--keep');
 const onlyArg = args.indexOf('--only');
-/** `--only first-contact` packs every package but runs only the README case. */
+/** `--only <case>` packs every package but runs only that case (the README's, or redis). */
 const only = onlyArg >= 0 ? args[onlyArg + 1] : undefined;
-if (only !== undefined && only !== 'first-contact') {
-  console.error(`--only: unknown case ${JSON.stringify(only)} (known: first-contact)`);
+if (only !== undefined && only !== 'first-contact' && only !== 'redis') {
+  console.error(`--only: unknown case ${JSON.stringify(only)} (known: first-contact, redis)`);
   process.exit(2);
 }
 const fixtures = join(here, 'package-check');
 
-const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos', 'otel'];
+const PACKAGES = ['core', 'grpc-js', 'nice-grpc', 'trpc', 'chaos', 'otel', 'redis'];
 /** Entries that need an optional peer the minimal project does not install. */
 const OPTIONAL_PEER_ENTRIES = new Set(['@breakwater/grpc-js/health']);
 /** Entries documented as browser-safe. */
@@ -233,7 +241,7 @@ const adapters = [
   '@breakwater/trpc',
 ];
 const everything = only === undefined;
-const [minimals, matrix, firstContact] = await Promise.all([
+const [minimals, matrix, firstContact, redisProject] = await Promise.all([
   Promise.all(
     (everything ? Object.keys(tarballs) : []).map(async (name) => {
       const extra = BROWSER_ENTRIES.includes(name) ? { esbuild: TOOLS.esbuild } : {};
@@ -253,15 +261,30 @@ const [minimals, matrix, firstContact] = await Promise.all([
     ]),
   ),
   // Only what the README's install line and snippet name, with the newest frameworks.
-  install('first-contact', {
-    ...ours(['@breakwater/core', '@breakwater/grpc-js', '@breakwater/trpc']),
-    '@grpc/grpc-js': MATRIX.newest['@grpc/grpc-js'],
-    '@grpc/proto-loader': MATRIX.newest['@grpc/proto-loader'],
-    '@trpc/client': MATRIX.newest['@trpc/client'],
-    '@trpc/server': MATRIX.newest['@trpc/server'],
-    typescript: TOOLS.typescript,
-    '@types/node': TOOLS['@types/node'],
-  }),
+  only === 'redis'
+    ? undefined
+    : install('first-contact', {
+        ...ours([
+          '@breakwater/core',
+          '@breakwater/grpc-js',
+          '@breakwater/nice-grpc',
+          '@breakwater/trpc',
+        ]),
+        '@grpc/grpc-js': MATRIX.newest['@grpc/grpc-js'],
+        '@grpc/proto-loader': MATRIX.newest['@grpc/proto-loader'],
+        'nice-grpc': MATRIX.newest['nice-grpc'],
+        // A ts-proto user's project: the generator and the runtime its output imports.
+        'ts-proto': 'latest',
+        '@bufbuild/protobuf': 'latest',
+        '@trpc/client': MATRIX.newest['@trpc/client'],
+        '@trpc/server': MATRIX.newest['@trpc/server'],
+        typescript: TOOLS.typescript,
+        '@types/node': TOOLS['@types/node'],
+      }),
+  // @breakwater/redis and what it names: core and the ioredis peer (npm adds it).
+  everything || only === 'redis'
+    ? install('redis', { ...ours(closure('@breakwater/redis')), ...TOOLS })
+    : undefined,
 ]);
 
 // 2. Minimal: each package alone; every entry loads both ways.
@@ -429,25 +452,57 @@ function strictProject(dir, options, files) {
     `${JSON.stringify({ compilerOptions, files }, null, 2)}\n`,
   );
 }
-const grpcSnippet = readmeSnippet('grpc-js');
 const trpcSnippet = readmeSnippet('trpc');
-if (firstContact && grpcSnippet !== undefined) {
-  const app = join(firstContact, 'app');
+/**
+ * Copies a gRPC snippet into `firstContact/<folder>`, lets `prepare` add what the
+ * user's project would have (generated code), type-checks it with tsc --strict
+ * and runs it against your server (first-contact.mjs): two attempts must arrive.
+ */
+function grpcSnippetCase(name, folder, prepare = () => true) {
+  const code = readmeSnippet(name);
+  if (!firstContact || code === undefined) return;
+  const app = join(firstContact, folder);
   mkdirSync(app);
-  writeFileSync(join(app, 'snippet.ts'), grpcSnippet);
+  writeFileSync(join(app, 'snippet.ts'), code);
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
   strictProject(app, TSCONFIG.esm, ['snippet.ts']);
   copyFileSync(join(fixtures, 'hello.proto'), join(firstContact, 'hello.proto'));
   copyFileSync(join(fixtures, 'first-contact.mjs'), join(firstContact, 'first-contact.mjs'));
   const tsc = join(firstContact, 'node_modules/typescript/bin/tsc');
-  if (check('README first contact: tsc --strict', process.execPath, [tsc, '-p', app], firstContact))
+  const what = `README first contact (${name})`;
+  if (!prepare(app)) return;
+  if (check(`${what}: tsc --strict`, process.execPath, [tsc, '-p', app], firstContact))
     check(
-      'README first contact: runs and retries against your server',
+      `${what}: runs and retries against your server`,
       process.execPath,
       ['first-contact.mjs', join(app, 'dist/snippet.js')],
       firstContact,
     );
 }
+grpcSnippetCase('grpc-js', 'app');
+// ts-proto's output, made as its README says: protoc (Debian's protobuf-compiler) with the plugin.
+grpcSnippetCase('nice-grpc', 'nice', (app) => {
+  mkdirSync(join(app, 'generated'));
+  const options = [
+    'outputServices=nice-grpc',
+    'outputServices=generic-definitions',
+    'useExactTypes=false',
+    'esModuleInterop=true',
+    'importSuffix=.js',
+  ];
+  return check(
+    'README first contact (nice-grpc): protoc + ts-proto generate generated/hello.ts',
+    'protoc',
+    [
+      `--plugin=${join(firstContact, 'node_modules/.bin/protoc-gen-ts_proto')}`,
+      `--ts_proto_out=${join(app, 'generated')}`,
+      `--ts_proto_opt=${options.join(',')}`,
+      'hello.proto',
+    ],
+    firstContact,
+  );
+});
+grpcSnippetCase('nice-grpc-proto-loader', 'nice-loader');
 if (firstContact && trpcSnippet !== undefined) {
   const web = join(firstContact, 'web');
   mkdirSync(web);
@@ -461,6 +516,66 @@ if (firstContact && trpcSnippet !== undefined) {
     [tsc, '-p', web],
     firstContact,
   );
+}
+
+// 5. @breakwater/redis: type-check the consumer three ways and run it against a real redis-server.
+/** Starts redis-server on a free loopback port in `dir`; resolves { port, stop } or undefined. */
+async function startRedis(dir) {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise((listening) => probe.listen(0, '127.0.0.1', listening));
+  const { port } = probe.address();
+  await new Promise((closed) => probe.close(closed));
+  // The configuration on stdin (`redis-server -`): no persistence, loopback only.
+  const server = spawn('redis-server', ['-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  server.stdin.end(`port ${port}\nbind 127.0.0.1\nsave ""\nappendonly no\ndir ${dir}\n`);
+  let log = '';
+  const ready = await new Promise((settle) => {
+    server.on('error', (e) => settle(`${e} (apt-get install -y redis-server)`));
+    server.on('exit', (code) => settle(`redis-server exited with ${code}\n${log}`));
+    server.stdout.on('data', (d) => {
+      log += d;
+      if (log.includes('Ready to accept connections')) settle(true);
+    });
+  });
+  if (ready !== true) {
+    fail('redis-server for the redis consumer', ready);
+    return undefined;
+  }
+  server.stdout.resume();
+  return { port, stop: () => server.kill('SIGKILL') };
+}
+if (redisProject) {
+  const redis = await startRedis(redisProject);
+  const tsc = join(redisProject, 'node_modules/typescript/bin/tsc');
+  for (const [kind, options] of redis ? Object.entries(TSCONFIG) : []) {
+    const sub = join(redisProject, kind);
+    mkdirSync(sub);
+    copyFileSync(join(fixtures, 'redis.ts'), join(sub, 'redis.ts'));
+    const type = kind === 'cjs' ? 'commonjs' : 'module';
+    writeFileSync(join(sub, 'package.json'), `${JSON.stringify({ type })}\n`);
+    strictProject(sub, { ...options, lib: ['es2022'] }, ['redis.ts']);
+    if (!check(`redis: tsc --strict (${kind})`, process.execPath, [tsc, '-p', sub], redisProject))
+      continue;
+    let program = join(sub, 'dist/redis.js');
+    if (kind === 'bundler') {
+      program = join(sub, 'redis.cjs');
+      const bundle = [join(sub, 'redis.ts'), '--bundle', '--platform=node', '--format=cjs'];
+      if (
+        !check(
+          'redis: esbuild bundle',
+          join(redisProject, 'node_modules/.bin/esbuild'),
+          [...bundle, '--log-level=error', `--outfile=${program}`],
+          redisProject,
+        )
+      )
+        continue;
+    }
+    check(`redis: run against redis-server (${kind})`, process.execPath, [program], redisProject, {
+      REDIS_PORT: String(redis.port),
+    });
+  }
+  redis?.stop();
 }
 
 if (keep) console.log(`kept ${work}`);

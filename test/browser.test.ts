@@ -140,6 +140,22 @@ describe('tRPC client in headless Chromium (esbuild --platform=browser bundle)',
     expect(server.stats().requests).toBe(2);
   });
 
+  it('resilienceLink: a refused connection ("Failed to fetch") is never-sent, so even a mutation is retried', async () => {
+    const server = await serve('refused', {});
+    await server.stop();
+    ready ??= openPage();
+    const page = await ready;
+    const refusals: string[] = [];
+    // The page reports each rejected fetch; the first one brings the server back.
+    await page.exposeFunction('refused', async (message: string) => {
+      refusals.push(message);
+      if (!server.listening) await server.start();
+    });
+    expect(await inBrowser('refused', server.url)).toEqual({ answered: ['1'], errors: [] });
+    expect(refusals).toEqual(['TypeError: Failed to fetch']);
+    expect(server.stats().requests).toBe(1);
+  });
+
   it('routingLink: a primary that refuses connections fails over to the secondary', async () => {
     const primary = await serve('primary', {});
     const secondary = await serve('secondary', {});

@@ -208,9 +208,9 @@ const coreRows: Row[] = [
     pkg: 'core',
     name: 'createHealthRegistry',
     call: (o) => core.createHealthRegistry(o),
-    valid: () => ({ failures: 3, reset: 1000 }),
+    valid: () => ({ failureThreshold: 3, openDurationMs: 1000 }),
     nested: [],
-    numbers: [n('failures'), n('reset')],
+    numbers: [n('failureThreshold'), n('openDurationMs')],
   },
   {
     pkg: 'core',
@@ -231,17 +231,17 @@ const coreRows: Row[] = [
     pkg: 'core',
     name: 'createHttpProbe',
     call: (o) => coreNode.createHttpProbe(o),
-    valid: () => ({ timeout: 1000, method: 'HEAD', maxRedirects: 2 }),
+    valid: () => ({ timeoutMs: 1000, method: 'HEAD', maxRedirects: 2 }),
     nested: [],
-    numbers: [n('timeout'), n('maxRedirects')],
+    numbers: [n('timeoutMs'), n('maxRedirects')],
   },
   {
     pkg: 'core',
     name: 'createTcpProbe',
     call: (o) => coreNode.createTcpProbe(o),
-    valid: () => ({ timeout: 500 }),
+    valid: () => ({ timeoutMs: 500 }),
     nested: [],
-    numbers: [n('timeout')],
+    numbers: [n('timeoutMs')],
   },
   {
     pkg: 'core',
@@ -265,7 +265,7 @@ const coreRows: Row[] = [
       },
       selection: { type: 'priority', priorities: { a: 1 } },
       hedge: { delayMs: 10, attempts: 2 },
-      health: { failures: 3, reset: 1000 },
+      health: { failureThreshold: 3, openDurationMs: 1000 },
       concurrency: { limit: 2, maxQueue: 1 },
       budget: { ratio: 0.2 },
     }),
@@ -294,8 +294,8 @@ const coreRows: Row[] = [
       n('providers[0].protection.retry.attempts'),
       n('hedge.delayMs'),
       n('hedge.attempts'),
-      n('health.failures'),
-      n('health.reset'),
+      n('health.failureThreshold'),
+      n('health.openDurationMs'),
       n('budget.ratio'),
     ],
     cleanup: stop,
@@ -304,17 +304,17 @@ const coreRows: Row[] = [
     pkg: 'core',
     name: 'counterProgress',
     call: (o) => core.counterProgress(o as never),
-    valid: () => ({ sample, interval: 10, initial: 0 }),
+    valid: () => ({ sample, intervalMs: 10, initial: 0 }),
     nested: [],
-    numbers: [n('interval')],
+    numbers: [n('intervalMs')],
   },
   {
     pkg: 'core',
     name: 'unchanged',
     call: (o) => core.unchanged(o as never),
-    valid: () => ({ sample, interval: 10 }),
+    valid: () => ({ sample, intervalMs: 10 }),
     nested: [],
-    numbers: [n('interval')],
+    numbers: [n('intervalMs')],
   },
   {
     pkg: 'core',
@@ -336,9 +336,9 @@ const coreRows: Row[] = [
     pkg: 'core',
     name: 'startupGrace',
     call: (o) => core.startupGrace(o as never),
-    valid: () => ({ grace: 1000, startedAt: 0 }),
+    valid: () => ({ graceMs: 1000, startedAt: 0 }),
     nested: [],
-    numbers: [n('grace'), n('startedAt', { negative: true })],
+    numbers: [n('graceMs'), n('startedAt', { negative: true })],
   },
 ];
 
@@ -590,7 +590,7 @@ const trpcRows: Row[] = [
       endpoints: [{ id: 'a', link: unusedLink }],
       protection: { retry: { attempts: 2 } },
       hedge: { delayMs: 10 },
-      health: { failures: 3 },
+      health: { failureThreshold: 3 },
       concurrency: { limit: 2 },
       idempotent: true,
     }),
@@ -599,7 +599,7 @@ const trpcRows: Row[] = [
       n('concurrency.limit'),
       n('protection.retry.attempts'),
       n('hedge.delayMs'),
-      n('health.failures'),
+      n('health.failureThreshold'),
     ],
   },
 ];
@@ -745,7 +745,46 @@ describe.each(rows.map((r) => [`${r.pkg} ${r.name}`, r] as const))('%s', (_, row
         { seed: 42, numRuns: Math.min(cases.length * 2, 120) },
       );
     });
+
+    // One duration rule: durations are ms numbers; no option takes "2s" (VOCABULARY.md).
+    it.each(row.numbers.map((o) => o.path))('refuses a duration string at `%s`', (path) => {
+      const options = row.valid();
+      setAt(options, path, '2s');
+      const error = thrown(row, options);
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.message).toContain(`${path} must be a number, got "2s"`);
+    });
   }
+});
+
+/** Options 0.2 renamed to the vocabulary: [factory, where the object sits, old key, new key]. */
+const RENAMED: readonly (readonly [string, string, string, string])[] = [
+  ['withTimeout', '', 'timeout', 'timeoutMs'],
+  ['createHttpProbe', '', 'timeout', 'timeoutMs'],
+  ['createTcpProbe', '', 'timeout', 'timeoutMs'],
+  ['counterProgress', '', 'interval', 'intervalMs'],
+  ['unchanged', '', 'interval', 'intervalMs'],
+  ['startupGrace', '', 'grace', 'graceMs'],
+  ['createHealthRegistry', '', 'failures', 'failureThreshold'],
+  ['createHealthRegistry', '', 'reset', 'openDurationMs'],
+  ['createRouter', 'health', 'failures', 'failureThreshold'],
+  ['createRouter', 'health', 'reset', 'openDurationMs'],
+  ['routingLink', 'health', 'failures', 'failureThreshold'],
+];
+
+describe('renamed options: the old name is refused, naming the new one', () => {
+  it.each(RENAMED)('%s: %s.%s -> %s', (name, path, old, renamed) => {
+    const row = rows.find((r) => r.name === name) as Row;
+    const options = row.valid();
+    const at = path === '' ? options : objectAt(options, path);
+    at[old] = at[renamed] ?? 1000;
+    delete at[renamed];
+    const error = thrown(row, options);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.message).toContain(
+      `unknown option \`${join(path, old)}\` — did you mean \`${join(path, renamed)}\`?`,
+    );
+  });
 });
 
 /** Exported functions that take an options object, by package (a new one needs a row). */

@@ -1,4 +1,4 @@
-// Runs the root README's grpc-js snippet, as compiled by `tsc --strict` in a fresh
+// Runs one of the root README's gRPC snippets, as compiled by `tsc --strict` in a fresh
 // npm project, against "your server": a plain grpc-js server for hello.proto whose
 // first attempt fails with UNAVAILABLE and whose second answers. The only edit to
 // the snippet is the one a newcomer makes: their server's address.
@@ -51,4 +51,4 @@ try {
 }
 assert.deepEqual(printed, [[{ message: 'Hello Ada' }]], 'the snippet printed the reply');
 assert.equal(attempts, 2, 'the server saw the failed attempt and the retry');
-console.log('ok: README grpc-js snippet compiled and retried (2 attempts)');
+console.log('ok: README snippet compiled and retried (2 attempts)');

@@ -38,6 +38,21 @@ async function queries(links: TRPCLink<ChaosTrpcRouter>[], count: number): Promi
 const endpoint = (url: string, callId: string) =>
   httpLink<ChaosTrpcRouter>({ url, headers: () => ({ 'x-call-id': callId }) });
 
+/**
+ * The browser's own fetch; when it rejects (a refused connection), the test is
+ * told through `refused` (a Playwright binding that starts the server) before
+ * the error goes on to the links.
+ */
+const reportingFetch = async (input: string | URL | Request, init?: object): Promise<Response> => {
+  try {
+    return await fetch(input, init as RequestInit);
+  } catch (error) {
+    const refused = (globalThis as { refused?: (message: string) => Promise<void> }).refused;
+    await refused?.(String(error));
+    throw error;
+  }
+};
+
 const scenarios = {
   /** Retries: the server fails the first two attempts of the call. */
   retry: (url: string) =>
@@ -73,6 +88,24 @@ const scenarios = {
       ],
       4,
     ),
+  /**
+   * A mutation (not idempotent) whose first attempt finds the server's port
+   * closed: the browser's "Failed to fetch" is never-sent, so resilienceLink
+   * retries it once the server listens again.
+   */
+  refused: async (url: string): Promise<Outcome> => {
+    const client = createTRPCClient<ChaosTrpcRouter>({
+      links: [
+        resilienceLink({ retry: { attempts: 3, backoff: { baseDelayMs: 10 } } }),
+        httpLink<ChaosTrpcRouter>({ url, fetch: reportingFetch }),
+      ],
+    });
+    try {
+      return { answered: [String(await client.counter.increment.mutate())], errors: [] };
+    } catch (error) {
+      return { answered: [], errors: [errorKind(error)] };
+    }
+  },
   /** Routing: the primary refuses connections; every query fails over to the secondary. */
   routing: (primary: string, secondary: string) =>
     queries(

@@ -102,7 +102,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
         })),
         selection: 'round-robin',
         hedge: { delayMs: 150, attempts: 2 },
-        health: { failures: 3, reset: '1s' },
+        health: { failureThreshold: 3, openDurationMs: 1000 },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
       }),
     ],

@@ -126,8 +126,8 @@ export type {
 } from './health/registry.js';
 export { createHealthRegistry } from './health/registry.js';
 export type { HealthTargets, NamedTarget } from './health/targets.js';
-export type { Duration } from './internal/duration.js';
 export type { Disposable, Event } from './internal/events.js';
+export type { ResilienceWarning } from './internal/warning.js';
 export type {
   AdaptiveThrottle,
   AdaptiveThrottleOptions,

@@ -1,6 +1,8 @@
 // @breakwater/grpc-js — the interceptor and the routing channel first, classifier and extension points below.
 // The health probe is on the `@breakwater/grpc-js/health` subpath (optional peer grpc-health-check).
 
+/** What `onWarning` hears (core's type, so one listener serves every adapter). */
+export type { ResilienceWarning } from '@breakwater/core';
 // The shared gRPC layer's user-facing names, so grpc-js users need one import.
 export {
   classifyGrpcStatus,
@@ -25,7 +27,6 @@ export {
   composeInterceptors,
   type ResilienceInterceptor,
   type ResilienceInterceptorOptions,
-  type ResilienceWarning,
   resilienceInterceptor,
 } from './resilience-interceptor.js';
 export {

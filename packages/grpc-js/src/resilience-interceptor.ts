@@ -3,6 +3,7 @@ import {
   type CircuitBreakerOptions,
   createPool,
   type ResilienceOptions,
+  type ResilienceWarning,
   type RetryPolicyOptions,
   STANDARD_RESILIENCE,
   systemClock,
@@ -15,7 +16,12 @@ import {
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
-import { optionPath, optionTypeError, resolveResilience } from '@breakwater/core/internal';
+import {
+  optionPath,
+  optionTypeError,
+  reportWarning,
+  resolveResilience,
+} from '@breakwater/core/internal';
 import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { attemptStage } from './internals/attempt-stage.js';
 import { bulkheadStage } from './internals/bulkhead-stage.js';
@@ -24,14 +30,6 @@ import { deadlineStage } from './internals/deadline-stage.js';
 import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 import { telemetryStage } from './internals/telemetry-stage.js';
-
-/** What `onWarning` hears: a configuration that probably does not do what was meant. */
-export interface ResilienceWarning {
-  /** `'no-idempotent-methods'`: retries or hedging are on, but no method is selected as safe to repeat. */
-  code: 'no-idempotent-methods';
-  /** One sentence saying what happens and how to change it. */
-  message: string;
-}
 
 /**
  * Options of {@link resilienceInterceptor}: core's `ResilienceOptions` (the
@@ -48,7 +46,7 @@ export interface ResilienceInterceptorOptions extends Omit<ResilienceOptions, 'r
   idempotent?: MethodSelector;
   /** Status → verdict for retries, hedges and the circuit. Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
-  /** Told once, at construction, of a configuration that probably does not do what was meant; a throwing listener is ignored. Defaults to none. */
+  /** Told once, at construction, of a configuration that probably does not do what was meant; a throwing listener is ignored. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
 }
 
@@ -159,7 +157,7 @@ export function resilienceInterceptor(
       }
       const { retry, hedge } = plan;
       if ((retry !== undefined || hedge !== undefined) && isEmpty(idempotent)) {
-        warn(onWarning, {
+        reportWarning(onWarning, {
           code: 'no-idempotent-methods',
           message:
             'resilienceInterceptor: retries are on but `idempotent` selects no method, so only calls that never reached the server are retried; list the methods safe to repeat (e.g. idempotentMethods(packageDefinition)).',
@@ -191,12 +189,4 @@ function isEmpty(selector: MethodSelector | undefined): boolean {
   if (typeof selector === 'string' || typeof selector === 'function') return false;
   for (const _ of selector) return false;
   return true;
-}
-
-function warn(listener: ((w: ResilienceWarning) => void) | undefined, w: ResilienceWarning): void {
-  try {
-    listener?.(w);
-  } catch {
-    // A listener never breaks construction.
-  }
 }

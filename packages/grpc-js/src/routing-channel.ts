@@ -328,7 +328,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const circuit = circuitOf(options.circuit);
   const h = options.health ?? {};
   // A registry of the user's is consulted as given; the channel's own only records.
-  const registry = h.registry ?? createHealthRegistry({ clock, failures: RECORD_ONLY });
+  const registry = h.registry ?? createHealthRegistry({ clock, failureThreshold: RECORD_ONLY });
   const targets = buildTargets(options.targets);
   const shared = {
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -1,5 +1,7 @@
 // @breakwater/nice-grpc — user-facing middleware first, helpers and types below.
 
+/** What `onWarning` hears (core's type, so one listener serves every adapter). */
+export type { ResilienceWarning } from '@breakwater/core';
 export { type BulkheadMiddlewareOptions, bulkheadMiddleware } from './bulkhead-middleware.js';
 export {
   type CircuitBreakerMiddleware,
@@ -22,7 +24,6 @@ export {
   resilienceMiddleware,
 } from './resilience-middleware.js';
 export {
-  type ResilienceWarning,
   type RetryCallOptions,
   type RetryMiddlewareOptions,
   retryMiddleware,

@@ -1,6 +1,7 @@
 import {
   createPool,
   type ResilienceOptions,
+  type ResilienceWarning,
   type RetryPolicyOptions,
   STANDARD_RESILIENCE,
   systemClock,
@@ -20,7 +21,7 @@ import { admissionStage } from './internals/admission.js';
 import { attemptsMiddleware } from './internals/attempts-stage.js';
 import { attemptStage } from './internals/parts.js';
 import { telemetryStage } from './internals/telemetry.js';
-import type { ResilienceWarning, RetryCallOptions } from './retry-middleware.js';
+import type { RetryCallOptions } from './retry-middleware.js';
 
 /** Per-call options of {@link resilienceMiddleware}: `deadline`, and `retry`/`hedge: false`, `attempts`. */
 export type ResilienceCallOptions = DeadlineCallOptions & RetryCallOptions;

@@ -2,6 +2,7 @@ import type {
   Backoff,
   BackoffOptions,
   Clock,
+  ResilienceWarning,
   RetryBudget,
   RetryBudgetOptions,
   RetryPolicyOptions,
@@ -41,22 +42,12 @@ export interface RetryMiddlewareOptions {
   idempotent?: MethodSelector;
   /** Status → verdict. Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
-  /** Told once when a retried method is not known idempotent. Defaults to a Node process warning. */
+  /** Told once, at the first retried call of a method not known idempotent; a throwing listener is ignored. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
   /** How backoff and attempt deadlines wait. Defaults to the host timer. */
   sleep?: Sleep;
-}
-
-/** A one-time notice from a middleware about its configuration. */
-export interface ResilienceWarning {
-  /** What it is about: `'no-idempotent-methods'` (retries on, the method not known safe to repeat). */
-  code: 'no-idempotent-methods';
-  /** The method that prompted it. */
-  path: string;
-  /** Human-readable text. */
-  message: string;
 }
 
 const RETRY_KEYS = {

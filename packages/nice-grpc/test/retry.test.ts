@@ -59,7 +59,7 @@ describe('retryMiddleware against a chaos server', () => {
     const warnings: string[] = [];
     const client = echoClient(
       server.address,
-      retryMiddleware({ backoff: fast, onWarning: (w) => warnings.push(w.path) }),
+      retryMiddleware({ backoff: fast, onWarning: (w) => warnings.push(String(w.path)) }),
     );
     const error = await rejection(client.UnaryUnsafe({}, callId('unsafe')));
     expect(error.code).toBe(Status.UNAVAILABLE);

@@ -162,7 +162,7 @@ class Listeners<T> {
  * probes alone); the fleet's state is read again on reconnect.
  * @example
  * const circuit = createRedisCircuitBreaker({ client: redis, name: 'payments', breaker: { failureThreshold: 5 } });
- * const call = protect(fn, { circuit });
+ * const run = protect({ circuit });
  */
 export function createRedisCircuitBreaker(
   options: RedisCircuitBreakerOptions,

@@ -4,7 +4,7 @@ import {
   type KeyedLimiter,
   type KeyedLimiterStats,
   ok,
-  RateLimitError,
+  type RateLimitError,
   type Result,
 } from '@breakwater/core';
 import { Lease, TAKE_TOKENS } from './lease.js';
@@ -14,6 +14,7 @@ import {
   checkTokenCount,
   decideLocally,
   type RedisTokenBucketOptions,
+  refusal,
 } from './token-bucket.js';
 
 /** Options of {@link createRedisKeyedLimiter}. */
@@ -79,8 +80,8 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
     } else {
       // Each user key is its own hash tag: one key per script call, spread over the slots.
       const keys = [link.key('key', `${s.link.name}:${key}`)];
-      lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want) =>
-        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs]),
+      lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
+        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
       );
       if (leases.size >= maxKeys) {
         const oldest = leases.keys().next().value as string;
@@ -111,12 +112,14 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
           lease.drainedFor = episode;
           local.tryAcquire(key, local.available(key));
         }
-        return decideLocally(link, () => local.tryAcquire(key, n));
+        return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(key, n));
       }
       if (lease.take(n, now)) return ok(Math.floor(lease.stock));
       // A key's first call cannot wait for its first lease: it is decided locally.
-      if (lease.fresh) return decideLocally(link, () => local.tryAcquire(key, n));
-      return err(new RateLimitError(lease.retryAfterMs(now)));
+      if (lease.fresh) {
+        return decideLocally(link, lease, n, s.capacity, () => local.tryAcquire(key, n));
+      }
+      return err(refusal(lease.retryAfterMs(now)));
     },
     available(key) {
       return link.shared ? Math.floor(leaseOf(key).stock) : local.available(key);

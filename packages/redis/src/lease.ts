@@ -7,7 +7,9 @@ import type { RedisLink } from './link.js';
  * KEYS[1] bucket hash; ARGV capacity, tokens per second, want, lease ms.
  * Replies { granted, ms before asking again }: when short, until `want` tokens
  * are back but at most the lease ms, and never before one token is back (a
- * slow bucket is not polled faster than it refills).
+ * slow bucket is not polled faster than it refills); when the grant emptied
+ * the bucket, until one token is back (nobody can get one sooner, so asking
+ * would be a wasted round trip).
  * @internal
  */
 export const TAKE_TOKENS = `
@@ -34,9 +36,11 @@ units = units - granted * 1000
 redis.call('HSET', KEYS[1], 'u', string.format('%.3f', units), 't', last)
 redis.call('PEXPIRE', KEYS[1], math.ceil(max / perMs) + 1000)
 local wait = 0
-if units < want * 1000 then
+if granted < want then
   wait = math.min(math.ceil((want * 1000 - units) / perMs), tonumber(ARGV[4]))
   if units < 1000 then wait = math.max(wait, math.ceil((1000 - units) / perMs)) end
+elseif units < 1000 then
+  wait = math.ceil((1000 - units) / perMs)
 end
 return { granted, wait }
 `;
@@ -68,14 +72,23 @@ export class Lease {
   private rate = 0;
   /** Size of the last request; a refill starts below half of it. */
   private lowWater = 0;
+  /**
+   * Units admitted here without Redis (a fallback, a key's first call): the
+   * next refills take them from the shared stock too, unused, so the fleet's
+   * count stays whole and Redis's stock, grown meanwhile, adds no burst.
+   */
+  private debt = 0;
 
   constructor(
     private readonly link: RedisLink,
     private readonly leaseMs: number,
     private readonly maxLease: number,
     private readonly ttlMs: number,
-    /** Sends one refill asking for `want` units; resolves with the script's reply or `undefined`. */
-    private readonly send: (want: number) => Promise<unknown>,
+    /**
+     * Sends one refill asking for `want` units; resolves with the script's reply,
+     * or `undefined` when Redis failed or was too slow; a reply after that goes to `late`.
+     */
+    private readonly send: (want: number, late: (reply: unknown) => void) => Promise<unknown>,
     /** Told how many units expired unused (a budget gives them back). Defaults to dropping them. */
     private readonly onExpire?: (units: number) => void,
   ) {}
@@ -102,6 +115,11 @@ export class Lease {
     this.stock = 0;
   }
 
+  /** Records `n` units admitted without Redis, owed to the shared stock (at most `cap` in all). */
+  owe(n: number, cap: number): void {
+    this.debt = Math.min(cap, this.debt + n);
+  }
+
   /** Ms until a refused request might succeed. */
   retryAfterMs(now: number): number {
     return Math.max(1, Math.ceil(this.nextAt - now));
@@ -122,10 +140,12 @@ export class Lease {
     const want = Math.min(this.maxLease, Math.max(1, Math.ceil(this.rate * cover)));
     this.lowWater = Math.ceil(want / 2);
     this.fetching = true;
-    this.send(want).then(
+    const ask = want + Math.ceil(this.debt);
+    // A late reply is still counted: its units were taken from the fleet.
+    this.send(ask, (reply) => this.granted(reply)).then(
       (reply) => {
         this.fetching = false;
-        this.granted(reply, want);
+        this.granted(reply);
       },
       () => {
         this.fetching = false;
@@ -134,17 +154,19 @@ export class Lease {
   }
 
   /** Adds a `{ granted, waitMs }` reply to the stock; an absent reply (Redis away) adds nothing. */
-  private granted(reply: unknown, want: number): void {
+  private granted(reply: unknown): void {
     if (!Array.isArray(reply)) return;
     this.fresh = false;
-    const granted = Number(reply[0]);
+    const paid = Math.min(this.debt, Number(reply[0]));
+    this.debt -= paid;
+    const granted = Number(reply[0]) - paid;
     const now = this.link.settings.clock();
     if (granted > 0) {
       if (now - this.at > this.ttlMs) this.expire();
       this.stock += granted;
       this.at = now;
     }
-    // Short grant: the shared stock is empty; the script says when asking again is worth it.
-    this.nextAt = granted < want ? now + Number(reply[1]) : 0;
+    // The script says when asking again is worth it: 0 while the shared stock has tokens.
+    this.nextAt = now + Number(reply[1]);
   }
 }

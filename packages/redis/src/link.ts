@@ -176,8 +176,22 @@ interface Evaluator {
   eval(source: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
 }
 
-/** Marks a round trip that outlived `timeoutMs`. */
-const TIMED_OUT = Symbol('timed out');
+/** A round trip waiting for its reply or its deadline, whichever comes first. */
+interface InFlight {
+  readonly deadline: number;
+  readonly resolve: (reply: unknown) => void;
+  settled: boolean;
+}
+
+/**
+ * The round trips sent with one time budget, oldest first: they were sent in
+ * order with the same budget, so their deadlines are in order too, and one
+ * timer (armed for the oldest) bounds them all.
+ */
+interface Watch {
+  readonly queue: InFlight[];
+  armed: boolean;
+}
 
 /**
  * The connection between one facade and Redis: runs scripts within the time
@@ -195,6 +209,8 @@ export class RedisLink {
   /** While local: when Redis may be tried again. */
   private retryAt = Number.NEGATIVE_INFINITY;
   private readonly redis: Evaluator;
+  /** In-flight round trips per time budget (ms). */
+  private readonly watches = new Map<number, Watch>();
   readonly counters = {
     calls: 0,
     errors: 0,
@@ -227,42 +243,85 @@ export class RedisLink {
   /**
    * Runs `s` and resolves with its reply, or with `undefined` when Redis failed
    * or did not answer within `budgetMs` (default `timeoutMs`; decisions are then
-   * local). Never rejects.
+   * local). Never rejects. A reply that arrives after the budget still did its
+   * work in Redis (tokens taken): it goes to `late`, so nothing taken from the
+   * fleet is lost. A round trip costs no timer of its own: a limiter with a
+   * lease per user sends thousands per second, and a timer plus an
+   * AbortController each cost more than the round trip's own work.
    */
-  async run(
+  run(
     s: Script,
     keys: readonly string[],
     args: readonly (string | number)[],
     budgetMs = this.settings.timeoutMs,
+    late?: (reply: unknown) => void,
   ): Promise<unknown> {
     this.counters.calls++;
     const sentAt = this.settings.clock();
-    const timer = new AbortController();
-    const reply = this.send(s, keys, args);
-    const timeout = this.settings.sleep(budgetMs, timer.signal).then(
-      // The reply may have arrived in the same event-loop turn as the timer: give I/O one more turn.
-      () => new Promise<typeof TIMED_OUT>((resolve) => setImmediate(() => resolve(TIMED_OUT))),
-    );
-    try {
-      const result = await Promise.race([reply, timeout]);
-      if (result === TIMED_OUT) {
-        this.counters.timeouts++;
-        // A late reply still did its work in Redis (tokens taken): it is only not waited for.
-        reply.catch(() => {});
-        this.down();
-        return undefined;
-      }
-      const took = this.settings.clock() - sentAt;
-      this.rttMs = this.rttMs === 0 ? took : this.rttMs * 0.8 + took * 0.2;
-      this.up();
-      return result;
-    } catch {
-      this.counters.errors++;
-      this.down();
-      return undefined;
-    } finally {
-      timer.abort();
+    return new Promise((resolve) => {
+      const entry: InFlight = { deadline: sentAt + budgetMs, resolve, settled: false };
+      this.watch(budgetMs, entry);
+      this.send(s, keys, args).then(
+        (reply) => {
+          if (entry.settled) {
+            late?.(reply);
+            return;
+          }
+          entry.settled = true;
+          const took = this.settings.clock() - sentAt;
+          this.rttMs = this.rttMs === 0 ? took : this.rttMs * 0.8 + took * 0.2;
+          this.up();
+          resolve(reply);
+        },
+        () => {
+          if (entry.settled) return;
+          entry.settled = true;
+          this.counters.errors++;
+          this.down();
+          resolve(undefined);
+        },
+      );
+    });
+  }
+
+  /** Queues `entry` behind the others of its budget and arms the budget's timer if idle. */
+  private watch(budgetMs: number, entry: InFlight): void {
+    let w = this.watches.get(budgetMs);
+    if (w === undefined) {
+      w = { queue: [], armed: false };
+      this.watches.set(budgetMs, w);
     }
+    w.queue.push(entry);
+    if (!w.armed) this.arm(w, budgetMs);
+  }
+
+  /** Sleeps until the oldest round trip's deadline, then times out every one past it. */
+  private arm(w: Watch, budgetMs: number): void {
+    w.armed = true;
+    const head = w.queue[0] as InFlight;
+    const wait = Math.max(0, Math.min(budgetMs, head.deadline - this.settings.clock()));
+    this.settings
+      .sleep(wait)
+      // A reply may have arrived in the same event-loop turn as the timer: give I/O one more turn.
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        const now = this.settings.clock();
+        let expired = 0;
+        while (expired < w.queue.length) {
+          const e = w.queue[expired] as InFlight;
+          if (!e.settled && e.deadline > now) break;
+          expired++;
+          if (e.settled) continue;
+          e.settled = true;
+          this.counters.timeouts++;
+          this.down();
+          e.resolve(undefined);
+        }
+        w.queue.splice(0, expired);
+        // Answered round trips at the head leave with the next sweep; the queue stays short.
+        if (w.queue.length > 0) this.arm(w, budgetMs);
+        else w.armed = false;
+      });
   }
 
   private async send(

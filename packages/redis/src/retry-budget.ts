@@ -157,13 +157,19 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
   /** The fleet's counts from the last reply. */
   let fleet: RetryBudgetStats = { requests: 0, retries: 0, available: 0 };
 
-  const send = (want: number): Promise<unknown> => {
+  const send = (want: number, late?: (reply: unknown) => void): Promise<unknown> => {
     const deposit = pending;
     const back = refund;
     pending = 0;
     refund = 0;
     return link
-      .run(step, keys, [sliceMs, SLICES, ratio, reserve, deposit, want, back, leaseMs])
+      .run(
+        step,
+        keys,
+        [sliceMs, SLICES, ratio, reserve, deposit, want, back, leaseMs],
+        undefined,
+        late,
+      )
       .then((reply) => {
         // Requests Redis did not count are dropped, not resent: that can only lower the budget.
         if (!Array.isArray(reply)) return reply;
@@ -193,6 +199,16 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
     });
   };
 
+  /** Most retries owed to the fleet's window: its minimum. */
+  const owedCap = Math.max(1, Math.ceil(reserve));
+  /** A retry decided without Redis (`fallback`); one allowed is owed to the fleet's window. */
+  const alone = (): boolean => {
+    const mode = settings.fallback;
+    const allowed = mode === 'local' ? local.tryRetry() : mode === 'open';
+    if (allowed) lease.owe(1, owedCap);
+    return allowed;
+  };
+
   return {
     recordRequest() {
       pending++;
@@ -204,12 +220,10 @@ export function createRedisRetryBudget(options: RedisRetryBudgetOptions): RedisR
       const now = clock();
       if (!link.shared) {
         lease.refill(now);
-        const mode = settings.fallback;
-        return mode === 'local' ? local.tryRetry() : mode === 'open';
+        return alone();
       }
       if (lease.take(1, now)) return true;
-      if (lease.fresh && settings.fallback === 'local') return local.tryRetry();
-      return lease.fresh && settings.fallback === 'open';
+      return lease.fresh && alone();
     },
     stats() {
       return link.shared ? Object.assign({}, fleet) : local.stats();

@@ -32,10 +32,11 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
       localShare: 1 / PROCESSES,
     });
     const expected = (rate * measureMs) / 1000;
-    expect(total.offered).toBe(PROCESSES * 3 * expected);
+    // The load really was above the limit (counted by when calls were made).
+    expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
-      `admitted ${total.shared} of ${expected}`,
+      `admitted ${total.shared} of ${expected}: ${JSON.stringify(total)}`,
     ).toBeLessThanOrEqual(0.05);
     // Local buckets: each process admits the whole limit.
     expect(total.local / expected).toBeGreaterThan(3.5);
@@ -61,9 +62,10 @@ describe('fleet accuracy (4 processes, open loop at 3x the limit)', () => {
       localShare: 1 / PROCESSES,
     });
     const expected = (keys * perKey * measureMs) / 1000;
+    expect(total.offered).toBeGreaterThan(2 * expected);
     expect(
       Math.abs(total.shared - expected) / expected,
-      `admitted ${total.shared} of ${expected}`,
+      `admitted ${total.shared} of ${expected}: ${JSON.stringify(total)}`,
     ).toBeLessThanOrEqual(0.05);
     expect(total.local / expected).toBeGreaterThan(3.5);
   });

@@ -2,6 +2,7 @@ import { createCircuitBreaker, systemClock, systemSleep } from '@breakwater/core
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisCircuitBreaker, type RedisCircuitBreaker } from '../src/index.js';
+import { runOutage } from './fleet.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 
 // Four breakers, each with its own connections and its own local breaker, as
@@ -101,5 +102,33 @@ describe('fleet circuit', () => {
       return members.every((b) => b.state === 'closed');
     });
     expect(closed).toBe(true);
+  });
+});
+
+describe('fleet circuit across 4 processes (an outage scaled down from 30 s to 2 s)', () => {
+  it('a trip reaches every process within 100 ms, the fleet probes once per cool-down, and all close within 250 ms of recovery', async () => {
+    const openDurationMs = 100;
+    const outage = { tripAtMs: 400, quietMs: 300, recoverAtMs: 2700 };
+    const each = await runOutage(server.port, 'outage', openDurationMs, outage);
+    const [leader, ...others] = each;
+    const report = JSON.stringify(each.map((r) => [r.openedAtMs, r.shared, r.recoveredAtMs]));
+    // Only the leader called when the outage began: it tripped on its own failures...
+    expect(leader?.openedAtMs, report).toBeGreaterThanOrEqual(outage.tripAtMs);
+    // ...and the others opened from its trip, before they sent anything. (A follower may
+    // read its clock a moment before the leader does: the trip is published as it happens.)
+    for (const r of others) {
+      expect(r.openedAtMs, report).toBeGreaterThanOrEqual(outage.tripAtMs);
+      expect(r.openedAtMs - (leader?.openedAtMs ?? 0), report).toBeLessThanOrEqual(100);
+    }
+    // While all four call into the outage: about one probe per cool-down for the whole fleet.
+    const coolDowns = (outage.recoverAtMs - outage.tripAtMs - outage.quietMs) / openDurationMs;
+    const probes = each.reduce((sum, r) => sum + r.shared, 0);
+    expect(probes, report).toBeLessThanOrEqual(coolDowns + 2);
+    expect(probes, report).toBeGreaterThanOrEqual(coolDowns / 3);
+    // Recovery: every process has its first success within 250 ms.
+    for (const r of each) {
+      expect(r.recoveredAtMs, report).toBeGreaterThanOrEqual(outage.recoverAtMs);
+      expect(r.recoveredAtMs - outage.recoverAtMs, report).toBeLessThanOrEqual(250);
+    }
   });
 });

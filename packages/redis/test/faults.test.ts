@@ -171,6 +171,31 @@ describe('Redis faults', () => {
     expect(bucket.linkStats().resumes).toBeGreaterThanOrEqual(1);
   });
 
+  it('a lease reply later than timeoutMs is not lost: its tokens are spent', async () => {
+    const client = connect();
+    expect(await eventually(() => admin.status === 'ready' && client.status === 'ready')).toBe(
+      true,
+    );
+    // Redis answers nothing for 300 ms: the first lease (taken at construction) is late.
+    await admin.call('CLIENT', 'PAUSE', '300', 'ALL');
+    const bucket = createRedisTokenBucket({
+      client,
+      name: 'late-lease',
+      capacity: 10,
+      refillPerSecond: 0.001,
+      timeoutMs: 20,
+      fallback: 'closed',
+      // No second round trip during the test: only the late reply can bring tokens.
+      retryMs: 60_000,
+    });
+    expect(await eventually(() => bucket.linkStats().timeouts === 1)).toBe(true);
+    expect(bucket.tryAcquire().ok).toBe(false);
+    // The late reply took a token from the fleet's bucket in Redis: it is spent here, once.
+    expect(await eventually(() => bucket.tryAcquire().ok)).toBe(true);
+    expect(bucket.tryAcquire().ok).toBe(false);
+    expect(await admin.hget('breakwater:{late-lease}:bucket', 'u')).toBe('9000.000');
+  });
+
   it("fallback 'open' admits every decision while Redis is down", async () => {
     const bucket = createRedisTokenBucket({
       client: connect(),

@@ -68,7 +68,9 @@ export async function runFleet(
   config: FleetChildConfig,
 ): Promise<{ total: FleetChildResult; each: FleetChildResult[] }> {
   await buildChild();
-  const fleet = Array.from({ length: processes }, () => startChild(config));
+  const fleet = Array.from({ length: processes }, (_, index) =>
+    startChild(Object.assign({}, config, { index })),
+  );
   await Promise.all(fleet.map((r) => r.ready));
   const startAt = systemClock() + 100;
   for (const r of fleet) r.child.stdin?.end(`${startAt}\n`);
@@ -86,7 +88,35 @@ export async function runFleet(
       localRetries: 0,
       redisCalls: 0,
       fallbacks: 0,
+      timeouts: 0,
+      errors: 0,
+      behindMs: 0,
+      openedAtMs: 0,
+      recoveredAtMs: 0,
     },
   );
   return { total, each };
+}
+
+/**
+ * Runs the outage scenario (kind `'outage'`): 4 processes at 500 calls/s each
+ * through one shared circuit; returns each process's result (child 0 leads).
+ */
+export async function runOutage(
+  port: number,
+  name: string,
+  openDurationMs: number,
+  outage: NonNullable<FleetChildConfig['outage']>,
+): Promise<FleetChildResult[]> {
+  const { each } = await runFleet(4, {
+    port,
+    kind: 'outage',
+    name,
+    warmMs: 0,
+    measureMs: outage.recoverAtMs + 500,
+    offeredPerSecond: 500,
+    openDurationMs,
+    outage,
+  });
+  return each;
 }

@@ -80,10 +80,27 @@ describe('classifyTRPCError', () => {
       expect(classifyTRPCError(network(code))).toMatchObject({ retry: true });
       expect(classifyTRPCError(network(code)).neverSent).toBeUndefined();
     }
-    // A browser's bare "Failed to fetch" proves nothing about whether the request left.
+    // Node's `fetch failed` without a refused connection below it may have been sent.
     expect(
       classifyTRPCError(new TRPCClientError('x', { cause: new TypeError('fetch failed') })),
     ).toMatchObject({ retry: true });
+    expect(
+      classifyTRPCError(new TRPCClientError('x', { cause: new TypeError('fetch failed') }))
+        .neverSent,
+    ).toBeUndefined();
+    // A browser's fetch that got no response: the same rule as ECONNREFUSED.
+    for (const message of [
+      'Failed to fetch',
+      'NetworkError when attempting to fetch resource.',
+      'Load failed',
+    ]) {
+      const browser = new TRPCClientError(message, { cause: new TypeError(message) });
+      expect(classifyTRPCError(browser)).toMatchObject({ retry: true, neverSent: true });
+    }
+    // Any other TypeError (a bug in a link, say) is not a network failure.
+    expect(
+      classifyTRPCError(new TRPCClientError('x', { cause: new TypeError('x is not a function') })),
+    ).toMatchObject({ retry: false });
     expect(classifyTRPCError(new CircuitOpenError()).neverSent).toBe(true);
   });
 

@@ -69,10 +69,14 @@ export const TRPC_CLASSIFIER_KEYS = {
  *     Other 4xx (domain errors) → no retry, no failover, not counted.
  *  5. A connection that was never made (ECONNREFUSED, ENOTFOUND, EAI_AGAIN
  *     anywhere in the cause chain) → retry, fail over, count, never sent: safe
- *     to repeat for any call. Other network failures (`fetch failed`,
- *     ECONNRESET, ETIMEDOUT, EPIPE, UND_ERR_SOCKET, "terminated", a browser's
- *     bare `TypeError: Failed to fetch`) → retry, fail over, count, but not
- *     "never sent": the request may have reached the server.
+ *     to repeat for any call. A browser's fetch rejecting before any response
+ *     (a bare `TypeError` "Failed to fetch" / "NetworkError when attempting to
+ *     fetch resource." / "Load failed", no cause) is judged the same: the
+ *     browser hides why, and a refused connection is by far the usual case
+ *     (routingLink already fails over on it). Other network failures (Node's
+ *     `fetch failed` without a refused connection below it, ECONNRESET,
+ *     ETIMEDOUT, EPIPE, UND_ERR_SOCKET, "terminated") → retry, fail over,
+ *     count, but not "never sent": the request may have reached the server.
  *  6. Anything else → no retry, fail over, counted.
  */
 const DEFAULT_CODES: readonly TRPCErrorCode[] = [
@@ -111,6 +115,9 @@ const NETWORK_CODES = new Set([
 // No connection was made: the request provably never reached a server.
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 const NETWORK_MESSAGE = /^(fetch failed|terminated|other side closed|socket hang up)$/i;
+/** How Chromium, Firefox and Safari word a fetch that got no response. */
+const BROWSER_FETCH_FAILED =
+  /^(Failed to fetch|NetworkError when attempting to fetch resource\.|Load failed)$/;
 
 // Shared frozen verdicts: classifying allocates only when Retry-After is present.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
@@ -207,6 +214,14 @@ export function createTRPCErrorClassifier(
       if (typeof c === 'string' && NOT_CONNECTED.has(c)) return NEVER_SENT;
       if (typeof c === 'string' && NETWORK_CODES.has(c)) return RETRY;
       const m = field(e, 'message');
+      if (
+        field(e, 'name') === 'TypeError' &&
+        typeof m === 'string' &&
+        BROWSER_FETCH_FAILED.test(m) &&
+        field(e, 'cause') === undefined
+      ) {
+        return NEVER_SENT;
+      }
       // `fetch failed` wraps the real cause: look deeper for a connection never made.
       if (typeof m === 'string' && NETWORK_MESSAGE.test(m)) network = true;
       e = field(e, 'cause');
@@ -220,6 +235,7 @@ export function createTRPCErrorClassifier(
  * defaults): network failures, 5xx (not 501), `TIMEOUT` and Breakwater
  * deadlines are retried; `TOO_MANY_REQUESTS` only with `Retry-After`; 4xx
  * domain errors never. A connection refused (or a name that did not
- * resolve) and Breakwater's own refusals are marked `neverSent`.
+ * resolve, or a browser fetch that got no response) and Breakwater's own
+ * refusals are marked `neverSent`.
  */
 export const classifyTRPCError: (error: unknown) => ErrorVerdict = createTRPCErrorClassifier();

@@ -17,6 +17,7 @@ export const PART_EXTRA_KEYS = {
   budget: true,
   idempotent: true,
   classify: true,
+  onWarning: true,
   clock: true,
   sleep: true,
   random: true,

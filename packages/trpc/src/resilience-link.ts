@@ -2,6 +2,7 @@ import {
   type CircuitBreaker,
   createPool,
   type ResilienceOptions,
+  type ResilienceWarning,
   type RetryPolicyOptions,
   systemClock,
   type TelemetryTarget,
@@ -13,6 +14,7 @@ import {
   optionPath,
   optionTypeError,
   RESILIENCE_KEYS,
+  reportWarning,
   resolveResilience,
   type SafeTelemetry,
 } from '@breakwater/core/internal';
@@ -39,6 +41,13 @@ export interface StackExtras {
   idempotent?: TRPCIdempotent | undefined;
   /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
   classify?: TRPCClassify | undefined;
+  /**
+   * Told once, at construction, of a configuration that probably does not do
+   * what was meant (retries or hedging on with `idempotent: false`); a
+   * throwing listener is ignored. Defaults to a Node process warning, printed
+   * once per process.
+   */
+  onWarning?: ((warning: ResilienceWarning) => void) | undefined;
   /** Time source. Defaults to `systemClock`. */
   clock?: ResilienceOptions['clock'] | undefined;
   /** Waits for backoff and hedge delays. Defaults to the host timer. */
@@ -69,6 +78,7 @@ export const RESILIENCE_LINK_KEYS: KnownKeys<ResilienceLinkOptions> = Object.ass
   {
     idempotent: true,
     classify: true,
+    onWarning: true,
   } as const,
 );
 
@@ -82,9 +92,14 @@ export function resolveStack(
 ): Stack {
   // Checked here first so a near-miss of our own keys gets its suggestion.
   optionPath('', () => checkOptions(undefined, options, RESILIENCE_LINK_KEYS), fn);
-  const { idempotent, classify, ...shared } = options ?? {};
-  if (classify !== undefined && typeof classify !== 'function') {
-    throw optionTypeError('classify', `must be a function, got ${typeof classify}`, fn);
+  const { idempotent, classify, onWarning, ...shared } = options ?? {};
+  for (const [name, value] of [
+    ['classify', classify],
+    ['onWarning', onWarning],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'function') {
+      throw optionTypeError(name, `must be a function, got ${typeof value}`, fn);
+    }
   }
   const safe =
     idempotent === undefined
@@ -102,6 +117,12 @@ export function resolveStack(
     );
   }
   const plan = resolveResilience(fn, '', shared as ResilienceOptions, standard);
+  if (idempotent === false && (plan.retry !== undefined || plan.hedge !== undefined)) {
+    reportWarning(onWarning, {
+      code: 'no-idempotent-methods',
+      message: `${fn}: retries are on but \`idempotent: false\` marks no call safe to repeat, so only requests that never left are retried; drop it (queries are safe by default) or mark calls with context.idempotent.`,
+    });
+  }
   const concurrency = plan.concurrency;
   return {
     timeoutMs: plan.timeoutMs,

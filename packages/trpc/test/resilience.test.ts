@@ -184,3 +184,26 @@ describe('hedgeLink', () => {
     expect(isDeadlineExceededError(undefined)).toBe(false);
   });
 });
+
+describe('onWarning', () => {
+  it('says once, at construction, that retries with idempotent: false repeat only requests that never left', () => {
+    const codes: string[] = [];
+    const onWarning = (w: { code: string }) => codes.push(w.code);
+    resilienceLink({ idempotent: false, onWarning });
+    resilienceLink({ onWarning });
+    resilienceLink({ idempotent: false, retry: false, onWarning });
+    retryLink({ idempotent: false, onWarning });
+    expect(codes).toEqual(['no-idempotent-methods', 'no-idempotent-methods']);
+    expect(() =>
+      resilienceLink({
+        idempotent: false,
+        onWarning: () => {
+          throw new Error('listener bug');
+        },
+      }),
+    ).not.toThrow();
+    expect(() => resilienceLink({ onWarning: 'log' as never })).toThrow(
+      /resilienceLink: onWarning must be a function/,
+    );
+  });
+});

@@ -2,7 +2,6 @@ import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkSignal } from '../internal/call-options.js';
-import { type Duration, parseDuration } from '../internal/duration.js';
 import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
@@ -13,8 +12,8 @@ import { sharedTimerWheel, WheelEntry } from './timer-wheel.js';
 
 /** Options of {@link withTimeout}. */
 export interface TimeoutOptions {
-  /** Time `op` may take, in ms or a duration string; `Infinity` for none. Required unless `deadline` is given. */
-  timeoutMs?: number | Duration;
+  /** Time `op` may take, in ms (>= 0); `Infinity` for none. Required unless `deadline` is given. */
+  timeoutMs?: number;
   /** An absolute deadline (e.g. propagated from a caller); the earlier of it and `timeoutMs` applies. Defaults to none. */
   deadline?: Deadline;
   /** Caller cancellation. Defaults to none. */
@@ -102,10 +101,7 @@ function resolveTimeout(options: TimeoutOptions): number {
   const { timeoutMs, deadline } = options;
   let ms = Number.POSITIVE_INFINITY;
   if (timeoutMs !== undefined) {
-    ms =
-      typeof timeoutMs === 'number'
-        ? checkNumber('timeoutMs', timeoutMs, { min: 0, allowInfinity: true })
-        : parseDuration('timeoutMs', timeoutMs);
+    ms = checkNumber('timeoutMs', timeoutMs, { min: 0, allowInfinity: true });
   } else if (deadline === undefined) {
     throw new TypeError('withTimeout needs timeoutMs or deadline');
   }

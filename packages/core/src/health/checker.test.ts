@@ -12,7 +12,7 @@ import { createHealthRegistry } from './registry.js';
 /** A registry and a checker factory on one manual clock; defaults: target a, 1 s interval, 100 ms timeout. */
 function setup() {
   const clock = createManualClock(0);
-  const registry = createHealthRegistry({ failures: 2, reset: 10_000, clock });
+  const registry = createHealthRegistry({ failureThreshold: 2, openDurationMs: 10_000, clock });
   const start = (options: Partial<HealthCheckerOptions<string>>) =>
     createHealthChecker<string>({
       registry,

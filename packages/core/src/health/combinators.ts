@@ -50,7 +50,7 @@ export function all<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T>
 /**
  * Healthy when at least one rule is healthy. The reason is the first healthy
  * rule's, or every rule's reason when none is. Rules run concurrently.
- * @example any(startupGrace({ grace: '60s' }), counterProgress({ sample: delivered }))
+ * @example any(startupGrace({ graceMs: 60_000 }), counterProgress({ sample: delivered }))
  */
 export function any<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T> {
   checkRules('any(...rules)', rules);

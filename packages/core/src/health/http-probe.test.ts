@@ -112,7 +112,7 @@ describe('httpProbe', () => {
   });
 
   it('fails after its timeout and closes the connection', async () => {
-    const probe = createHttpProbe({ timeout: 100 });
+    const probe = createHttpProbe({ timeoutMs: 100 });
     const started = performance.now();
     await expect(probe(`${base}/hang`, ctx())).resolves.toEqual({
       healthy: false,
@@ -150,7 +150,7 @@ describe('httpProbe', () => {
   });
 
   it('validates its options, naming them', () => {
-    expect(() => createHttpProbe({ timeout: 'later' as never })).toThrow(/^timeout must be/);
+    expect(() => createHttpProbe({ timeoutMs: 'later' as never })).toThrow(/^timeoutMs must be/);
     expect(() => createHttpProbe({ method: 'POST' as never })).toThrow(/^method must be/);
     expect(() => createHttpProbe({ maxRedirects: -1 })).toThrow(/^maxRedirects must be/);
   });

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import { type Duration, parseDuration } from '../internal/duration.js';
 import { redactUrl } from '../internal/redact-url.js';
 import { checkOneOf, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { describeFailure, type HealthVerdict, type Probe } from './probe.js';
@@ -8,8 +7,8 @@ import { withProbeTimeout } from './probe-timeout.js';
 
 /** Options of {@link createHttpProbe}. */
 export interface HttpProbeOptions {
-  /** Bound on the whole probe, redirects and the GET retry included. Defaults to 5000 ms. */
-  timeout?: Duration;
+  /** Bound on the whole probe in ms, redirects and the GET retry included. Defaults to 5000 ms. */
+  timeoutMs?: number;
   /** First request method; `HEAD` falls back to `GET` on 405 or 501. Defaults to `'HEAD'`. */
   method?: 'HEAD' | 'GET';
   /** Redirects followed per request before the probe fails. Defaults to 5. */
@@ -18,7 +17,7 @@ export interface HttpProbeOptions {
 
 /** Keys of {@link HttpProbeOptions}. @internal */
 export const HTTP_PROBE_KEYS = {
-  timeout: true,
+  timeoutMs: true,
   method: true,
   maxRedirects: true,
 } as const satisfies KnownKeys<HttpProbeOptions>;
@@ -83,12 +82,11 @@ async function follow(
  * retry as `GET`; any non-2xx final status is unhealthy. Uses `node:http(s)`.
  * @example
  * createHealthChecker({ registry, targets: { api: 'http://10.0.0.1/healthz' },
- *   probe: createHttpProbe({ timeout: '2s' }), intervalMs: 5000, timeoutMs: 3000 });
+ *   probe: createHttpProbe({ timeoutMs: 2000 }), intervalMs: 5000, timeoutMs: 3000 });
  */
 export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarget> {
   checkOptions('createHttpProbe', options, HTTP_PROBE_KEYS);
-  const timeoutMs =
-    options.timeout === undefined ? 5000 : parseDuration('timeout', options.timeout);
+  const timeoutMs = optionalNumber('timeoutMs', options.timeoutMs, 5000, { min: 0 });
   const method =
     options.method === undefined ? 'HEAD' : checkOneOf('method', options.method, ['HEAD', 'GET']);
   const maxRedirects = optionalNumber('maxRedirects', options.maxRedirects, 5, {

@@ -18,7 +18,7 @@ describe('counterProgress', () => {
       times.push(clock());
       return times.length === 1 ? 3 : 7;
     };
-    const rule = counterProgress({ sample, interval: 50, sleep: clock.sleep, name: 'delivered' });
+    const rule = counterProgress({ sample, intervalMs: 50, sleep: clock.sleep, name: 'delivered' });
     await expect(clock.run(rule())).resolves.toEqual({
       healthy: true,
       reason: 'delivered moved from 3 to 7 in 50 ms',
@@ -28,7 +28,7 @@ describe('counterProgress', () => {
 
   it('is healthy while the counter has never moved from its initial value', async () => {
     const clock = createManualClock();
-    const rule = counterProgress({ sample: values(0, 0), interval: '1s', sleep: clock.sleep });
+    const rule = counterProgress({ sample: values(0, 0), intervalMs: 1000, sleep: clock.sleep });
     await expect(clock.run(rule())).resolves.toEqual({
       healthy: true,
       reason: 'counter has not moved from 0 yet',
@@ -37,7 +37,7 @@ describe('counterProgress', () => {
 
   it('is unhealthy when a counter that moved before is stuck', async () => {
     const clock = createManualClock();
-    const rule = counterProgress({ sample: values(9, 9), interval: 50, sleep: clock.sleep });
+    const rule = counterProgress({ sample: values(9, 9), intervalMs: 50, sleep: clock.sleep });
     await expect(clock.run(rule())).resolves.toEqual({
       healthy: false,
       reason: 'counter made no progress in 50 ms (stuck at 9)',
@@ -47,7 +47,7 @@ describe('counterProgress', () => {
   it('rejects with the abort reason when cut during the wait', async () => {
     const clock = createManualClock();
     const ac = new AbortController();
-    const rule = counterProgress({ sample: values(1, 2), interval: 50, sleep: clock.sleep });
+    const rule = counterProgress({ sample: values(1, 2), intervalMs: 50, sleep: clock.sleep });
     const pending = rule(undefined, { signal: ac.signal });
     const reason = new Error('cut');
     ac.abort(reason);
@@ -60,7 +60,7 @@ describe('unchanged', () => {
   it('is healthy when both samples agree, unhealthy with the change otherwise', async () => {
     const clock = createManualClock();
     const drops = (...vs: number[]) =>
-      unchanged({ sample: values(...vs), interval: 100, sleep: clock.sleep, name: 'drops' });
+      unchanged({ sample: values(...vs), intervalMs: 100, sleep: clock.sleep, name: 'drops' });
     await expect(clock.run(drops(2, 2)())).resolves.toEqual({
       healthy: true,
       reason: 'drops stayed at 2 for 100 ms',
@@ -138,9 +138,9 @@ describe('ratioBelow', () => {
 describe('startupGrace', () => {
   it('is healthy during the grace period, then the rule (or the end of grace) decides', async () => {
     const clock = createManualClock(1000);
-    const grace = startupGrace({ grace: '60s', clock });
+    const grace = startupGrace({ graceMs: 60_000, clock });
     const guarded = startupGrace({
-      grace: 60_000,
+      graceMs: 60_000,
       clock,
       rule: belowLimit({ sample: () => 9, limit: 5 }),
     });
@@ -159,7 +159,7 @@ describe('startupGrace', () => {
 
   it('counts from startedAt when given', async () => {
     const clock = createManualClock(100_000);
-    const rule = startupGrace({ grace: 1000, startedAt: 99_500, clock });
+    const rule = startupGrace({ graceMs: 1000, startedAt: 99_500, clock });
     await expect(rule()).resolves.toMatchObject({
       healthy: true,
       reason: expect.stringMatching(/500 ms left/),
@@ -208,13 +208,13 @@ describe('rule options are validated, naming the option', () => {
     expect(() => counterProgress({} as never)).toThrow(
       /counterProgress: sample must be a function/,
     );
-    expect(() => unchanged({ sample: () => 1, interval: 'soon' as never })).toThrow(
+    expect(() => unchanged({ sample: () => 1, intervalMs: 'soon' as never })).toThrow(
       /unchanged: interval/,
     );
     expect(() => belowLimit({ sample: () => 1, limit: Number.NaN })).toThrow(/belowLimit: limit/);
     expect(() => ratioBelow({ numerator: () => 1, denominator: 2 as never, limit: 1 })).toThrow(
       /ratioBelow: denominator/,
     );
-    expect(() => startupGrace({ grace: -1 })).toThrow(/startupGrace: grace/);
+    expect(() => startupGrace({ graceMs: -1 })).toThrow(/startupGrace: graceMs/);
   });
 });

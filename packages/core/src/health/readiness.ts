@@ -1,10 +1,10 @@
 import { abortError } from '../internal/abort.js';
-import { type Duration, parseDuration } from '../internal/duration.js';
 import {
   checkFunction,
   checkNumber,
   checkOptions,
   type KnownKeys,
+  optionalNumber,
   optionPath,
 } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -28,8 +28,8 @@ export type Sample<T = unknown> = (target?: T) => number | PromiseLike<number>;
 export interface TwoSampleOptions<T = unknown> {
   /** Reads the value. */
   sample: Sample<T>;
-  /** Time between the two samples. Defaults to 1000 ms. */
-  interval?: Duration;
+  /** Time between the two samples, in ms. Defaults to 1000 ms. */
+  intervalMs?: number;
   /** Name used in the reason text. Defaults to `'counter'` / `'value'`. */
   name?: string;
   /** Waits between the samples. Defaults to `systemSleep`. */
@@ -39,7 +39,7 @@ export interface TwoSampleOptions<T = unknown> {
 /** Keys of {@link TwoSampleOptions}. @internal */
 export const TWO_SAMPLE_KEYS = {
   sample: true,
-  interval: true,
+  intervalMs: true,
   name: true,
   sleep: true,
 } as const satisfies KnownKeys<TwoSampleOptions>;
@@ -85,8 +85,8 @@ export const RATIO_BELOW_KEYS = {
 
 /** Options of {@link startupGrace}. */
 export interface StartupGraceOptions<T = unknown> {
-  /** How long after `startedAt` the target counts as healthy whatever else says. */
-  grace: Duration;
+  /** How long after `startedAt` (in ms) the target counts as healthy whatever else says. */
+  graceMs: number;
   /** Start of the grace period (clock ms). Defaults to the clock at creation. */
   startedAt?: number;
   /** Judges the target once the grace period is over. Defaults to none (then unhealthy). */
@@ -97,7 +97,7 @@ export interface StartupGraceOptions<T = unknown> {
 
 /** Keys of {@link StartupGraceOptions}. @internal */
 export const STARTUP_GRACE_KEYS = {
-  grace: true,
+  graceMs: true,
   startedAt: true,
   rule: true,
   clock: true,
@@ -116,7 +116,7 @@ function checkSample(where: string, sample: unknown): void {
   checkFunction(where, sample, false);
 }
 
-/** Takes two samples `interval` apart and lets `judge` compare them. */
+/** Takes two samples `intervalMs` apart and lets `judge` compare them. */
 function twoSamples<T>(
   rule: string,
   options: TwoSampleOptions<T>,
@@ -130,7 +130,7 @@ function twoSamples<T>(
       checkOptions(rule, options, keys, '', false);
       checkSample('sample', options.sample);
       checkFunction('sleep', options.sleep);
-      return options.interval === undefined ? 1000 : parseDuration('interval', options.interval);
+      return optionalNumber('intervalMs', options.intervalMs, 1000, { min: 0 });
     },
     rule,
   );
@@ -148,9 +148,9 @@ function twoSamples<T>(
 }
 
 /**
- * Healthy when a counter increased between two samples `interval` apart, or
+ * Healthy when a counter increased between two samples `intervalMs` apart, or
  * has never moved from `initial` (nothing to deliver yet is not a fault).
- * @example counterProgress({ sample: () => metrics.get('events.delivered'), interval: 50 })
+ * @example counterProgress({ sample: () => metrics.get('events.delivered'), intervalMs: 50 })
  */
 export function counterProgress<T = unknown>(
   options: TwoSampleOptions<T> & {
@@ -169,9 +169,9 @@ export function counterProgress<T = unknown>(
 }
 
 /**
- * Healthy when a value is the same in two samples `interval` apart (e.g. a
+ * Healthy when a value is the same in two samples `intervalMs` apart (e.g. a
  * drop counter that must not move).
- * @example unchanged({ sample: () => metrics.get('events.dropped'), interval: 100, name: 'drops' })
+ * @example unchanged({ sample: () => metrics.get('events.dropped'), intervalMs: 100, name: 'drops' })
  */
 export function unchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
   return twoSamples('unchanged', options, 'value', (a, b, name, ms) =>
@@ -240,7 +240,7 @@ export function ratioBelow<T = unknown>(options: RatioBelowOptions<T>): Readines
 /**
  * Healthy during a start-up grace period; afterwards `rule` decides (or, with
  * no rule, the grace having ended is itself unhealthy — combine with `any`).
- * @example startupGrace({ grace: '60s', rule: belowLimit({ sample: lag, limit: 100 }) })
+ * @example startupGrace({ graceMs: 60_000, rule: belowLimit({ sample: lag, limit: 100 }) })
  */
 export function startupGrace<T = unknown>(options: StartupGraceOptions<T>): ReadinessRule<T> {
   const graceMs = optionPath(
@@ -250,7 +250,7 @@ export function startupGrace<T = unknown>(options: StartupGraceOptions<T>): Read
       checkFunction('rule', options.rule);
       checkFunction('clock', options.clock);
       if (options.startedAt !== undefined) checkNumber('startedAt', options.startedAt);
-      return parseDuration('grace', options.grace);
+      return checkNumber('graceMs', options.graceMs, { min: 0 });
     },
     'startupGrace',
   );

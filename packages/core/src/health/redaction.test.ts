@@ -46,7 +46,7 @@ const ctx = () => ({ provider: 'p', signal: new AbortController().signal });
 
 describe('health reasons never carry userinfo, query strings or fragments (issue 16 #14)', () => {
   it('httpProbe against a real server answering 500: scheme://host:port/path only', async () => {
-    const probe = createHttpProbe({ timeout: 5000 });
+    const probe = createHttpProbe({ timeoutMs: 5000 });
     const v = await runProbe(
       probe,
       `http://user:secret@127.0.0.1:${port}/health?token=abc#frag`,
@@ -80,7 +80,7 @@ describe('health reasons never carry userinfo, query strings or fragments (issue
     const hangPort = (hang.address() as AddressInfo).port;
     try {
       const v = await runProbe(
-        createHttpProbe({ timeout: 20 }),
+        createHttpProbe({ timeoutMs: 20 }),
         `http://user:secret@127.0.0.1:${hangPort}/h?token=abc`,
         ctx(),
       );
@@ -128,7 +128,7 @@ describe('health reasons never carry userinfo, query strings or fragments (issue
         a: `http://user:secret@127.0.0.1:${port}/health?token=abc`,
         b: `http://user:secret@127.0.0.1:${refusedPort}/health?token=abc`,
       },
-      probe: createHttpProbe({ timeout: 5000 }),
+      probe: createHttpProbe({ timeoutMs: 5000 }),
       intervalMs: 60_000,
       timeoutMs: 5000,
       sleep: clock.sleep,

@@ -3,9 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../time/manual-clock.js';
 import { createHealthRegistry } from './registry.js';
 
-const setup = (failures = 3, reset: number | `${number}s` = 1000) => {
+const setup = (failures = 3, reset = 1000) => {
   const clock = createManualClock(10_000);
-  return { clock, health: createHealthRegistry({ failures, reset, clock }) };
+  return {
+    clock,
+    health: createHealthRegistry({ failureThreshold: failures, openDurationMs: reset, clock }),
+  };
 };
 
 describe('createHealthRegistry: counts and the circuit', () => {
@@ -143,7 +146,7 @@ describe('createHealthRegistry: counts and the circuit', () => {
     health.successRate('x');
     health.latency('x');
     health.settle('x');
-    health.scoped({ failures: 1 }).isOpen('x');
+    health.scoped({ failureThreshold: 1 }).isOpen('x');
     expect(health.snapshot()).toEqual({});
   });
 
@@ -157,7 +160,7 @@ describe('createHealthRegistry: counts and the circuit', () => {
 describe('createHealthRegistry: scoped views', () => {
   it('judges the same counts by other settings; recording through it writes them', () => {
     const { clock, health } = setup(3, 1000);
-    const strict = health.scoped({ failures: 1, reset: 5000 });
+    const strict = health.scoped({ failureThreshold: 1, openDurationMs: 5000 });
     health.failure('a');
     expect(health.isOpen('a')).toBe(false);
     expect(strict.isOpen('a')).toBe(true);
@@ -179,7 +182,7 @@ describe('createHealthRegistry: scoped views', () => {
     health.failure('a');
     clock.advance(300);
     health.failure('a');
-    const late = health.scoped({ failures: 2, reset: '1s' });
+    const late = health.scoped({ failureThreshold: 2, openDurationMs: 1000 });
     expect(late.isOpen('a')).toBe(true);
     expect(late.snapshot().a?.openUntil).toBe(10_300 + 1000);
     clock.advance(1000);
@@ -192,29 +195,51 @@ describe('createHealthRegistry: scoped views', () => {
     const { health } = setup(4, 2000);
     const other = createManualClock(0);
     const view = health.scoped({ clock: other });
-    expect([view.failures, view.reset, view.clock]).toEqual([4, 2000, other]);
+    expect([view.failureThreshold, view.openDurationMs, view.clock]).toEqual([4, 2000, other]);
     expect(health.scoped().clock).toBe(health.clock);
   });
 });
 
 describe('createHealthRegistry: options', () => {
-  it('defaults to 3 failures and 30 s, and accepts duration strings', () => {
+  it('defaults to 3 failures and 30 s', () => {
     const h = createHealthRegistry();
-    expect([h.failures, h.reset]).toEqual([3, 30_000]);
-    expect(createHealthRegistry({ reset: '30s' }).reset).toBe(30_000);
-    expect(createHealthRegistry({ reset: '500ms' }).reset).toBe(500);
-    expect(createHealthRegistry({ reset: '1m' }).reset).toBe(60_000);
+    expect([h.failureThreshold, h.openDurationMs]).toEqual([3, 30_000]);
+    expect(createHealthRegistry({ openDurationMs: 500 }).openDurationMs).toBe(500);
+  });
+
+  it("takes the breaker's names: the old failures/reset are refused with the new name as hint", () => {
+    expect(() => createHealthRegistry({ failures: 3 } as never)).toThrow(
+      'createHealthRegistry: unknown option `failures` — did you mean `failureThreshold`?',
+    );
+    expect(() => createHealthRegistry({ reset: 1000 } as never)).toThrow(
+      'createHealthRegistry: unknown option `reset` — did you mean `openDurationMs`?',
+    );
+    expect(() => createHealthRegistry().scoped({ reset: 1000 } as never)).toThrow(
+      'scoped: unknown option `reset` — did you mean `openDurationMs`?',
+    );
+  });
+
+  it('refuses a duration string: openDurationMs is a number of ms', () => {
+    expect(() => createHealthRegistry({ openDurationMs: '30s' as never })).toThrow(
+      new TypeError('openDurationMs must be a number, got "30s"'),
+    );
   });
 
   it('names the option and the value when invalid', () => {
-    expect(() => createHealthRegistry({ failures: 0 })).toThrow(RangeError);
-    expect(() => createHealthRegistry({ failures: 0 })).toThrow(/failures .*0/);
-    expect(() => createHealthRegistry({ failures: 1.5 })).toThrow(/failures must be an integer/);
-    expect(() => createHealthRegistry({ reset: 'soon' as never })).toThrow(TypeError);
-    expect(() => createHealthRegistry({ reset: 'soon' as never })).toThrow(/reset .*"soon"/);
-    expect(() => createHealthRegistry({ reset: -1 })).toThrow(RangeError);
+    expect(() => createHealthRegistry({ failureThreshold: 0 })).toThrow(RangeError);
+    expect(() => createHealthRegistry({ failureThreshold: 0 })).toThrow(/failureThreshold .*0/);
+    expect(() => createHealthRegistry({ failureThreshold: 1.5 })).toThrow(
+      /failureThreshold must be an integer/,
+    );
+    expect(() => createHealthRegistry({ openDurationMs: 'soon' as never })).toThrow(TypeError);
+    expect(() => createHealthRegistry({ openDurationMs: 'soon' as never })).toThrow(
+      /openDurationMs .*"soon"/,
+    );
+    expect(() => createHealthRegistry({ openDurationMs: -1 })).toThrow(RangeError);
     expect(() => createHealthRegistry({ clock: 5 as never })).toThrow(/clock must be a function/);
-    expect(() => createHealthRegistry().scoped({ failures: -2 })).toThrow(/failures/);
+    expect(() => createHealthRegistry().scoped({ failureThreshold: -2 })).toThrow(
+      /failureThreshold/,
+    );
   });
 });
 
@@ -244,8 +269,12 @@ describe('createHealthRegistry: the SPEC formula holds for any history', () => {
         fc.integer({ min: 0, max: 2000 }),
         (ops, failures, reset, f2, r2) => {
           const clock = createManualClock(0);
-          const health = createHealthRegistry({ failures, reset, clock });
-          const early = health.scoped({ failures: f2, reset: r2 });
+          const health = createHealthRegistry({
+            failureThreshold: failures,
+            openDurationMs: reset,
+            clock,
+          });
+          const early = health.scoped({ failureThreshold: f2, openDurationMs: r2 });
           const model = new Map<string, { streak: number; last: number }>();
           const check = (view: typeof health, f: number, r: number) => {
             for (const name of ['a', 'b']) {
@@ -275,7 +304,7 @@ describe('createHealthRegistry: the SPEC formula holds for any history', () => {
             check(health, failures, reset);
             check(early, f2, r2);
           }
-          check(health.scoped({ failures: f2, reset: r2 }), f2, r2);
+          check(health.scoped({ failureThreshold: f2, openDurationMs: r2 }), f2, r2);
         },
       ),
       { numRuns: 300 },
@@ -287,7 +316,7 @@ describe('createHealthRegistry: hot path', () => {
   it('a success on a closed circuit with no streak, and reading a closed circuit, read no clock', () => {
     let reads = 0;
     const health = createHealthRegistry({
-      failures: 2,
+      failureThreshold: 2,
       clock: () => {
         reads++;
         return 5000;

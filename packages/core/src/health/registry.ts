@@ -1,7 +1,6 @@
 import { halfOpenCircuit } from '../breaker/circuit-state.js';
 import type { CircuitBreakerState } from '../breaker/machine.js';
 import type { CircuitState } from '../breaker/types.js';
-import { type Duration, parseDuration } from '../internal/duration.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {
   checkFunction,
@@ -22,18 +21,18 @@ import {
 
 /** Options of {@link createHealthRegistry} and {@link HealthRegistry.scoped}. */
 export interface HealthRegistryOptions {
-  /** Failures in a row that open a provider's circuit (integer > 0). Defaults to 3. */
-  failures?: number;
-  /** How long an opened circuit stays open: ms or `"500ms"`, `"30s"`, `"1m"`. Defaults to 30 000 ms. */
-  reset?: Duration;
+  /** Failures in a row that open a provider's circuit (integer > 0), as the breaker's `failureThreshold`. Defaults to 3. */
+  failureThreshold?: number;
+  /** How long an opened circuit stays open, in ms, as the breaker's `openDurationMs`. Defaults to 30 000 ms. */
+  openDurationMs?: number;
   /** Time source. Defaults to `systemClock` (for `scoped`, the parent's clock). */
   clock?: Clock;
 }
 
 /** Keys of {@link HealthRegistryOptions}. @internal */
 export const HEALTH_REGISTRY_KEYS = {
-  failures: true,
-  reset: true,
+  failureThreshold: true,
+  openDurationMs: true,
   clock: true,
 } as const satisfies KnownKeys<HealthRegistryOptions>;
 
@@ -77,17 +76,17 @@ export interface HealthRegistry extends HealthRecorder {
   success(name: string, ms?: number, options?: HealthSuccessOptions): void;
   /** A deferred success was confirmed: streak = 0, circuit closed. A no-op for an unknown name. */
   settle(name: string): void;
-  /** fail += 1, streak += 1; at `streak >= failures` the circuit opens until `now + reset`. */
+  /** fail += 1, streak += 1; at `streak >= failureThreshold` the circuit opens until `now + openDurationMs`. */
   failure(name: string): void;
   /**
    * A health signal (a passing health check, a connection back to READY) says
    * `name` answers again: its open circuit half-opens now instead of after
-   * `reset`, so the next call may go through as its recovery call; the streak
+   * `openDurationMs`, so the next call may go through as its recovery call; the streak
    * is kept, so a failure re-opens it at once. A no-op for an unknown name or
    * a circuit that is not open.
    */
   halfOpen(name: string): void;
-  /** `streak >= failures && now < lastFailure + reset`. False for an unknown name. */
+  /** `streak >= failureThreshold && now < lastFailure + openDurationMs`. False for an unknown name. */
   isOpen(name: string): boolean;
   /** `closed`, `open`, or `half-open` (cool-down over, streak kept: the next failure re-opens). */
   circuitState(name: string): CircuitState;
@@ -102,9 +101,9 @@ export interface HealthRegistry extends HealthRecorder {
   /** A view over the same counts (recording through it writes them) judged by other settings. */
   scoped(options?: HealthRegistryOptions): HealthRegistry;
   /** The resolved failure threshold. */
-  readonly failures: number;
-  /** The resolved reset, in ms. */
-  readonly reset: number;
+  readonly failureThreshold: number;
+  /** The resolved open duration, in ms. */
+  readonly openDurationMs: number;
   /** The clock this view judges by. */
   readonly clock: Clock;
 }
@@ -149,11 +148,13 @@ function createView(
 ): HealthRegistry {
   checkOptions(parent ? 'scoped' : 'createHealthRegistry', options, HEALTH_REGISTRY_KEYS);
   const failures =
-    options.failures === undefined
-      ? (parent?.failures ?? 3)
-      : checkNumber('failures', options.failures, { integer: true, above: 0 });
+    options.failureThreshold === undefined
+      ? (parent?.failureThreshold ?? 3)
+      : checkNumber('failureThreshold', options.failureThreshold, { integer: true, above: 0 });
   const reset =
-    options.reset === undefined ? (parent?.reset ?? 30_000) : parseDuration('reset', options.reset);
+    options.openDurationMs === undefined
+      ? (parent?.openDurationMs ?? 30_000)
+      : checkNumber('openDurationMs', options.openDurationMs, { min: 0 });
   checkFunction('clock', options.clock);
   const userClock = options.clock ?? parent?.clock ?? systemClock;
   // Judged through a filter: one hostile reading must not open a circuit for good.
@@ -193,8 +194,8 @@ function createView(
   };
 
   const view: HealthRegistry = {
-    failures,
-    reset,
+    failureThreshold: failures,
+    openDurationMs: reset,
     clock: userClock,
     success(name, ms, opts) {
       // Only a bad value pays for the validator (it names the option in its error).
@@ -263,11 +264,11 @@ function createView(
 /**
  * Creates a health registry: per-provider success/failure counts, smoothed
  * latency and a circuit per provider — the shared breaker state machine with
- * `halfOpenMaxCalls: Infinity`. After `reset` the circuit lets traffic through
+ * `halfOpenMaxCalls: Infinity`. After `openDurationMs` the circuit lets traffic through
  * again but keeps the streak, so the next failure re-opens it at once; a
  * success closes it for good. Reading never creates an entry.
  * @example
- * const health = createHealthRegistry({ failures: 3, reset: '30s' });
+ * const health = createHealthRegistry({ failureThreshold: 3, openDurationMs: 30_000 });
  * health.failure('eu'); health.isOpen('eu'); // false until the third failure in a row
  */
 export function createHealthRegistry(options: HealthRegistryOptions = {}): HealthRegistry {

@@ -89,7 +89,7 @@ describe('tcpProbe', () => {
     const { port, child, fillers } = await hangingListener();
     try {
       const before = tcpHandles();
-      const probe = createTcpProbe({ timeout: 100 });
+      const probe = createTcpProbe({ timeoutMs: 100 });
       const started = performance.now();
       await expect(probe(`127.0.0.1:${port}`, ctx())).resolves.toEqual({
         healthy: false,
@@ -140,7 +140,7 @@ describe('tcpProbe', () => {
   });
 
   it('validates its options, naming them', () => {
-    expect(() => createTcpProbe({ timeout: -5 })).toThrow(/^timeout must be/);
-    expect(() => createTcpProbe({ timeout: 'fast' as never })).toThrow(TypeError);
+    expect(() => createTcpProbe({ timeoutMs: -5 })).toThrow(/^timeoutMs must be/);
+    expect(() => createTcpProbe({ timeoutMs: 'fast' as never })).toThrow(TypeError);
   });
 });

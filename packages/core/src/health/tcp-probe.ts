@@ -1,18 +1,17 @@
 import net from 'node:net';
-import { type Duration, parseDuration } from '../internal/duration.js';
 import { redactUrls } from '../internal/redact-url.js';
-import { checkOptions, type KnownKeys } from '../internal/validate.js';
+import { checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import type { HealthVerdict, Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
 /** Options of {@link createTcpProbe}. */
 export interface TcpProbeOptions {
-  /** How long the connect may take. Defaults to 500 ms. */
-  timeout?: Duration;
+  /** How long the connect may take, in ms. Defaults to 500 ms. */
+  timeoutMs?: number;
 }
 
 /** Keys of {@link TcpProbeOptions}. @internal */
-export const TCP_PROBE_KEYS = { timeout: true } as const satisfies KnownKeys<TcpProbeOptions>;
+export const TCP_PROBE_KEYS = { timeoutMs: true } as const satisfies KnownKeys<TcpProbeOptions>;
 
 /** Where a TCP probe connects: `"host:port"` (`"[::1]:80"` for IPv6) or `{ host, port }`. */
 export type TcpTarget =
@@ -59,11 +58,11 @@ function connect(host: string, port: number, signal: AbortSignal): Promise<Healt
 /**
  * Creates a TCP probe: connect with a timeout, then destroy the socket at once.
  * It proves the port accepts connections, nothing about the service behind it.
- * @example createTcpProbe({ timeout: '250ms' })('db.internal:5432', ctx)
+ * @example createTcpProbe({ timeoutMs: 250 })('db.internal:5432', ctx)
  */
 export function createTcpProbe(options: TcpProbeOptions = {}): Probe<TcpTarget> {
   checkOptions('createTcpProbe', options, TCP_PROBE_KEYS);
-  const timeoutMs = options.timeout === undefined ? 500 : parseDuration('timeout', options.timeout);
+  const timeoutMs = optionalNumber('timeoutMs', options.timeoutMs, 500, { min: 0 });
   return async (target, ctx) => {
     const parsed = parseTarget(target);
     if (typeof parsed === 'string') return { healthy: false, reason: parsed };

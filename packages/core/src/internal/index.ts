@@ -47,7 +47,6 @@ export {
 } from '../time/timer.js';
 export { abortError, neverAbortedSignal } from './abort.js';
 export { checkCall, checkSignal } from './call-options.js';
-export { parseDuration } from './duration.js';
 export { EventEmitter } from './events.js';
 /** Option checking: full option paths, unknown keys with suggestions. */
 export {
@@ -64,3 +63,4 @@ export {
   optionRangeError,
   optionTypeError,
 } from './validate.js';
+export { reportWarning } from './warning.js';

@@ -134,7 +134,11 @@ describe.each(HOSTILE)('one hostile clock reading (%s) stops nothing for good', 
 
   it('health registry: a circuit opened on a hostile reading closes after reset', () => {
     const c = scriptedClock();
-    const health = createHealthRegistry({ failures: 1, reset: 1000, clock: c.clock });
+    const health = createHealthRegistry({
+      failureThreshold: 1,
+      openDurationMs: 1000,
+      clock: c.clock,
+    });
     health.success('eu');
     expect(health.snapshot().eu?.healthy).toBe(true);
     c.hostileOnce(bad);

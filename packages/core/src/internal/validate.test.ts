@@ -35,6 +35,17 @@ describe('checkKeys', () => {
     expect(message(() => checkKeys(undefined, o, KEYS))).toBe(`unknown option \`${key}\``);
   });
 
+  it('names the breaker name for a renamed circuit key, only where that name is known', () => {
+    const circuit = { failureThreshold: true, openDurationMs: true } as const;
+    expect(message(() => checkKeys('f', { reset: 1 }, circuit, 'health'))).toBe(
+      'f: unknown option `health.reset` — did you mean `health.openDurationMs`?',
+    );
+    expect(message(() => checkKeys('f', { failures: 1 }, circuit))).toBe(
+      'f: unknown option `failures` — did you mean `failureThreshold`?',
+    );
+    expect(message(() => checkKeys('f', { reset: 1 }, KEYS))).toBe('f: unknown option `reset`');
+  });
+
   it('names the full path of a nested object', () => {
     expect(message(() => checkKeys('f', { attemps: 1 }, KEYS, 'retry'))).toBe(
       'f: unknown option `retry.attemps` — did you mean `retry.attempts`?',

@@ -140,8 +140,20 @@ function editDistance(a: string, b: string): number {
 /** Rank of a key that is a whole word of the real name: after one edit, before two. */
 const WHOLE_WORD = 1.5;
 
+/**
+ * Names 0.2 renamed to the breaker's vocabulary, too far from the new name for
+ * the typo search to find: an old key gets the new one as its hint when the
+ * options object knows it.
+ */
+const RENAMED: Readonly<Record<string, string>> = {
+  failures: 'failureThreshold',
+  reset: 'openDurationMs',
+};
+
 /** The known key `key` most likely stands for, or `undefined` when none is close. */
 function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const renamed = Object.hasOwn(RENAMED, key) ? RENAMED[key] : undefined;
+  if (renamed !== undefined && known.includes(renamed)) return renamed;
   const lower = key.toLowerCase();
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;

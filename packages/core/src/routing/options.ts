@@ -224,8 +224,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     optionPath('health', () =>
       createHealthRegistry({
         clock,
-        ...(h?.failures === undefined ? {} : { failures: h.failures }),
-        ...(h?.reset === undefined ? {} : { reset: h.reset }),
+        ...(h?.failureThreshold === undefined ? {} : { failureThreshold: h.failureThreshold }),
+        ...(h?.openDurationMs === undefined ? {} : { openDurationMs: h.openDurationMs }),
       }),
     );
   const view = {

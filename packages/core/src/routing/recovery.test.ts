@@ -188,7 +188,7 @@ describe('router: a passing health check half-opens the circuit at once', () => 
         },
         intervalMs: 100,
         timeoutMs: 50,
-        failures: 100,
+        failureThreshold: 100,
       },
     });
     try {
@@ -209,7 +209,7 @@ describe('router: a passing health check half-opens the circuit at once', () => 
 describe('router: health-registry ejections', () => {
   it('the panic rule sends a request to a provider the registry ejected, as its one recovery call', async () => {
     const { router, res } = setup(['a'], {
-      health: { failures: 1, reset: 60_000 },
+      health: { failureThreshold: 1, openDurationMs: 60_000 },
       panic: { ratio: 0.5 },
     });
     failing(res.a!);
@@ -222,7 +222,7 @@ describe('router: health-registry ejections', () => {
   });
 
   it('registry.halfOpen(name): an open entry lets its recovery call through now', () => {
-    const { router } = setup(['a'], { health: { failures: 1, reset: 60_000 } });
+    const { router } = setup(['a'], { health: { failureThreshold: 1, openDurationMs: 60_000 } });
     const health = router.health;
     health.failure('a');
     expect(health.circuitState('a')).toBe('open');

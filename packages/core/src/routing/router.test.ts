@@ -290,7 +290,7 @@ describe('createRouter: circuits and skips', () => {
     for (const [extra, perCall] of [
       [{}, 2],
       [{ protection: { circuit: { failureThreshold: 3, openDurationMs: 1000 } } }, 2],
-      [{ health: { failures: 2 } }, 2],
+      [{ health: { failureThreshold: 2 } }, 2],
       [{ protection: { attemptTimeoutMs: 100 } }, 3],
     ] as const) {
       const router = createRouter({
@@ -314,7 +314,7 @@ describe('createRouter: circuits and skips', () => {
     const { createHealthRegistry } = await import('../health/registry.js');
     const { createManualClock } = await import('../time/manual-clock.js');
     const clock = createManualClock();
-    const registry = createHealthRegistry({ failures: 1, reset: 100, clock });
+    const registry = createHealthRegistry({ failureThreshold: 1, openDurationMs: 100, clock });
     const { router, res } = setup(['a', 'b'], { health: { registry }, clock });
     registry.failure('a');
     await expect(run(router)).resolves.toBe('ok:b');
@@ -334,7 +334,7 @@ describe('createRouter: background probes', () => {
         },
         intervalMs: 1000,
         timeoutMs: 100,
-        failures: 1,
+        failureThreshold: 1,
       },
     });
     try {

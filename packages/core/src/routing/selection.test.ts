@@ -80,7 +80,7 @@ describe('priority selection', () => {
 
   it('with a consulted health registry, one recovery probe goes to a half-open provider', async () => {
     const clock = createManualClock();
-    const registry = createHealthRegistry({ failures: 1, reset: 100, clock });
+    const registry = createHealthRegistry({ failureThreshold: 1, openDurationMs: 100, clock });
     const a = fake('a', clock, 20);
     const b = fake('b', clock);
     const router = createRouter({

@@ -4,7 +4,6 @@ import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
-import type { Duration } from '../internal/duration.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
 import type { RetryBudget, RetryBudgetOptions } from '../retry/budget.js';
@@ -208,10 +207,10 @@ export interface RouteHealthOptions<R> {
   intervalMs?: number;
   /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
   timeoutMs?: number;
-  /** Consecutive failures that open a provider in the router's own registry. Defaults to 3. */
-  failures?: number;
-  /** How long a provider stays open in the router's own registry, in ms or as a duration string. Defaults to 30 000. */
-  reset?: Duration;
+  /** Consecutive failures that open a provider in the router's own registry (the breaker's name). Defaults to 3. */
+  failureThreshold?: number;
+  /** How long a provider stays open in the router's own registry, in ms (the breaker's name). Defaults to 30 000. */
+  openDurationMs?: number;
 }
 
 /** Keys of {@link RouteHealthOptions}. @internal */
@@ -220,8 +219,8 @@ export const ROUTE_HEALTH_KEYS = {
   probe: true,
   intervalMs: true,
   timeoutMs: true,
-  failures: true,
-  reset: true,
+  failureThreshold: true,
+  openDurationMs: true,
 } as const satisfies KnownKeys<RouteHealthOptions<unknown>>;
 
 /** Options of {@link createRouter}. */

@@ -1,4 +1,10 @@
-import { type ResilienceOptions, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import {
+  type ResilienceOptions,
+  type ResilienceWarning,
+  type Sleep,
+  systemClock,
+  systemSleep,
+} from '@breakwater/core';
 import {
   createGrpcStatusClassifier,
   type GrpcRetryEvent,
@@ -10,11 +16,11 @@ import {
   optionPath,
   optionTypeError,
   type ResiliencePlan,
+  reportWarning,
   resolveResilience,
 } from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-grpc-common';
 import { idempotencyRule } from '../idempotency.js';
-import type { ResilienceWarning } from '../retry-middleware.js';
 import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './deadline.js';
 import type { ChainSettings } from './retry-chain.js';
 
@@ -77,13 +83,6 @@ function checkListener(fn: string, name: string, value: unknown): void {
   }
 }
 
-/** A Node process warning (printed once by Node), where there is a `process`. */
-function processWarning(warning: ResilienceWarning): void {
-  const host = (globalThis as { process?: { emitWarning?: (m: string, o: object) => void } })
-    .process;
-  host?.emitWarning?.(warning.message, { code: 'BREAKWATER_NO_IDEMPOTENT_METHODS' });
-}
-
 /** Builds the retry/hedge stage from a resolved plan and the adapter's keys. @internal */
 export function attemptStage(
   fn: string,
@@ -95,7 +94,6 @@ export function attemptStage(
   checkListener(fn, 'classify', o.classify);
   checkListener(fn, 'onWarning', o.onWarning);
   checkListener(fn, `${retryPath}onRetry`, o.onRetry);
-  const report = o.onWarning ?? processWarning;
   let warned = o.idempotent !== undefined || plan.retry === undefined;
   const warn = warned
     ? undefined
@@ -103,11 +101,7 @@ export function attemptStage(
         if (warned) return;
         warned = true;
         const message = `${fn}: retries are on, but ${path} is not known to be idempotent (no \`idempotent\` option, no idempotency_level in its definition): only its calls that never reached the server are retried`;
-        try {
-          report({ code: 'no-idempotent-methods', path, message });
-        } catch {
-          // A listener never breaks the call it observes.
-        }
+        reportWarning(o.onWarning, { code: 'no-idempotent-methods', path, message });
       };
   return {
     classify: o.classify ?? createGrpcStatusClassifier(),
