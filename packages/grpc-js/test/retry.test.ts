@@ -335,6 +335,33 @@ describe('the standard stack (no options)', () => {
     }
   });
 
+  it('a retry waiting in its backoff when the client closes ends the call; nothing throws from the timer', async () => {
+    let retried!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      retried = resolve;
+    });
+    const { server, client } = await echoSetup(
+      [
+        only({
+          idempotent,
+          retry: {
+            attempts: 3,
+            backoff: { baseDelayMs: 100, strategy: 'linear', jitter: 'none' },
+            onRetry: () => retried(),
+          },
+        }),
+      ],
+      { faults: [{ firstAttempts: 1, status: status.UNAVAILABLE }] },
+    );
+    const outcome = echoUnary(client, { message: 'm' }, { callId: 'closed' });
+    await waiting;
+    client.close();
+    const { error } = await outcome;
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/shut down/i);
+    expect(server.attempts('closed')).toBe(1);
+  });
+
   it('warns once, through onWarning, when retries are on and no method is idempotent', () => {
     const warnings: string[] = [];
     resilienceInterceptor({ onWarning: (w) => warnings.push(w.code) });

@@ -149,7 +149,20 @@ export abstract class ReplayingCall implements CallLink {
   protected startAttempt(options: InterceptorOptions, perAttemptDeadline: boolean): void {
     const index = ++this.started;
     const attempt = new Attempt(this, index, perAttemptDeadline);
-    const call = this.chain.next(options, this.index, this.final);
+    let call: CallLink;
+    try {
+      call = this.chain.next(options, this.index, this.final);
+    } catch (error) {
+      // The first attempt throws to the caller, as grpc-js does. A retry or hedge runs from a
+      // timer: a channel closed meanwhile ("Channel has been shut down") ends the call with
+      // UNAVAILABLE, unless another attempt is still running, instead of throwing from the timer.
+      if (index === 1) throw error;
+      if (this.live.length === 0) {
+        const details = error instanceof Error ? error.message : String(error);
+        this.finish({ code: Status.UNAVAILABLE, details, metadata: new Metadata() });
+      }
+      return;
+    }
     attempt.call = call;
     this.live.push(attempt);
     let metadata = this.metadata as Metadata;
