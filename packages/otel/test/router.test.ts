@@ -116,4 +116,44 @@ describe('otelTelemetry through the router', () => {
     await expect(router.execute(() => 1)).rejects.toThrow();
     expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'circuit-open' })).toBe(1);
   });
+
+  it('a request refused by the router’s full queue, or arriving after its deadline, is a refusal by reason', async () => {
+    const sdk = otelSdk();
+    const clock = createManualClock();
+    const router = createRouter({
+      providers: [{ id: 'eu', resource: 'eu' }],
+      concurrency: { limit: 1, maxQueue: 0 },
+      clock,
+      sleep: clock.sleep,
+      telemetry: sdk.telemetry,
+    });
+    let release = () => {};
+    const holding = router.execute(
+      () =>
+        new Promise<string>((r) => {
+          release = () => r('held');
+        }),
+    );
+    await expect(router.execute(async () => 'never')).rejects.toThrow(/queue/i);
+    release();
+    expect(await holding).toBe('held');
+    let ran = false;
+    const late = router.execute(
+      async () => {
+        ran = true;
+        return 'late';
+      },
+      { deadlineAt: clock() - 1 },
+    );
+    await expect(late).rejects.toMatchObject({ name: 'DeadlineExceededError' });
+    expect(ran).toBe(false);
+    const reason = (r: string) => sdk.sum(METRICS.refusals, { 'breakwater.reason': r });
+    expect(await reason('queue-full')).toBe(1);
+    expect(await reason('deadline-expired')).toBe(1);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 2,
+      sum: 0,
+    });
+    expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
+  });
 });

@@ -29,7 +29,8 @@ export type TelemetryCallOutcome = 'success' | 'failure' | 'refused' | 'cancelle
  * Why a call (or a retry, hedge or failover of it) was refused before it ran:
  * `'circuit-open'`, `'rate-limited'`, `'queue-full'`, `'throttled'` (adaptive
  * throttle), `'budget-exhausted'` (the retry budget refused a retry, hedge or
- * failover) or `'deadline-expired'` (a retry could not start before the call's deadline).
+ * failover) or `'deadline-expired'` (a retry could not start before the call's
+ * deadline, or a router request arrived after its `deadlineAt`).
  */
 export type TelemetryRefusal =
   | 'circuit-open'
