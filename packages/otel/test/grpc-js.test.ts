@@ -141,6 +141,26 @@ describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server
     expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'queue-full' })).toBe(1);
   });
 
+  it('a call whose deadline passed before it started is a refusal deadline-expired, not a deadline exceeded', async () => {
+    const sdk = otelSdk();
+    const { server, client } = await setup({ timeoutMs: 1_000, telemetry: sdk.telemetry });
+    const late = await echoUnary(
+      client,
+      {},
+      { callId: 'late', callOptions: { deadline: new Date(0) } },
+    );
+    expect(late.ok).toBe(false);
+    expect(late.ok ? undefined : late.error.code).toBe(4);
+    expect(server.attempts('late')).toBe(0);
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'deadline-expired' })).toBe(1);
+    expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
+    expect(await sdk.sum(METRICS.attempts)).toBe(0);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 1,
+      sum: 0,
+    });
+  });
+
   it('hedges sent and won add up', async () => {
     const sdk = otelSdk();
     const { client } = await setup(

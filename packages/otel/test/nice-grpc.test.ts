@@ -40,6 +40,24 @@ describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos serve
     expect((await everyAttributeValue(sdk)).filter((v) => v.includes('secret'))).toEqual([]);
   });
 
+  it('a call whose deadline passed before it started is a refusal deadline-expired, not a deadline exceeded', async () => {
+    const sdk = otelSdk();
+    const server = await chaosServer({});
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({ ...OFF, timeoutMs: 1_000, telemetry: sdk.telemetry }),
+    );
+    const error = await rejection(client.Unary({}, { deadline: new Date(0) }));
+    expect(error.code).toBe(4);
+    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'deadline-expired' })).toBe(1);
+    expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
+    expect(await sdk.sum(METRICS.attempts)).toBe(0);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 1,
+      sum: 0,
+    });
+  });
+
   it('hedges sent and won add up; a circuit refusal is counted by reason', async () => {
     const sdk = otelSdk();
     const server = await chaosServer({

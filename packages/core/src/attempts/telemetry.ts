@@ -277,6 +277,8 @@ export class TelemetryScope {
   driven = false;
   /** Attempts the driver started. */
   attempts = 0;
+  /** Why a stage below refused the call before its first attempt, when its error does not say. */
+  refusal: TelemetryRefusal | undefined = undefined;
   constructor(readonly tel: SafeCallTelemetry) {}
 }
 
