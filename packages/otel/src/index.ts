@@ -187,7 +187,8 @@ class Instruments {
     });
     this.callAttempts = meter.createHistogram(METRICS.callAttempts, {
       unit: '{attempt}',
-      description: 'Attempts per call.',
+      description:
+        'Attempts per call, for calls of other than one attempt (the others: the call.duration count less this one).',
       advice: { explicitBucketBoundaries: [0, 1, 2, 3, 4, 5, 6, 8, 10] },
     });
     meter

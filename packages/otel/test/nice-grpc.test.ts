@@ -2,7 +2,7 @@ import { resilienceMiddleware } from '@breakwater/nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { callId, chaosServer, echoClient, rejection } from '../../nice-grpc/test/helpers.js';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+import { everyAttributeValue, fast, OFF, otelSdk, refusedCalls } from './sdk.js';
 
 const UNAVAILABLE = 14;
 describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos server)', () => {
@@ -49,12 +49,11 @@ describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos serve
     );
     const error = await rejection(client.Unary({}, { deadline: new Date(0) }));
     expect(error.code).toBe(4);
-    expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'deadline-expired' })).toBe(1);
-    expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
-    expect(await sdk.sum(METRICS.attempts)).toBe(0);
-    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
-      count: 1,
-      sum: 0,
+    expect(await refusedCalls(sdk, 'deadline-expired')).toEqual({
+      refusals: 1,
+      deadlinesExceeded: 0,
+      attempts: 0,
+      callAttempts: { count: 1, sum: 0 },
     });
   });
 
