@@ -7,6 +7,10 @@
  *   git archive d7be53a packages/core/src | tar -x -C /tmp/bw-base
  *   BREAKWATER_BASE_CORE=/tmp/bw-base/packages/core/src/index.ts \
  *     TSX_TSCONFIG_PATH=../tsconfig.json node --expose-gc --import tsx otel-cost.ts  (in bench/)
+ * A before/after of this package: BREAKWATER_BASE_OTEL names an older copy of
+ * packages/otel/src/index.ts whose `@breakwater/core*` imports point at the
+ * core copy of BREAKWATER_BASE_CORE (in a folder under bench/, so it resolves
+ * `@opentelemetry/api`); it runs on that core, with the SDK and the no-op meter.
  */
 import { protect } from '@breakwater/core';
 import { otelTelemetry } from '@breakwater/otel';
@@ -39,10 +43,25 @@ const op = async () => 1;
 
 const variants: Array<{ name: string; call: Call }> = [];
 const basePath = process.env.BREAKWATER_BASE_CORE;
+const baseOtelPath = process.env.BREAKWATER_BASE_OTEL;
+const baseMeterProvider = new MeterProvider({ readers: [new Reader()] });
 if (basePath !== undefined) {
   const base = (await import(basePath)) as { protect: typeof protect };
   const run = base.protect(stack);
   variants.push({ name: 'base core (no hook)', call: () => run(op) });
+  if (baseOtelPath !== undefined) {
+    const baseOtel = (await import(baseOtelPath)) as { otelTelemetry: typeof otelTelemetry };
+    const sdk = base.protect({
+      ...stack,
+      telemetry: baseOtel.otelTelemetry({ meterProvider: baseMeterProvider }),
+    });
+    variants.push({ name: 'base otel on', call: () => sdk(op) });
+    const noop = base.protect({
+      ...stack,
+      telemetry: baseOtel.otelTelemetry({ meterProvider: new NoopMeterProvider() }),
+    });
+    variants.push({ name: 'base otel, no-op meter', call: () => noop(op) });
+  }
 }
 const off = protect(stack);
 variants.push({ name: 'telemetry off', call: () => off(op) });
@@ -60,6 +79,7 @@ const n = Number(process.env.CALLS ?? 0) || (await calibrate(variants[0]?.call a
 const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
 const deltas: number[] = [];
 const ownDeltas: number[] = [];
+const baseOwnDeltas: number[] = [];
 for (let r = 0; r < rounds; r++) {
   // The order rotates every round, so no variant always runs first.
   const order = variants.map((_, i) => variants[(i + r) % variants.length] as (typeof variants)[0]);
@@ -72,6 +92,8 @@ for (let r = 0; r < rounds; r++) {
   }
   deltas.push((costs.get('otelTelemetry() on') ?? 0) - (costs.get('telemetry off') ?? 0));
   ownDeltas.push((costs.get('otel, no-op meter') ?? 0) - (costs.get('telemetry off') ?? 0));
+  const baseOwn = costs.get('base otel, no-op meter');
+  if (baseOwn !== undefined) baseOwnDeltas.push(baseOwn - (costs.get('base core (no hook)') ?? 0));
 }
 console.log(
   `${rounds} interleaved rounds of ${n} calls; CPU ns/call, median [min–max]; bytes/call`,
@@ -89,4 +111,10 @@ console.log(
 console.log(
   `added without SDK work (no-op meter): median ${median(ownDeltas).toFixed(0)} ns [${Math.min(...ownDeltas).toFixed(0)}–${Math.max(...ownDeltas).toFixed(0)}]`,
 );
+if (baseOwnDeltas.length > 0) {
+  console.log(
+    `base otel without SDK work: median ${median(baseOwnDeltas).toFixed(0)} ns [${Math.min(...baseOwnDeltas).toFixed(0)}–${Math.max(...baseOwnDeltas).toFixed(0)}]`,
+  );
+}
 await meterProvider.shutdown();
+await baseMeterProvider.shutdown();

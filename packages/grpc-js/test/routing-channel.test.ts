@@ -92,6 +92,13 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(servers[0]?.attempts('d')).toBe(1);
   });
 
+  it('a call whose deadline has passed reaches no target and ends DEADLINE_EXCEEDED', async () => {
+    const { servers, client } = await routingSetup([{}], { idempotent });
+    const outcome = await echoUnary(client, {}, { callId: 'late', callOptions: { deadline: 1 } });
+    expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(servers[0]?.attempts('late')).toBe(0);
+  });
+
   it('never fails a non-idempotent call over', async () => {
     const { servers, client } = await routingSetup([{ faults: [unavailable] }, {}], {
       idempotent,

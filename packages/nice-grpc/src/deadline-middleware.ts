@@ -7,7 +7,12 @@ import {
   systemSleep,
   withTimeout,
 } from '@breakwater/core';
-import { checkOptions, type KnownKeys, resolveResilience } from '@breakwater/core/internal';
+import {
+  checkOptions,
+  type KnownKeys,
+  resolveResilience,
+  telemetryScopeOf,
+} from '@breakwater/core/internal';
 import {
   type CallOptions,
   ClientError,
@@ -102,6 +107,9 @@ export function deadlineStage(
     if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, callOptions);
     const left = at - now;
     if (left <= 0) {
+      // Never started: a refusal for telemetry, not a deadline that passed during the call.
+      const scope = telemetryScopeOf(callOptions);
+      if (scope !== undefined) scope.refusal = 'deadline-expired';
       throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(left));
     }
     // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs

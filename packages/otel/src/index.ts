@@ -47,8 +47,10 @@ export interface OtelTelemetryOptions {
   clock?: Clock;
 }
 
-// Durations need sub-millisecond resolution: a local RPC often takes less than 1 ms.
-const monotonic: Clock = () => performance.now();
+// Durations need sub-millisecond resolution: a local RPC often takes less than 1 ms. Node's
+// global `performance` is a getter: taken once, not on every read.
+const perf = globalThis.performance;
+const monotonic: Clock = () => perf.now();
 
 /** Name and version of the instrumentation scope of every meter and tracer this package creates. */
 export const INSTRUMENTATION_SCOPE = '@breakwater/otel';
@@ -185,7 +187,8 @@ class Instruments {
     });
     this.callAttempts = meter.createHistogram(METRICS.callAttempts, {
       unit: '{attempt}',
-      description: 'Attempts per call.',
+      description:
+        'Attempts per call, for calls of other than one attempt (the others: the call.duration count less this one).',
       advice: { explicitBucketBoundaries: [0, 1, 2, 3, 4, 5, 6, 8, 10] },
     });
     meter
@@ -208,48 +211,86 @@ interface WatchedCircuit {
   readonly attributes: Attributes;
 }
 
-/** One call's telemetry: its span, start time and running attempts. */
+/**
+ * One call's telemetry: its span, start time and running attempts. Readied
+ * again for a later call when the driver hands it back ({@link OtelCall.reset}),
+ * so a reused protect call costs no object here. The success path reads the
+ * clock twice: at the call's start (attempt 1 starts then too) and when its
+ * successful attempt ends (the call ends then too).
+ */
 class OtelCall implements CallTelemetry {
-  private readonly startedAt: number;
-  /** Start of attempt 1 (in `firstStart`) and of later ones (created by the second attempt). */
-  private firstStart = Number.NaN;
-  private laterStarts: number[] | undefined;
-  private attemptSpans: Array<Span | undefined> | undefined;
+  private attrs: TargetAttributes;
+  /** The caller's active span when the call started (events go there); dropped at the end. */
+  private span: Span | undefined;
+  private parent: Context | undefined;
+  private startedAt: number;
+  /** Start of attempt 1: the call's, unless the call queued first. */
+  private firstStart: number;
+  private waited = false;
+  /** When the call's successful attempt ended (NaN before): the call ends then too. */
+  private wonAt = Number.NaN;
+  /** Start of attempts 2… (attempt 1 starts with the call), created by the second attempt. */
+  private laterStarts: number[] | undefined = undefined;
+  private attemptSpans: Array<Span | undefined> | undefined = undefined;
 
   constructor(
-    private readonly owner: OtelTelemetry,
-    private readonly attrs: TargetAttributes,
-    /** The caller's active span when the call started (events go there). */
-    private readonly span: Span | undefined,
-    private readonly parent: Context,
+    readonly owner: OtelTelemetry,
+    attrs: TargetAttributes,
+    span: Span | undefined,
+    parent: Context,
   ) {
+    this.attrs = attrs;
+    this.span = span;
+    this.parent = parent;
     this.startedAt = owner.clock();
+    this.firstStart = this.startedAt;
+  }
+
+  /** Readies this ended call's object for a new call. */
+  reset(attrs: TargetAttributes, span: Span | undefined, parent: Context): this {
+    this.attrs = attrs;
+    this.span = span;
+    this.parent = parent;
+    this.wonAt = Number.NaN;
+    this.laterStarts = undefined;
+    this.attemptSpans = undefined;
+    this.waited = false;
+    this.startedAt = this.owner.clock();
+    this.firstStart = this.startedAt;
+    return this;
+  }
+
+  queued(): void {
+    this.waited = true;
   }
 
   attemptStart(attempt: number): void {
     try {
-      const now = this.owner.clock();
-      if (attempt === 1) this.firstStart = now;
-      else {
+      // Attempt 1 starts with the call (the admission between them takes ns), unless it queued.
+      if (attempt === 1) {
+        if (this.waited) this.firstStart = this.owner.clock();
+      } else {
         this.laterStarts ??= [];
-        this.laterStarts[attempt - 2] = now;
+        this.laterStarts[attempt - 2] = this.owner.clock();
       }
       const tracer = this.owner.tracer;
-      if (tracer !== undefined) {
-        const span = tracer.startSpan(
-          'breakwater.attempt',
-          {
-            kind: SpanKind.INTERNAL,
-            attributes: { ...this.attrs.base, 'breakwater.attempt': attempt },
-          },
-          this.parent,
-        );
-        this.attemptSpans ??= [];
-        this.attemptSpans[attempt - 1] = span;
-      }
+      if (tracer !== undefined) this.startAttemptSpan(tracer, attempt);
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
+  }
+
+  private startAttemptSpan(tracer: Tracer, attempt: number): void {
+    const span = tracer.startSpan(
+      'breakwater.attempt',
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: { ...this.attrs.base, 'breakwater.attempt': attempt },
+      },
+      this.parent,
+    );
+    this.attemptSpans ??= [];
+    this.attemptSpans[attempt - 1] = span;
   }
 
   attemptEnd(
@@ -258,30 +299,40 @@ class OtelCall implements CallTelemetry {
     errorType: string | undefined,
   ): void {
     try {
-      const { owner } = this;
-      const attributes =
-        outcome === 'success'
-          ? this.attrs.attemptOk
-          : this.attrs.with('breakwater.outcome', outcome, errorType);
-      this.attrs.count(attributes);
+      const { owner, attrs } = this;
+      const ok = outcome === 'success';
+      const attributes = ok
+        ? attrs.attemptOk
+        : attrs.with('breakwater.outcome', outcome, errorType);
+      attrs.count(attributes);
       const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
       // No start was told (an adapter's pass-through call): no duration to record.
-      if (started !== undefined && !Number.isNaN(started)) {
-        owner.instruments.attemptDuration.record((owner.clock() - started) / 1_000, attributes);
+      if (started !== undefined) {
+        const now = owner.clock();
+        if (ok) this.wonAt = now;
+        owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
       }
-      const span = this.attemptSpans?.[attempt - 1];
-      if (span !== undefined) {
-        (this.attemptSpans as Array<Span | undefined>)[attempt - 1] = undefined;
-        span.setAttribute('breakwater.outcome', outcome);
-        if (outcome !== 'success') {
-          if (errorType !== undefined) span.setAttribute('error.type', errorType);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
-        span.end();
-      }
+      if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
+  }
+
+  private endAttemptSpan(
+    attempt: number,
+    outcome: TelemetryAttemptOutcome,
+    errorType: string | undefined,
+  ): void {
+    const spans = this.attemptSpans as Array<Span | undefined>;
+    const span = spans[attempt - 1];
+    if (span === undefined) return;
+    spans[attempt - 1] = undefined;
+    span.setAttribute('breakwater.outcome', outcome);
+    if (outcome !== 'success') {
+      if (errorType !== undefined) span.setAttribute('error.type', errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
   }
 
   retry(attempt: number, delayMs: number, reason: string): void {
@@ -358,8 +409,12 @@ class OtelCall implements CallTelemetry {
         outcome === 'success'
           ? this.attrs.callOk
           : this.attrs.with('breakwater.outcome', outcome, errorType);
-      owner.instruments.callDuration.record((owner.clock() - this.startedAt) / 1_000, attributes);
-      owner.instruments.callAttempts.record(attempts, attributes);
+      // A call ends when its successful attempt does: that attempt's clock reading is the end.
+      const now = outcome === 'success' && !Number.isNaN(this.wonAt) ? this.wonAt : owner.clock();
+      owner.instruments.callDuration.record((now - this.startedAt) / 1_000, attributes);
+      // One attempt is what a call costs when nothing goes wrong: those calls are the
+      // call.duration count minus this histogram's (see the README), so the SDK records once less.
+      if (attempts !== 1) owner.instruments.callAttempts.record(attempts, attributes);
       // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
       const spans = this.attemptSpans;
       if (spans !== undefined) {
@@ -373,6 +428,9 @@ class OtelCall implements CallTelemetry {
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
+    // The object may wait for reuse: it keeps none of the caller's objects alive.
+    this.span = undefined;
+    this.parent = undefined;
   }
 }
 
@@ -405,26 +463,34 @@ class OtelTelemetry implements Telemetry {
         : undefined;
   }
 
+  /** The last target seen and its attributes: a stack's calls ask for the same one again and again. */
+  private lastTarget: TelemetryTarget | undefined;
+  private lastAttrs: TargetAttributes | undefined;
+
   private attributesOf(target: TelemetryTarget): TargetAttributes {
+    if (target === this.lastTarget) return this.lastAttrs as TargetAttributes;
     let attrs = this.targets.get(target);
     if (attrs === undefined) {
       attrs = new TargetAttributes(target);
       this.targets.set(target, attrs);
       this.allTargets.add(attrs);
     }
+    this.lastTarget = target;
+    this.lastAttrs = attrs;
     return attrs;
   }
 
-  startCall(target: TelemetryTarget): CallTelemetry | undefined {
+  startCall(target: TelemetryTarget, previous?: CallTelemetry): CallTelemetry | undefined {
     try {
       const active = context.active();
-      const span = this.spanEvents ? trace.getSpan(active) : undefined;
-      return new OtelCall(
-        this,
-        this.attributesOf(target),
-        span?.isRecording() ? span : undefined,
-        active,
-      );
+      let span = this.spanEvents ? trace.getSpan(active) : undefined;
+      if (span !== undefined && !span.isRecording()) span = undefined;
+      const attrs = this.attributesOf(target);
+      // An ended call of ours, handed back by the driver (protect's reused call objects).
+      if (previous !== undefined && (previous as Partial<OtelCall>).owner === this) {
+        return (previous as OtelCall).reset(attrs, span, active);
+      }
+      return new OtelCall(this, attrs, span, active);
     } catch {
       // A broken SDK or context manager never breaks the call it observes.
       return undefined;

@@ -13,7 +13,7 @@ import {
 } from '@breakwater/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+import { everyAttributeValue, fast, OFF, otelSdk, refusedCalls } from './sdk.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const UNAVAILABLE = 14;
@@ -139,6 +139,25 @@ describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server
     expect((await slow).ok).toBe(true);
     expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'rate-limited' })).toBe(1);
     expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'queue-full' })).toBe(1);
+  });
+
+  it('a call whose deadline passed before it started is a refusal deadline-expired, not a deadline exceeded', async () => {
+    const sdk = otelSdk();
+    const { server, client } = await setup({ timeoutMs: 1_000, telemetry: sdk.telemetry });
+    const late = await echoUnary(
+      client,
+      {},
+      { callId: 'late', callOptions: { deadline: new Date(0) } },
+    );
+    expect(late.ok).toBe(false);
+    expect(late.ok ? undefined : late.error.code).toBe(4);
+    expect(server.attempts('late')).toBe(0);
+    expect(await refusedCalls(sdk, 'deadline-expired')).toEqual({
+      refusals: 1,
+      deadlinesExceeded: 0,
+      attempts: 0,
+      callAttempts: { count: 1, sum: 0 },
+    });
   });
 
   it('hedges sent and won add up', async () => {

@@ -2,7 +2,7 @@ import { resilienceMiddleware } from '@breakwater/nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { callId, chaosServer, echoClient, rejection } from '../../nice-grpc/test/helpers.js';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+import { everyAttributeValue, fast, OFF, otelSdk, refusedCalls } from './sdk.js';
 
 const UNAVAILABLE = 14;
 describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos server)', () => {
@@ -38,6 +38,23 @@ describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos serve
     const caller = sdk.spans().find((s) => s.name === 'caller');
     expect(caller?.events.map((e) => e.name)).toEqual(['breakwater.retry', 'breakwater.retry']);
     expect((await everyAttributeValue(sdk)).filter((v) => v.includes('secret'))).toEqual([]);
+  });
+
+  it('a call whose deadline passed before it started is a refusal deadline-expired, not a deadline exceeded', async () => {
+    const sdk = otelSdk();
+    const server = await chaosServer({});
+    const client = echoClient(
+      server.address,
+      resilienceMiddleware({ ...OFF, timeoutMs: 1_000, telemetry: sdk.telemetry }),
+    );
+    const error = await rejection(client.Unary({}, { deadline: new Date(0) }));
+    expect(error.code).toBe(4);
+    expect(await refusedCalls(sdk, 'deadline-expired')).toEqual({
+      refusals: 1,
+      deadlinesExceeded: 0,
+      attempts: 0,
+      callAttempts: { count: 1, sum: 0 },
+    });
   });
 
   it('hedges sent and won add up; a circuit refusal is counted by reason', async () => {

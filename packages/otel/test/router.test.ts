@@ -86,7 +86,10 @@ describe('otelTelemetry through the router', () => {
     expect(await quick.execute((r) => r)).toBe('a');
     expect(await sdk.sum(METRICS.hedgesSent)).toBe(3);
     expect(await sdk.sum(METRICS.hedgesWon)).toBe(3);
-    expect(await sdk.histogram(METRICS.callAttempts)).toEqual({ count: 4, sum: 7 });
+    // Three hedged calls made two visits each; the quick one made one, so it is counted by
+    // breakwater.call.duration and not recorded in breakwater.call.attempts (README).
+    expect(await sdk.histogram(METRICS.callAttempts)).toEqual({ count: 3, sum: 6 });
+    expect(await sdk.histogram(METRICS.callDuration)).toMatchObject({ count: 4 });
   });
 
   it('each provider circuit is watched under its provider id; provider health follows it', async () => {
@@ -112,5 +115,45 @@ describe('otelTelemetry through the router', () => {
     ).toBe(1);
     await expect(router.execute(() => 1)).rejects.toThrow();
     expect(await sdk.sum(METRICS.refusals, { 'breakwater.reason': 'circuit-open' })).toBe(1);
+  });
+
+  it('a request refused by the router’s full queue, or arriving after its deadline, is a refusal by reason', async () => {
+    const sdk = otelSdk();
+    const clock = createManualClock();
+    const router = createRouter({
+      providers: [{ id: 'eu', resource: 'eu' }],
+      concurrency: { limit: 1, maxQueue: 0 },
+      clock,
+      sleep: clock.sleep,
+      telemetry: sdk.telemetry,
+    });
+    let release = () => {};
+    const holding = router.execute(
+      () =>
+        new Promise<string>((r) => {
+          release = () => r('held');
+        }),
+    );
+    await expect(router.execute(async () => 'never')).rejects.toThrow(/queue/i);
+    release();
+    expect(await holding).toBe('held');
+    let ran = false;
+    const late = router.execute(
+      async () => {
+        ran = true;
+        return 'late';
+      },
+      { deadlineAt: clock() - 1 },
+    );
+    await expect(late).rejects.toMatchObject({ name: 'DeadlineExceededError' });
+    expect(ran).toBe(false);
+    const reason = (r: string) => sdk.sum(METRICS.refusals, { 'breakwater.reason': r });
+    expect(await reason('queue-full')).toBe(1);
+    expect(await reason('deadline-expired')).toBe(1);
+    expect(await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' })).toEqual({
+      count: 2,
+      sum: 0,
+    });
+    expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
   });
 });

@@ -12,7 +12,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { type OtelTelemetryOptions, otelTelemetry } from '../src/index.js';
+import { METRICS, type OtelTelemetryOptions, otelTelemetry } from '../src/index.js';
 
 // The caller's active span is found through the context manager, as in an application.
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -116,6 +116,16 @@ export async function everyAttributeValue(sdk: ReturnType<typeof otelSdk>): Prom
     }
   }
   return values;
+}
+
+/** What the metrics say of calls refused for `reason`: refusals, deadlines exceeded, attempts, and the attempts histogram of refused calls. */
+export async function refusedCalls(sdk: ReturnType<typeof otelSdk>, reason: string) {
+  return {
+    refusals: await sdk.sum(METRICS.refusals, { 'breakwater.reason': reason }),
+    deadlinesExceeded: await sdk.sum(METRICS.deadlinesExceeded),
+    attempts: await sdk.sum(METRICS.attempts),
+    callAttempts: await sdk.histogram(METRICS.callAttempts, { 'breakwater.outcome': 'refused' }),
+  };
 }
 
 /** A fixed backoff: 5 ms, 10 ms, ... without jitter. */

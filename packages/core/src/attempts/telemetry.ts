@@ -29,7 +29,8 @@ export type TelemetryCallOutcome = 'success' | 'failure' | 'refused' | 'cancelle
  * Why a call (or a retry, hedge or failover of it) was refused before it ran:
  * `'circuit-open'`, `'rate-limited'`, `'queue-full'`, `'throttled'` (adaptive
  * throttle), `'budget-exhausted'` (the retry budget refused a retry, hedge or
- * failover) or `'deadline-expired'` (a retry could not start before the call's deadline).
+ * failover) or `'deadline-expired'` (a retry could not start before the call's
+ * deadline, or a router request arrived after its `deadlineAt`).
  */
 export type TelemetryRefusal =
   | 'circuit-open'
@@ -46,6 +47,8 @@ export type TelemetryRefusal =
  * (an error's `name` or a status code's name), never a message.
  */
 export interface CallTelemetry {
+  /** The call waits in a bulkhead's queue: its first attempt starts later than the call. */
+  queued?(): void;
   /** Attempt `attempt` (1 = the first) starts. */
   attemptStart?(attempt: number): void;
   /** Attempt `attempt` ended. */
@@ -78,8 +81,16 @@ export interface CallTelemetry {
  * option nothing is called and nothing is allocated for it.
  */
 export interface Telemetry {
-  /** A call of `target` starts; returns what hears the rest of it, or `undefined` to skip this call. */
-  startCall(target: TelemetryTarget): CallTelemetry | undefined;
+  /**
+   * A call of `target` starts; returns what hears the rest of it, or
+   * `undefined` to skip this call. `previous`, when given, is an object this
+   * telemetry returned for an earlier call that has ended (`end` was told)
+   * and that nothing will tell anything again: it may be readied for this
+   * call and returned instead of a new one (protect passes the one of a call
+   * object it reuses, so its success path allocates nothing for telemetry).
+   * Defaults to none.
+   */
+  startCall(target: TelemetryTarget, previous?: CallTelemetry): CallTelemetry | undefined;
   /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
   /** Told once by a router: its provider ids, and `healthy(i)` reads whether `ids[i]` is healthy now (its circuit and health entry not open). */
@@ -98,12 +109,19 @@ export interface Telemetry {
 
 /** Calls the user's call telemetry, swallowing what it throws. @internal */
 class GuardedCall implements CallTelemetry {
-  constructor(private readonly inner: CallTelemetry) {}
+  constructor(readonly inner: CallTelemetry) {}
+  queued(): void {
+    try {
+      this.inner.queued?.();
+    } catch {
+      // An observer never breaks the call it observes.
+    }
+  }
   attemptStart(attempt: number): void {
     try {
       this.inner.attemptStart?.(attempt);
     } catch {
-      // An observer never breaks the call it observes.
+      // As above.
     }
   }
   attemptEnd(attempt: number, outcome: TelemetryAttemptOutcome, errorType?: string): void {
@@ -169,7 +187,7 @@ export type SafeCallTelemetry = Required<CallTelemetry>;
 
 /** A {@link Telemetry} whose calls never throw. @internal */
 export interface SafeTelemetry {
-  startCall(target: TelemetryTarget): SafeCallTelemetry | undefined;
+  startCall(target: TelemetryTarget, previous?: SafeCallTelemetry): SafeCallTelemetry | undefined;
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
   providers(
     ids: readonly string[],
@@ -186,20 +204,24 @@ export interface SafeTelemetry {
 export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
   if (telemetry.unguarded === true) {
     return {
-      startCall: (target) => telemetry.startCall(target) as SafeCallTelemetry | undefined,
+      startCall: (target, previous) =>
+        telemetry.startCall(target, previous) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
       providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
     };
   }
   return {
-    startCall(target) {
+    startCall(target, previous) {
+      const was = previous instanceof GuardedCall ? previous.inner : undefined;
       let inner: CallTelemetry | undefined;
       try {
-        inner = telemetry.startCall(target);
+        inner = telemetry.startCall(target, was);
       } catch {
         return undefined;
       }
-      return inner === undefined || inner === null ? undefined : new GuardedCall(inner);
+      if (inner === undefined || inner === null) return undefined;
+      // The user's object was readied again: so is its guard.
+      return inner === was ? (previous as GuardedCall) : new GuardedCall(inner);
     },
     circuit(breaker, target) {
       try {
@@ -255,6 +277,8 @@ export class TelemetryScope {
   driven = false;
   /** Attempts the driver started. */
   attempts = 0;
+  /** Why a stage below refused the call before its first attempt, when its error does not say. */
+  refusal: TelemetryRefusal | undefined = undefined;
   constructor(readonly tel: SafeCallTelemetry) {}
 }
 

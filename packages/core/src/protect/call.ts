@@ -152,7 +152,7 @@ export class Call<T> extends WheelEntry {
   private timerMs = 0;
   /** The wait before the current attempt (0 for the first). */
   private previousDelayMs = 0;
-  /** What hears this call's telemetry; `undefined` (one check per event) without the option. */
+  /** What hears this call's telemetry; `undefined` (one check per event) without the option. A spare keeps its last one, ended. */
   private tel: SafeCallTelemetry | undefined = undefined;
   /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
   private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
@@ -188,7 +188,8 @@ export class Call<T> extends WheelEntry {
     this.previousDelayMs = 0;
     const config = this.shared.config;
     const telemetry = config.telemetry;
-    this.tel = telemetry === undefined ? undefined : telemetry.startCall(config.target);
+    // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
+    this.tel = telemetry === undefined ? undefined : telemetry.startCall(config.target, this.tel);
     return this;
   }
 
@@ -202,7 +203,7 @@ export class Call<T> extends WheelEntry {
     this.fallback = undefined;
     this.policy = undefined;
     this.ctx = undefined;
-    this.tel = undefined;
+    // `tel` stays: its call has ended and nothing else refers to it, so the next call may reuse it.
     this.resolve = settlers.resolve;
     this.reject = settlers.reject;
     spare.push(this as Call<unknown>);
@@ -308,6 +309,7 @@ export class Call<T> extends WheelEntry {
    */
   queue(pool: SlotPool, signal: AbortSignal | undefined): Promise<T> {
     const p = this.promise();
+    this.tel?.queued();
     pool
       .run(
         () =>

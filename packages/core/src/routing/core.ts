@@ -1,7 +1,13 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
-import { errorTypeOf, type SafeCallTelemetry, stopRefusal } from '../attempts/telemetry.js';
+import {
+  errorTypeOf,
+  type SafeCallTelemetry,
+  stopRefusal,
+  type TelemetryRefusal,
+} from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
+import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import {
   RoutingError,
   type RoutingSkipReason,
@@ -303,6 +309,14 @@ export class RouterCore<R> implements VisitEnv {
     throw new RoutingError(visits ?? []);
   }
 
+  /** A request refused before its traversal (no visit): telemetry hears one refused call. */
+  refuse(reason: TelemetryRefusal): void {
+    const tel = this.config.telemetry?.startCall(ROUTER_TARGET);
+    if (tel === undefined) return;
+    tel.refused(reason);
+    tel.end('refused', 0, undefined);
+  }
+
   /** One request's traversal, after admission to a slot. */
   route<T>(
     fn: RouteOperation<R, T>,
@@ -311,6 +325,13 @@ export class RouterCore<R> implements VisitEnv {
     fallback: RouteExecuteOptions<T>['fallback'],
     deadlineAt: number,
   ): Promise<T> {
+    // A request whose deadline passed before it was admitted never visits a provider: no time is left.
+    if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
+      this.refuse('deadline-expired');
+      const expired = Promise.reject(new DeadlineExceededError());
+      if (fallback === undefined) return expired;
+      return expired.catch((error: unknown) => fallback(error, { signal }));
+    }
     this.budget?.recordRequest();
     const { hedge, selection, telemetry } = this.config;
     let rt: RouteTelemetry | undefined;

@@ -164,23 +164,27 @@ class RouterImpl<R> implements Router<R> {
         routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
         routed.then(pool.giveOk, pool.giveFailed);
       }
-    } else if (this.holdsAbandoned) {
-      routed = this.queueHolding(pool, fn, signal, policy, fallback, deadlineAt);
     } else {
-      let started = false;
-      routed = pool.run(
-        (s) => {
-          started = true;
-          return this.core.route(fn, s, policy, fallback, deadlineAt);
-        },
-        { signal },
-      );
-      if (fallback !== undefined) {
-        routed = routed.catch((error: unknown) => {
-          // A traversal that started has run its own fallback; here only the queue's refusal gets one.
-          if (started || !isQueueFullError(error)) throw error;
-          return fallback(error, { signal: signal ?? neverAbortedSignal });
-        });
+      // A full queue: the pool refuses the request below, which never reaches a traversal.
+      if (pool.queued >= pool.maxQueue) this.core.refuse('queue-full');
+      if (this.holdsAbandoned) {
+        routed = this.queueHolding(pool, fn, signal, policy, fallback, deadlineAt);
+      } else {
+        let started = false;
+        routed = pool.run(
+          (s) => {
+            started = true;
+            return this.core.route(fn, s, policy, fallback, deadlineAt);
+          },
+          { signal },
+        );
+        if (fallback !== undefined) {
+          routed = routed.catch((error: unknown) => {
+            // A traversal that started has run its own fallback; here only the queue's refusal gets one.
+            if (started || !isQueueFullError(error)) throw error;
+            return fallback(error, { signal: signal ?? neverAbortedSignal });
+          });
+        }
       }
     }
     return signal === undefined ? routed : raceAbort(routed, signal);

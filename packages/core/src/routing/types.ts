@@ -126,9 +126,10 @@ export interface RouteExecuteOptions<T> {
    * The request's deadline as an absolute time on the router's clock, one the
    * operation enforces itself (e.g. the gRPC deadline it sends): no retry,
    * hedge or failover starts unless it can start before it, and a skipped
-   * retry ends the request with the last attempt's error at once. The router
-   * sets no timer for it (`protection.timeoutMs` is the router's own
-   * deadline). Defaults to none.
+   * retry ends the request with the last attempt's error at once; a request
+   * admitted at or after it visits no provider and rejects with a
+   * `DeadlineExceededError`. The router sets no timer for it
+   * (`protection.timeoutMs` is the router's own deadline). Defaults to none.
    */
   deadlineAt?: number | undefined;
   /**

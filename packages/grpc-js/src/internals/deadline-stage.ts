@@ -1,7 +1,10 @@
-import type { Clock } from '@breakwater/core';
-import type { InterceptorOptions, NextCall } from '@grpc/grpc-js';
+import { type Clock, DeadlineExceededError } from '@breakwater/core';
+import { telemetryScopeOf } from '@breakwater/core/internal';
+import { type InterceptorOptions, type NextCall, status as Status } from '@grpc/grpc-js';
 import { DeadlineCall } from './deadline-call.js';
+import { RefusedCall } from './refused-call.js';
 import type { Stage, StageChain } from './stage.js';
+import { statusWithCause } from './status.js';
 import type { CallLink } from './types.js';
 
 /**
@@ -29,8 +32,16 @@ export function withDeadline(
       : caller instanceof Date
         ? caller.getTime()
         : caller;
+  if (callerMs <= now) {
+    // The caller's deadline passed before the call started: it never opens a stream, and
+    // telemetry counts a refusal, not a deadline that ran out during the call.
+    const scope = telemetryScopeOf(callOptions);
+    if (scope !== undefined) scope.refusal = 'deadline-expired';
+    const cause = new DeadlineExceededError(0);
+    return new RefusedCall(statusWithCause(Status.DEADLINE_EXCEEDED, cause.message, cause));
+  }
   if (callerMs <= at) {
-    return new DeadlineCall(chain.next(callOptions, index, final), Math.max(0, callerMs - now));
+    return new DeadlineCall(chain.next(callOptions, index, final), callerMs - now);
   }
   // Object.assign, not `{ ...callOptions, deadline }`: Node 20's V8 takes a slow path
   // (about 1 µs per key) to add a key the spread source lacks to a spread copy.

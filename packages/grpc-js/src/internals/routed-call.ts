@@ -1,4 +1,9 @@
-import { type ErrorVerdict, isQueueFullError, isRoutingError } from '@breakwater/core';
+import {
+  type ErrorVerdict,
+  isDeadlineExceededError,
+  isQueueFullError,
+  isRoutingError,
+} from '@breakwater/core';
 import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
 import {
   type CallCredentials,
@@ -384,6 +389,9 @@ export class RoutedCall implements Call, AttemptOwner {
       }
     } else if (isQueueFullError(error)) {
       this.finish(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
+    } else if (isDeadlineExceededError(error)) {
+      // The router refused a call whose deadline had passed before it could visit a target.
+      this.finish(statusWithCause(Status.DEADLINE_EXCEEDED, error.message, error));
     } else {
       const message = error instanceof Error ? error.message : String(error);
       this.finish(statusWithCause(Status.INTERNAL, `Breakwater routing: ${message}`, error));

@@ -15,7 +15,7 @@ import { breakwaterCause } from './status.js';
 const observer: CallObserver<TelemetryScope> = {
   settle(scope, _permit, _startedAt, status: StatusObject, cancelledByCaller) {
     const { tel } = scope;
-    const refusal = refusalOf(breakwaterCause(status));
+    const refusal = scope.refusal ?? refusalOf(breakwaterCause(status));
     if (refusal !== undefined) {
       tel.refused(refusal);
       tel.end('refused', 0, undefined);

@@ -52,9 +52,9 @@ export function telemetryStage(
       tel.end('success', scope.driven ? scope.attempts : 1, undefined);
       return result;
     } catch (error) {
-      const refusal = scope.driven
-        ? undefined
-        : refusalOf((error as { cause?: unknown } | null)?.cause);
+      const refusal =
+        scope.refusal ??
+        (scope.driven ? undefined : refusalOf((error as { cause?: unknown } | null)?.cause));
       if (refusal !== undefined) {
         tel.refused(refusal);
         tel.end('refused', 0, undefined);

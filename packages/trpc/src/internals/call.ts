@@ -209,6 +209,7 @@ export class ResilientCall implements Unsubscribable {
 
   /** Waits for a bulkhead slot, or is refused when the queue is full. */
   private queue(pool: Pool): void {
+    this.tel?.queued();
     const waiting = new AbortController();
     this.waiting = waiting;
     this.listen();
