@@ -59,7 +59,7 @@ export class Lease {
   fresh = true;
   /** The fallback episode whose start emptied this key's local bucket (keyed limiter). */
   drainedFor = 0;
-  /** When the stock was last topped up (it expires `ttlMs` later). */
+  /** When the stock was last topped up (it expires `keepMs` later). */
   private at = 0;
   /** A refill is in flight. */
   private fetching = false;
@@ -72,6 +72,8 @@ export class Lease {
   private rate = 0;
   /** Size of the last request; a refill starts below half of it. */
   private lowWater = 0;
+  /** How long the stock is kept unused (`ttlMs`, or longer for a slow limiter key; see `refill`). */
+  private keepMs: number;
   /**
    * Units admitted here without Redis (a fallback, a key's first call): the
    * next refills take them from the shared stock too, unused, so the fleet's
@@ -91,7 +93,9 @@ export class Lease {
     private readonly send: (want: number, late: (reply: unknown) => void) => Promise<unknown>,
     /** Told how many units expired unused (a budget gives them back). Defaults to dropping them. */
     private readonly onExpire?: (units: number) => void,
-  ) {}
+  ) {
+    this.keepMs = ttlMs;
+  }
 
   /**
    * Spends `n` units from the stock, or returns false. Starts a refill when the
@@ -99,7 +103,7 @@ export class Lease {
    */
   take(n: number, now: number): boolean {
     this.demand += n;
-    if (this.stock > 0 && now - this.at > this.ttlMs) this.expire();
+    if (this.stock > 0 && now - this.at > this.keepMs) this.expire();
     if (this.stock >= n) {
       this.stock -= n;
       if (this.stock < this.lowWater) this.refill(now);
@@ -109,7 +113,7 @@ export class Lease {
     return false;
   }
 
-  /** Drops stock older than `ttlMs`: a process that stopped asking must not hoard. */
+  /** Drops stock older than `keepMs`: a process that stopped asking must not hoard. */
   private expire(): void {
     this.onExpire?.(this.stock);
     this.stock = 0;
@@ -139,6 +143,15 @@ export class Lease {
     const cover = this.leaseMs + this.link.rttMs;
     const want = Math.min(this.maxLease, Math.max(1, Math.ceil(this.rate * cover)));
     this.lowWater = Math.ceil(want / 2);
+    // A limiter's expired units are lost to the fleet (only a budget gives them back).
+    // A key this process asks for less often than every ttlMs gets its token for
+    // its next call, seconds away: keep it until two of its intervals have passed,
+    // or every such token would expire unused. Held this long is one token (the
+    // lease is 1 when demand is this slow), already taken from the fleet's count.
+    this.keepMs =
+      this.onExpire === undefined && this.rate > 0
+        ? Math.max(this.ttlMs, 2 / this.rate)
+        : this.ttlMs;
     this.fetching = true;
     const ask = want + Math.ceil(this.debt);
     // A late reply is still counted: its units were taken from the fleet.
@@ -162,7 +175,7 @@ export class Lease {
     const granted = Number(reply[0]) - paid;
     const now = this.link.settings.clock();
     if (granted > 0) {
-      if (now - this.at > this.ttlMs) this.expire();
+      if (now - this.at > this.keepMs) this.expire();
       this.stock += granted;
       this.at = now;
     }
