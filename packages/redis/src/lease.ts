@@ -72,8 +72,10 @@ export class Lease {
   private rate = 0;
   /** Size of the last request; a refill starts below half of it. */
   private lowWater = 0;
-  /** How long the stock is kept unused (`ttlMs`, or longer for a slow limiter key; see `refill`). */
-  private keepMs: number;
+  /** When `take` was last called (none yet: the first gap comes out 0). */
+  private calledAt = Number.POSITIVE_INFINITY;
+  /** Ms between the last two calls of `take` (0 until there were two). */
+  private gapMs = 0;
   /**
    * Units admitted here without Redis (a fallback, a key's first call): the
    * next refills take them from the shared stock too, unused, so the fleet's
@@ -93,9 +95,7 @@ export class Lease {
     private readonly send: (want: number, late: (reply: unknown) => void) => Promise<unknown>,
     /** Told how many units expired unused (a budget gives them back). Defaults to dropping them. */
     private readonly onExpire?: (units: number) => void,
-  ) {
-    this.keepMs = ttlMs;
-  }
+  ) {}
 
   /**
    * Spends `n` units from the stock, or returns false. Starts a refill when the
@@ -103,7 +103,9 @@ export class Lease {
    */
   take(n: number, now: number): boolean {
     this.demand += n;
-    if (this.stock > 0 && now - this.at > this.keepMs) this.expire();
+    if (this.stock > 0 && now - this.at > this.keepMs()) this.expire();
+    this.gapMs = Math.max(0, now - this.calledAt);
+    this.calledAt = now;
     if (this.stock >= n) {
       this.stock -= n;
       if (this.stock < this.lowWater) this.refill(now);
@@ -111,6 +113,19 @@ export class Lease {
     }
     this.refill(now);
     return false;
+  }
+
+  /**
+   * How long stock may stay unused: `ttlMs`, or for a limiter two of this
+   * process's intervals between calls if longer. A limiter's expired units are
+   * lost to the fleet (only a budget gives them back), and a key this process
+   * calls less often than every `ttlMs` gets its token for its next call,
+   * seconds away: dropped after `ttlMs`, every such token would expire unused.
+   * Kept this long is one token (the lease is 1 when demand is this slow),
+   * already taken from the fleet's count.
+   */
+  private keepMs(): number {
+    return this.onExpire === undefined ? Math.max(this.ttlMs, 2 * this.gapMs) : this.ttlMs;
   }
 
   /** Drops stock older than `keepMs`: a process that stopped asking must not hoard. */
@@ -143,15 +158,6 @@ export class Lease {
     const cover = this.leaseMs + this.link.rttMs;
     const want = Math.min(this.maxLease, Math.max(1, Math.ceil(this.rate * cover)));
     this.lowWater = Math.ceil(want / 2);
-    // A limiter's expired units are lost to the fleet (only a budget gives them back).
-    // A key this process asks for less often than every ttlMs gets its token for
-    // its next call, seconds away: keep it until two of its intervals have passed,
-    // or every such token would expire unused. Held this long is one token (the
-    // lease is 1 when demand is this slow), already taken from the fleet's count.
-    this.keepMs =
-      this.onExpire === undefined && this.rate > 0
-        ? Math.max(this.ttlMs, 2 / this.rate)
-        : this.ttlMs;
     this.fetching = true;
     const ask = want + Math.ceil(this.debt);
     // A late reply is still counted: its units were taken from the fleet.
@@ -175,7 +181,7 @@ export class Lease {
     const granted = Number(reply[0]) - paid;
     const now = this.link.settings.clock();
     if (granted > 0) {
-      if (now - this.at > this.keepMs) this.expire();
+      if (now - this.at > this.keepMs()) this.expire();
       this.stock += granted;
       this.at = now;
     }

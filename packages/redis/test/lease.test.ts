@@ -81,13 +81,16 @@ describe('leases', () => {
       client,
       timeoutMs,
       name: 'slow-key',
-      // Five tokens in Redis that barely refill on its own clock.
+      // Five tokens in Redis that barely refill on its own clock ('other' takes none of them).
       capacity: 5,
       refillPerSecond: 0.001,
       fallback: 'closed',
       clock,
       sleep: clock.sleep,
     });
+    // Another key's round trip brings the link up, so every call below spends a lease.
+    limiter.tryAcquire('other');
+    for (let i = 0; i < 100 && limiter.linkStats().mode !== 'shared'; i++) await client.ping();
     let admitted = 0;
     for (let i = 0; i < 8; i++) {
       if (limiter.tryAcquire('k').ok) admitted++;
@@ -96,9 +99,9 @@ describe('leases', () => {
       await client.ping();
       clock.advance(3300);
     }
-    // The first lease was sized for an unknown (assumed busy) demand and expires
-    // unused; from the second on, each is spent by the next call: four of the
-    // remaining four tokens. Dropping them after 1 s (before) admitted none.
+    // The first lease expires unused (no interval between calls known yet); from
+    // the second on, each is spent by the next call: the four tokens left.
+    // Dropping them after 1 s (before) admitted none.
     expect(admitted).toBe(4);
   });
 
