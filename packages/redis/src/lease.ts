@@ -59,7 +59,7 @@ export class Lease {
   fresh = true;
   /** The fallback episode whose start emptied this key's local bucket (keyed limiter). */
   drainedFor = 0;
-  /** When the stock was last topped up (it expires `ttlMs` later). */
+  /** When the stock was last topped up (it expires `keepMs` later). */
   private at = 0;
   /** A refill is in flight. */
   private fetching = false;
@@ -72,6 +72,10 @@ export class Lease {
   private rate = 0;
   /** Size of the last request; a refill starts below half of it. */
   private lowWater = 0;
+  /** When `take` was last called (none yet: the first gap comes out 0). */
+  private calledAt = Number.POSITIVE_INFINITY;
+  /** Ms between the last two calls of `take` (0 until there were two). */
+  private gapMs = 0;
   /**
    * Units admitted here without Redis (a fallback, a key's first call): the
    * next refills take them from the shared stock too, unused, so the fleet's
@@ -99,7 +103,9 @@ export class Lease {
    */
   take(n: number, now: number): boolean {
     this.demand += n;
-    if (this.stock > 0 && now - this.at > this.ttlMs) this.expire();
+    if (this.stock > 0 && now - this.at > this.keepMs()) this.expire();
+    this.gapMs = Math.max(0, now - this.calledAt);
+    this.calledAt = now;
     if (this.stock >= n) {
       this.stock -= n;
       if (this.stock < this.lowWater) this.refill(now);
@@ -109,7 +115,20 @@ export class Lease {
     return false;
   }
 
-  /** Drops stock older than `ttlMs`: a process that stopped asking must not hoard. */
+  /**
+   * How long stock may stay unused: `ttlMs`, or for a limiter two of this
+   * process's intervals between calls if longer. A limiter's expired units are
+   * lost to the fleet (only a budget gives them back), and a key this process
+   * calls less often than every `ttlMs` gets its token for its next call,
+   * seconds away: dropped after `ttlMs`, every such token would expire unused.
+   * Kept this long is one token (the lease is 1 when demand is this slow),
+   * already taken from the fleet's count.
+   */
+  private keepMs(): number {
+    return this.onExpire === undefined ? Math.max(this.ttlMs, 2 * this.gapMs) : this.ttlMs;
+  }
+
+  /** Drops stock older than `keepMs`: a process that stopped asking must not hoard. */
   private expire(): void {
     this.onExpire?.(this.stock);
     this.stock = 0;
@@ -162,7 +181,7 @@ export class Lease {
     const granted = Number(reply[0]) - paid;
     const now = this.link.settings.clock();
     if (granted > 0) {
-      if (now - this.at > this.ttlMs) this.expire();
+      if (now - this.at > this.keepMs()) this.expire();
       this.stock += granted;
       this.at = now;
     }

@@ -28,7 +28,11 @@ export interface LeaseOptions {
   leaseMs?: number;
   /** Most tokens one lease takes, an integer >= 1. Defaults to a quarter of `capacity` (at least 1). */
   maxLease?: number;
-  /** Leased tokens unused after this many ms are dropped, so an idle process holds none (> 0). Defaults to 1000. */
+  /**
+   * Leased tokens unused after this many ms (or after two of this process's
+   * intervals between calls, if longer) are dropped, so an idle process holds
+   * none (> 0). Defaults to 1000.
+   */
   leaseTtlMs?: number;
 }
 

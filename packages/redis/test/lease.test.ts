@@ -1,4 +1,4 @@
-import { RateLimitError, systemClock, systemSleep } from '@breakwater/core';
+import { createManualClock, RateLimitError, systemClock, systemSleep } from '@breakwater/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -70,6 +70,39 @@ describe('leases', () => {
     expect(admitted).toBeGreaterThanOrEqual(2);
     expect(admitted).toBeLessThanOrEqual(3);
     expect(limiter.linkStats().calls).toBeLessThanOrEqual(admitted + 1);
+  });
+
+  it('a key this process calls less often than leaseTtlMs keeps its token until its next call', async () => {
+    // 10,000 keys at 0.1 token/s each, 3,000 calls/s per process: each process
+    // calls a key every 3.3 s and gets its token for that next call. Expired
+    // after leaseTtlMs (1 s), every such token was lost: the fleet admitted ~0.
+    const clock = createManualClock(1000);
+    const limiter = createRedisKeyedLimiter({
+      client,
+      timeoutMs,
+      name: 'slow-key',
+      // Five tokens in Redis that barely refill on its own clock ('other' takes none of them).
+      capacity: 5,
+      refillPerSecond: 0.001,
+      fallback: 'closed',
+      clock,
+      sleep: clock.sleep,
+    });
+    // Another key's round trip brings the link up, so every call below spends a lease.
+    limiter.tryAcquire('other');
+    for (let i = 0; i < 100 && limiter.linkStats().mode !== 'shared'; i++) await client.ping();
+    let admitted = 0;
+    for (let i = 0; i < 8; i++) {
+      if (limiter.tryAcquire('k').ok) admitted++;
+      // The lease's round trip lands before the next call, 3.3 s later here.
+      await client.ping();
+      await client.ping();
+      clock.advance(3300);
+    }
+    // The first lease expires unused (no interval between calls known yet); from
+    // the second on, each is spent by the next call: the four tokens left.
+    // Dropping them after 1 s (before) admitted none.
+    expect(admitted).toBe(4);
   });
 
   it('tokens admitted without Redis (before the first lease) are paid back to the shared bucket', async () => {
