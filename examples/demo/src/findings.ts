@@ -204,29 +204,37 @@ export function computeFindings(
           }
         }
         if (circuits) losses.push(`How Breakwater comes back: ${describeLane(bw.client).recovery}`);
-        // Every recovery, won or lost: first success per client, then the mechanism once.
+        // Every recovery, won or lost: each client's time back, then the mechanism once.
         for (const row of recovery.filter((r) => r.client === bw.client)) {
           const all = recovery.filter(
             (r) => r.phase === row.phase && protocolOf(r.client) === protocol,
           );
-          const mine = row.firstSuccessMs;
-          const faster = all.filter(
-            (r) =>
-              r.firstSuccessMs !== undefined && (mine === undefined || r.firstSuccessMs < mine),
-          ).length;
+          const key = row.restores ? 'restoredMs' : 'firstSuccessMs';
+          const mine = row[key];
+          const faster = all.filter((r) => {
+            const t = r[key];
+            return t !== undefined && (mine === undefined || t < mine);
+          }).length;
           const place =
             mine === undefined
-              ? 'no success'
+              ? 'not back'
               : faster === 0
                 ? 'first'
                 : faster === all.length - 1
                   ? 'last'
                   : `behind ${faster}`;
+          const what = row.restores ? 'answered by the restored replica' : 'first success';
           comeback.push(
-            `After “${row.phase}” first success: ${all.map((r) => `${flavour(r.client)} ${ms(r.firstSuccessMs)}`).join(', ')} (Breakwater ${place}).`,
+            `After “${row.phase}”, ${what}: ${all.map((r) => `${flavour(r.client)} ${r[key] === undefined ? 'not seen' : ms(r[key])}`).join(', ')} (Breakwater ${place}).`,
           );
         }
-        if (comeback.length > 0) comeback.push(`Why: ${describeLane(bw.client).recovery}`);
+        // Said once: above with the losses when Breakwater lost, else here.
+        if (comeback.length > 0)
+          comeback.push(
+            circuits
+              ? 'Why: see “How Breakwater comes back” above.'
+              : `Why: ${describeLane(bw.client).recovery}`,
+          );
         // The cost of hedges and failovers, stated whether or not it lost anything:
         // attempts beyond the first of each call that reached a server.
         let reachedCalls = 0;
