@@ -128,7 +128,12 @@ describe('pnpm demo --scenario', () => {
       // Up to 3 attempts a call; on a starved machine fewer fit in the 1 s
       // deadline, but any retrying client is clearly above 1 (a single try is ≤ 1).
       expect(usual, protocol).toBeGreaterThan(1.2);
-      expect(breakwater, protocol).toBeLessThanOrEqual(0.5);
+      // Breakwater runs the standard circuit the READMEs recommend: a probe per replica
+      // every 200 ms (5/s each, 15/s over the 3 gRPC replicas) plus the panic rule's
+      // 1 in 10, whatever the offered rate. At the quick run's 20 calls/s that is
+      // ~0.6–0.9 attempts per call (0.3–0.5 over the full demo's longer outage):
+      // fewer than one try per call, calls refused without being sent.
+      expect(breakwater, protocol).toBeLessThan(1);
     }
   }, 120_000);
 

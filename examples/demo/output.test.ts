@@ -142,4 +142,21 @@ describe('demo output', () => {
     expect(html).toContain(LANE_DESCRIPTIONS['grpc/usual']?.config);
     expect(html.match(/class="how"/g)?.length).toBeGreaterThanOrEqual(6);
   });
+
+  it('findings say how Breakwater came back after each recovery and why, won or lost', () => {
+    const why = `Why: ${LANE_DESCRIPTIONS['grpc/breakwater']?.recovery}`;
+    const won = synthetic(true);
+    const first = computeFindings(won.report, won.calls, won.attempts).protocols[0];
+    expect(first?.comeback).toEqual([
+      'After “recovered”, first success: none 12 ms, usual 12 ms, breakwater 12 ms (Breakwater first).',
+      why,
+    ]);
+    const lost = synthetic(false);
+    const last = computeFindings(lost.report, lost.calls, lost.attempts).protocols[0];
+    expect(last?.comeback[0]).toMatch(/breakwater 1012 ms \(Breakwater last\)\.$/);
+    expect(last?.comeback[1]).toBe('Why: see “How Breakwater comes back” above.');
+    expect(last?.losses).toContain(
+      `How Breakwater comes back: ${LANE_DESCRIPTIONS['grpc/breakwater']?.recovery}`,
+    );
+  });
 });

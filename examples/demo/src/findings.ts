@@ -27,6 +27,8 @@ export interface ProtocolFindings {
   protocol: string;
   /** Where Breakwater did worse than another client, each with numbers and evidence. */
   losses: string[];
+  /** How Breakwater came back after each recovery phase against the others, and why, whether or not it lost. */
+  comeback: string[];
   /** One computed line under each chart. */
   charts: { success: string; latency: string; load: string };
 }
@@ -130,6 +132,7 @@ export function computeFindings(
       const bw = clients.find((c) => flavour(c.client) === 'breakwater');
       const others = clients.filter((c) => c !== bw);
       const losses: string[] = [];
+      const comeback: string[] = [];
       // Whether a loss came from circuits still open after failures (then say once how they close).
       let circuits = false;
       if (bw) {
@@ -201,6 +204,37 @@ export function computeFindings(
           }
         }
         if (circuits) losses.push(`How Breakwater comes back: ${describeLane(bw.client).recovery}`);
+        // Every recovery, won or lost: each client's time back, then the mechanism once.
+        for (const row of recovery.filter((r) => r.client === bw.client)) {
+          const all = recovery.filter(
+            (r) => r.phase === row.phase && protocolOf(r.client) === protocol,
+          );
+          const key = row.restores ? 'restoredMs' : 'firstSuccessMs';
+          const mine = row[key];
+          const faster = all.filter((r) => {
+            const t = r[key];
+            return t !== undefined && (mine === undefined || t < mine);
+          }).length;
+          const place =
+            mine === undefined
+              ? 'not back'
+              : faster === 0
+                ? 'first'
+                : faster === all.length - 1
+                  ? 'last'
+                  : `behind ${faster}`;
+          const what = row.restores ? 'answered by the restored replica' : 'first success';
+          comeback.push(
+            `After “${row.phase}”, ${what}: ${all.map((r) => `${flavour(r.client)} ${r[key] === undefined ? 'not seen' : ms(r[key])}`).join(', ')} (Breakwater ${place}).`,
+          );
+        }
+        // Said once: above with the losses when Breakwater lost, else here.
+        if (comeback.length > 0)
+          comeback.push(
+            circuits
+              ? 'Why: see “How Breakwater comes back” above.'
+              : `Why: ${describeLane(bw.client).recovery}`,
+          );
         // The cost of hedges and failovers, stated whether or not it lost anything:
         // attempts beyond the first of each call that reached a server.
         let reachedCalls = 0;
@@ -246,7 +280,7 @@ export function computeFindings(
         .join(', ')}; in the outage phases: ${clients
         .map((c) => `${flavour(c.client)} ${c.outageAttemptsPerCall?.toFixed(2) ?? '–'}`)
         .join(', ')}.`;
-      return { protocol, losses, charts: { success, latency, load } };
+      return { protocol, losses, comeback, charts: { success, latency, load } };
     },
   );
   return { protocols, recovery };

@@ -73,24 +73,21 @@ export function createGrpcLanes(
   const usual = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(usualRetryPolicy),
   }) as unknown as EchoClient;
-  // Breakwater: a routing channel over one channel per replica — round-robin
-  // (power-of-two never sent a recovered replica traffic again in this
-  // scenario; see README), a circuit per replica
-  // fed by call outcomes and health checks (when every replica's
-  // circuit is open, calls are refused without touching the network),
-  // failover, hedging of attempts slower than 150 ms, and a retry budget that
-  // caps failovers and hedges at about 20% extra.
+  // Breakwater as the @breakwater/grpc-js README sets up a routing channel:
+  // one channel per replica (each with eagerReconnect, which the routing
+  // channel applies to the channels it creates), the standard circuit per
+  // replica (circuit left out: STANDARD_RESILIENCE.circuit, a probe every
+  // 200 ms while open), grpc.health.v1 checks at the README's defaults (a
+  // passing check half-opens a circuit at once), round-robin (power-of-two
+  // never sent a recovered replica traffic again in this scenario; see
+  // README), failover, hedging of attempts slower than 150 ms, and a retry
+  // budget that caps failovers and hedges at about 20% extra.
   const routing = createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
     selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     hedge: { delayMs: 150, attempts: 2 },
-    circuit: { failureThreshold: 3, openDurationMs: 1_000 },
-    health: {
-      probe: grpcHealthProbe,
-      intervalMs: 1_000,
-      timeoutMs: 1_000,
-    },
+    health: { probe: grpcHealthProbe },
     budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
   });
   const breakwater = new Echo('routed', insecure, {

@@ -27,9 +27,9 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'grpc/breakwater': {
     config:
-      'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, failed probes included; lets one call through 1 s after it opened), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
+      "createRoutingChannel from @breakwater/grpc-js as its README sets it up: one channel per replica (eagerReconnect: reconnects after 100–200 ms, not grpc-js's 1–120 s), round-robin, the standard circuit per replica (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s, failed health checks included; a probe every 200 ms while open), grpc.health.v1 checks at the README's defaults (every 10 s), failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
     recovery:
-      'a replica whose circuit is open gets no calls until a passing health probe (every 1 s) or its channel back to READY half-opens the circuit at once, or 1 s has passed since it opened; then one call goes to it as the probe, with one attempt (a probe is never retried), and its success closes the circuit; failed health probes count as failures, so a replica answering NOT_SERVING opens without a call. With every replica ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
+      'a replica whose circuit is open gets one call as its probe every 200 ms, however long the outage (the open duration does not grow), or at once when its channel is READY again or a health check passes (a health signal half-opens the circuit); the probe gets one attempt (a probe is never retried, so its failure re-opens the circuit at once and the cadence stays 200 ms), and its success closes the circuit. So it is back within about 200 ms of the replica, while sending the dead ones only the probes; a client that never stops sending gets its first success on its very next call (every 40 ms at 25 calls/s), so after a full outage Breakwater can trail it by up to a probe interval: the price of not sending every call to failing servers. With every replica ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
   },
   'trpc/none': {
     config:
@@ -44,9 +44,9 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'trpc/breakwater': {
     config:
-      'routingLink from @breakwater/trpc over one httpLink per server: round-robin, a circuit per server (opens after 3 failures in a row, lets a call through 1 s after the last failure), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
+      'routingLink from @breakwater/trpc over one httpLink per server, as its docs set it up: round-robin, the standard circuit per server (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s; a probe every 200 ms while open), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
-      'no active health checks: a server whose circuit is open is tried again when its circuit lets a call through (1 s after the last failure); that call is the probe, with one attempt (a probe is never retried), and its success closes the circuit; a failed probe keeps it open for another second. With every server ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
+      'no active health checks (the tRPC README shows none): a server whose circuit is open gets one call as its probe every 200 ms, however long the outage (the open duration does not grow); the probe gets one attempt (a probe is never retried, so its failure re-opens the circuit at once and the cadence stays 200 ms), and its success closes the circuit, so it is back within about 200 ms of the server; a client that never stops sending gets its first success on its very next call (every 40 ms at 25 calls/s), so after a full outage Breakwater can trail it by up to a probe interval: the price of not sending every call to failing servers. With every server ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
   },
 };
 

@@ -112,6 +112,15 @@ export async function runDemo(
         for (const line of wrapLabelled(`${p.protocol}:`, loss, 5, columns)) log(line);
       }
     }
+    if (findings.protocols.some((p) => p.comeback.length > 0)) {
+      log('');
+      log('How Breakwater came back after each recovery, and why:');
+      for (const p of findings.protocols) {
+        for (const line of p.comeback) {
+          for (const l of wrapLabelled(`${p.protocol}:`, line, 5, columns)) log(l);
+        }
+      }
+    }
     const reportPath = resolve(options.out);
     const meta = {
       scenario: options.scenario,

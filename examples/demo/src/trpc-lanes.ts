@@ -1,5 +1,5 @@
 import type { ChaosTrpcRouter, ScenarioClient } from '@breakwater/chaos';
-import { createRetryBudget, isRoutingError } from '@breakwater/core';
+import { createRetryBudget, isRoutingError, STANDARD_RESILIENCE } from '@breakwater/core';
 import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
 import {
   createTRPCClient,
@@ -84,11 +84,11 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
       roundRobinLink(plain()),
     ],
   });
-  // Breakwater: the core router over both servers — round-robin,
-  // per-server circuits from
-  // call outcomes (a server whose circuit is open gets no calls until a
-  // recovery probe), failover, hedging of the slowest 5% of queries, and a
-  // retry budget that caps hedges.
+  // Breakwater: the core router over both servers as routingLink's docs set
+  // it up — round-robin, the standard circuit per server
+  // (STANDARD_RESILIENCE.circuit: a server whose circuit is open gets no calls
+  // but one probe every 200 ms), failover, hedging of queries slower than
+  // 150 ms, and a retry budget that caps hedges.
   const breakwater = createTRPCClient<ChaosTrpcRouter>({
     links: [
       routingLink<ChaosTrpcRouter>({
@@ -102,7 +102,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
         })),
         selection: 'round-robin',
         hedge: { delayMs: 150, attempts: 2 },
-        health: { failureThreshold: 3, openDurationMs: 1000 },
+        protection: { circuit: STANDARD_RESILIENCE.circuit },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
       }),
     ],
