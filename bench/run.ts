@@ -1,7 +1,9 @@
 // The benchmark suite: `pnpm bench` runs everything; `pnpm bench --only <name>[,<name>]` runs
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
-// prints the suite names. Writes bench/results/summary.json (the tables, targets and notes:
-// small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
+// prints the suite names. The issue-19 suites take `--outages 2,30` (outage lengths, s),
+// `--outage-mode unavailable|stopped`, `--rate <calls/s per client>`, `--repeat <runs>`,
+// `--group <clients at a time>` (outage-recovery) and `--duration <s per stack>` (soak).
+// Writes bench/results/summary.json (the tables, targets and notes: small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
 // regenerates the generated section of BENCHMARKS.md (results of suites not run this time
 // are kept from the last run's summary).
 import { spawn } from 'node:child_process';
@@ -20,6 +22,8 @@ import {
 import { adaptersSuite } from './suites/adapters.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
+import { outageRecoverySuite } from './suites/recovery/outage-recovery.js';
+import { soakSuite } from './suites/recovery/soak.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const summaryFile = join(here, 'results', 'summary.json');
@@ -28,7 +32,7 @@ const markdownFile = join(here, '..', 'BENCHMARKS.md');
 const BEGIN = '<!-- bench:generated:begin -->';
 const END = '<!-- bench:generated:end -->';
 
-const suites: Suite[] = [microSuite, adaptersSuite, ...faultSuites];
+const suites: Suite[] = [microSuite, adaptersSuite, ...faultSuites, outageRecoverySuite, soakSuite];
 
 /** One suite's result as the runner keeps it; `data` (raw figures) only in raw.json. */
 type StoredSuite = Omit<SuiteResult, 'data'> & {
@@ -64,6 +68,16 @@ interface Args {
   child: { suite: string; out: string } | undefined;
 }
 
+/** Suite settings on the command line and the environment variables that carry them. */
+const SETTING_FLAGS = [
+  ['--outages', 'BENCH_OUTAGES'],
+  ['--outage-mode', 'BENCH_OUTAGE_MODE'],
+  ['--rate', 'BENCH_RATE'],
+  ['--repeat', 'BENCH_REPEAT'],
+  ['--group', 'BENCH_GROUP'],
+  ['--duration', 'BENCH_SOAK_SECONDS'],
+] as const;
+
 function parseArgs(argv: string[]): Args {
   const args = argv.filter((a) => a !== '--');
   let only: string[] | undefined;
@@ -73,6 +87,15 @@ function parseArgs(argv: string[]): Args {
     const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1];
     if (!value) throw new Error('--only needs a suite name');
     only = value.split(',').map((s) => s.trim());
+  }
+  // Suite settings travel to the suite's own process as environment variables.
+  for (const [flag, env] of SETTING_FLAGS) {
+    const at = args.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+    if (at < 0) continue;
+    const arg = args[at] as string;
+    const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1];
+    if (!value) throw new Error(`${flag} needs a value`);
+    process.env[env] = value;
   }
   const c = args.indexOf('--child');
   return {

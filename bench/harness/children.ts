@@ -3,7 +3,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type AttemptRecord, type ChaosTarget, trpcPlanFor } from '@breakwater/chaos';
+import {
+  type AttemptRecord,
+  type ChaosFault,
+  type ChaosTarget,
+  trpcPlanFor,
+} from '@breakwater/chaos';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -133,5 +138,44 @@ export function trpcChildTarget(server: TrpcChild, id: string): ChaosTarget {
       const counts = (await server.command('attempts')) as Record<string, number>;
       return Object.entries(counts).map(([callId, count]) => ({ callId, replica: id, count }));
     },
+  };
+}
+
+/** The servers of `recovery-servers-child.ts`: one gRPC and one tRPC chaos server, counting per client. */
+export interface RecoveryServers {
+  /** `127.0.0.1:port` of the gRPC server. */
+  grpcAddress: string;
+  /** Base URL of the tRPC server. */
+  trpcUrl: string;
+  /** Sets `fault` on both servers (`undefined` = healthy); resolves with when the child applied it (epoch ms). */
+  setFault(fault: ChaosFault | undefined): Promise<number>;
+  /** Both servers stop listening (connections refused) until `start()`; resolves with when (epoch ms). */
+  stop(): Promise<number>;
+  /** Both servers listen again on the same ports; resolves with when (epoch ms). */
+  start(): Promise<number>;
+  /** Attempts per call id, both servers together. */
+  counts(): Promise<Map<string, number>>;
+  /** Arrival times (epoch ms) of every attempt per client (the call id up to its last `-`); empty unless spawned with `arrivals`. */
+  arrivals(): Promise<Record<string, number[]>>;
+  close(): Promise<void>;
+}
+
+/** Starts `recovery-servers-child.ts` (`arrivals`: keep every attempt's arrival time). */
+export async function spawnRecoveryServers(arrivals: boolean): Promise<RecoveryServers> {
+  const child = await spawnCommandChild<{ grpcPort: number; trpcPort: number }>(
+    'recovery-servers-child.ts',
+    [arrivals ? '1' : '0'],
+  );
+  return {
+    grpcAddress: `127.0.0.1:${child.ready.grpcPort}`,
+    trpcUrl: `http://127.0.0.1:${child.ready.trpcPort}`,
+    setFault: async (fault) =>
+      (await child.command('setFault', fault === undefined ? {} : { fault })) as number,
+    stop: async () => (await child.command('stop')) as number,
+    start: async () => (await child.command('start')) as number,
+    counts: async () =>
+      new Map(Object.entries((await child.command('counts')) as Record<string, number>)),
+    arrivals: async () => (await child.command('arrivals')) as Record<string, number[]>,
+    close: child.close,
   };
 }

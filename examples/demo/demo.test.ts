@@ -200,5 +200,9 @@ describe('pnpm demo --scenario', () => {
     expect(parseDemoArgs(['--quick'], false)).toMatchObject({ durationS: 8, progress: false });
     expect(parseDemoArgs([], true, 132)).toMatchObject({ columns: 132 });
     expect(parseDemoArgs([], false)).toMatchObject({ columns: 80 });
+    // `pnpm demo -- --scenario outage`: pnpm passes the `--` on to the script.
+    expect(parseDemoArgs(['--', '--scenario', 'outage'], false)).toMatchObject({
+      scenario: 'outage',
+    });
   });
 });

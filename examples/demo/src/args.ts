@@ -39,7 +39,9 @@ export function parseDemoArgs(
   columns = 80,
 ): DemoOptions | 'help' {
   const { values } = parseArgs({
-    args: [...argv],
+    // `pnpm demo -- --scenario outage` hands the script the `--` too (pnpm passes it on):
+    // it separates pnpm's options from the script's, so it is not one of ours.
+    args: argv.filter((a) => a !== '--'),
     options: {
       quick: { type: 'boolean', default: false },
       duration: { type: 'string' },

@@ -29,7 +29,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
     config:
       'createRoutingChannel from @breakwater/grpc-js: one channel per replica, round-robin, a circuit per replica (opens after 3 failures in a row, failed probes included; lets one call through 1 s after it opened), grpc.health.v1 probes every 1 s, failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
-      'a replica whose circuit is open gets no calls until its circuit lets one call through (1 s after it opened) and that call succeeds; failed health probes count as failures, so a replica answering NOT_SERVING opens without a call.',
+      'a replica whose circuit is open gets no calls until a passing health probe (every 1 s) or its channel back to READY half-opens the circuit at once, or 1 s has passed since it opened; then one call goes to it as the probe, with one attempt (a probe is never retried), and its success closes the circuit; failed health probes count as failures, so a replica answering NOT_SERVING opens without a call. With every replica ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
   },
   'trpc/none': {
     config:
@@ -46,7 +46,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
     config:
       'routingLink from @breakwater/trpc over one httpLink per server: round-robin, a circuit per server (opens after 3 failures in a row, lets a call through 1 s after the last failure), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.',
     recovery:
-      'no active health checks: a server whose circuit is open is tried again only when its circuit lets a call through (1 s after the last failure); a call that fails there keeps it open for another second.',
+      'no active health checks: a server whose circuit is open is tried again when its circuit lets a call through (1 s after the last failure); that call is the probe, with one attempt (a probe is never retried), and its success closes the circuit; a failed probe keeps it open for another second. With every server ejected, 1 call in 10 still goes to one of them as its probe (the panic rule).',
   },
 };
 
