@@ -165,10 +165,10 @@ export const STANDARD_RESILIENCE = Object.freeze({
   retry: Object.freeze({ attempts: DEFAULT_ATTEMPTS }),
   budget: Object.freeze({ ratio: 0.2, minRetriesPerSecond: 10, ttlMs: 10_000 }),
   circuit: Object.freeze({
-    // Five failures in a row that keep failing for half a second: failures that land
-    // together (a stalled event loop firing its deadline timers, a batch delivering its
-    // errors first, one dropped connection) say how calls were ordered, not that the
-    // upstream is down.
+    // Five failures in a row that keep failing for half a second, at five moments 100 ms
+    // apart: failures that land together (a stalled event loop firing its deadline timers,
+    // a batch delivering its errors first, one dropped connection) say how calls were
+    // ordered, not that the upstream is down.
     failureThreshold: 5,
     failureSpanMs: 500,
     // Or half the calls of the last 10 s failing (a partial outage), once 100 were seen.

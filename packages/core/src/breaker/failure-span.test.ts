@@ -17,6 +17,23 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('does not open on one failure before an event-loop stall and a burst right after it', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    breaker.onFailure();
+    // A 1 s stall: every deadline timer of the calls in flight fires together after it.
+    clock.advance(1_000);
+    for (let i = 0; i < 64; i++) breaker.onFailure();
+    // 65 failures in a row over 1 s, but at two moments: not an outage.
+    expect(breaker.state).toBe('closed');
+    // Failures that keep coming moment after moment are one.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(100);
+      breaker.onFailure();
+    }
+    expect(breaker.state).toBe('open');
+  });
+
   it('opens once the streak has both the count and the span', () => {
     const clock = createManualClock(0);
     const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
@@ -47,7 +64,7 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(() => createCircuitBreaker({ failureSpanMs: -1 })).toThrow(/failureSpanMs must be >= 0/);
   });
 
-  it('opens exactly when threshold failures in a row span failureSpanMs (property)', () => {
+  it('opens exactly when threshold failures in a row span failureSpanMs at threshold distinct moments (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 6 }),
@@ -65,6 +82,9 @@ describe('failureSpanMs: a streak must last, not only count', () => {
           });
           let streak = 0;
           let startedAt = 0;
+          // Failures of the streak at least span / threshold ms after the previous one counted.
+          let moments = 0;
+          let momentAt = 0;
           let shouldOpen = false;
           for (const { ok, gap } of outcomes) {
             clock.advance(gap);
@@ -72,10 +92,16 @@ describe('failureSpanMs: a streak must last, not only count', () => {
               streak = 0;
               breaker.onSuccess();
             } else {
+              if (streak === 0 || clock.now - momentAt >= span / threshold) {
+                moments = streak === 0 ? 1 : moments + 1;
+                momentAt = clock.now;
+              }
               if (streak === 0) startedAt = clock.now;
               streak++;
               breaker.onFailure();
-              if (streak >= threshold && clock.now - startedAt >= span) shouldOpen = true;
+              if (streak >= threshold && moments >= threshold && clock.now - startedAt >= span) {
+                shouldOpen = true;
+              }
             }
             expect(breaker.state === 'open').toBe(shouldOpen);
             if (shouldOpen) break;

@@ -28,6 +28,10 @@ export interface CircuitBreakerState {
   readonly consecutiveFailures: number;
   /** Clock time of the first failure of the current streak (read only with `failureSpanMs`). */
   readonly streakStartedAt: number;
+  /** Distinct moments of the current streak: failures at least `failureSpanMs / failureThreshold` apart (read only with `failureSpanMs`). */
+  readonly streakMoments: number;
+  /** Clock time of the latest of those moments (read only with `failureSpanMs`). */
+  readonly streakMomentAt: number;
   /** Clock time the circuit last opened. */
   readonly openedAt: number;
   /** Cool-down in force: the base, multiplied by each failed probe, capped. */
@@ -58,6 +62,8 @@ export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircui
     generation: 0,
     consecutiveFailures: 0,
     streakStartedAt: 0,
+    streakMoments: 0,
+    streakMomentAt: 0,
     openedAt: 0,
     openDurationMs: config.openDurationMs,
     probesAdmitted: 0,
@@ -184,8 +190,23 @@ export function settle(
     if (c.failureSpanMs > 0 && failed) {
       // The clock is read only on failures, and only when a span is asked for.
       const now = clock();
-      if (m.consecutiveFailures === 1) m.streakStartedAt = now;
-      if (tripped && now - m.streakStartedAt < c.failureSpanMs) tripped = false;
+      if (m.consecutiveFailures === 1) {
+        m.streakStartedAt = now;
+        m.streakMoments = 1;
+        m.streakMomentAt = now;
+      } else if (now - m.streakMomentAt >= c.failureSpanMs / c.failureThreshold) {
+        m.streakMoments += 1;
+        m.streakMomentAt = now;
+      }
+      // The span alone is not enough: one failure just before an event-loop stall and the
+      // deadline timers that all fire right after it span the stall, yet land at two
+      // moments. An outage keeps failing moment after moment.
+      if (
+        tripped &&
+        (now - m.streakStartedAt < c.failureSpanMs || m.streakMoments < c.failureThreshold)
+      ) {
+        tripped = false;
+      }
     }
     if (m.window !== undefined && c.window !== undefined) {
       const now = clock();

@@ -68,7 +68,11 @@ export interface CircuitBreakerConfig {
    * timers fired in one event-loop turn after a stall, a batch delivering its
    * errors first, the in-flight calls of one dropped connection — say how
    * calls were ordered, not that the upstream is down; an outage keeps failing
-   * for longer than this. Defaults to 0 (a count alone opens it).
+   * for longer than this. With a span, the failures must also fall at
+   * `failureThreshold` distinct moments, each at least `failureSpanMs /
+   * failureThreshold` ms after the previous one counted, so one failure before
+   * an event-loop stall and the burst right after it do not span the stall.
+   * Defaults to 0 (a count alone opens it).
    */
   failureSpanMs: number;
   /** How long the circuit stays open before a probe, in ms. Defaults to 30 000. */

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { STANDARD_RESILIENCE } from '../attempts/resilience-options.js';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
+import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { protect } from './protect.js';
 
@@ -236,5 +238,50 @@ describe('protect: circuit', () => {
     for (let i = 0; i < 10; i++) await run(fail).catch(() => {});
     expect(run.circuit).toBeUndefined();
     await expect(run(ok)).resolves.toBe('up');
+  });
+
+  describe('the standard circuit under healthy load (issue 19 soak)', () => {
+    const standard = (clock: ReturnType<typeof createManualClock>) =>
+      protect({
+        ...STANDARD_RESILIENCE,
+        retry: false,
+        timeoutMs: 1_000,
+        clock,
+        sleep: clock.sleep,
+      });
+
+    it('stays closed through a 1 s event-loop stall: the failure before it and the deadlines fired after it are two moments, not an outage', async () => {
+      const clock = createManualClock();
+      const run = standard(clock);
+      await run(ok);
+      await run(fail).catch(() => {});
+      // 64 calls in flight whose answers reach the socket during the stall.
+      const answers = Array.from({ length: 64 }, () => gate<string>());
+      const calls = answers.map((g) => run(() => g.promise).catch((e: unknown) => e));
+      // The stall: nothing runs for 1 s, then every deadline timer fires in one timers phase,
+      // before the poll phase reads the answers.
+      clock.advance(1_000);
+      const errors = await Promise.all(calls);
+      expect(errors.every(isDeadlineExceededError)).toBe(true);
+      for (const g of answers) g.resolve('up');
+      expect(run.circuit?.state).toBe('closed');
+      await expect(run(ok)).resolves.toBe('up');
+    });
+
+    it('still opens when every call fails: after 500 ms one at a time, at once 64 at a time', async () => {
+      const openedAt: number[] = [];
+      for (const concurrency of [1, 64]) {
+        const clock = createManualClock();
+        const run = standard(clock);
+        while (run.circuit?.state === 'closed') {
+          clock.advance(10);
+          await Promise.all(Array.from({ length: concurrency }, () => run(fail).catch(() => {})));
+        }
+        openedAt.push(clock());
+      }
+      // One at a time: the streak needs its span (10 ms to 510 ms); 64 at a time: the
+      // failure-rate window has its 100 calls by the second round.
+      expect(openedAt).toEqual([510, 20]);
+    });
   });
 });
