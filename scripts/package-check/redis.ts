@@ -29,12 +29,16 @@ async function main(): Promise<void> {
   };
 
   const name = `package-check-${process.pid}`;
-  const rateLimit = createRedisTokenBucket({ client: one, name, capacity: 10, refillPerSecond: 5 });
-  const budget = createRedisRetryBudget({ client: one, name, ratio: 0.1 });
-  const perUser = createRedisKeyedLimiter({ client: one, name, capacity: 2, refillPerSecond: 1 });
+  // A decision budget for a loaded CI host: with the default few ms, one slow round trip
+  // falls back to local decisions and this check (not a user) would wait for Redis again.
+  const timeoutMs = 1_000;
+  const shared = { client: one, name, timeoutMs };
+  const rateLimit = createRedisTokenBucket({ ...shared, capacity: 10, refillPerSecond: 5 });
+  const budget = createRedisRetryBudget({ ...shared, ratio: 0.1 });
+  const perUser = createRedisKeyedLimiter({ ...shared, capacity: 2, refillPerSecond: 1 });
   const breaker = { failureThreshold: 1, openDurationMs: 60_000 };
-  const circuit = createRedisCircuitBreaker({ client: one, name, breaker });
-  const otherProcess = createRedisCircuitBreaker({ client: two, name, breaker });
+  const circuit = createRedisCircuitBreaker({ ...shared, breaker });
+  const otherProcess = createRedisCircuitBreaker({ client: two, name, timeoutMs, breaker });
   closing.push(circuit, otherProcess);
   await Promise.all([circuit.ready, otherProcess.ready]);
 
