@@ -207,7 +207,7 @@ export type {
   RouteSkippedEvent,
 } from './routing/types.js';
 // Time, randomness and test doubles
-export { type Clock, systemClock } from './time/clock.js';
+export { type Clock, monotonicClock, systemClock } from './time/clock.js';
 export { createManualClock, type ManualClock } from './time/manual-clock.js';
 export { fixedRandom, type RandomSource, sequenceRandom, systemRandom } from './time/random.js';
 export { type Sleep, systemSleep } from './time/sleep.js';

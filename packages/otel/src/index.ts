@@ -1,7 +1,6 @@
 import type {
   CallTelemetry,
   CircuitBreaker,
-  Clock,
   Telemetry,
   TelemetryAttemptOutcome,
   TelemetryCallOutcome,
@@ -10,7 +9,6 @@ import type {
 } from '@breakwater/core';
 import { GrpcStatus } from '@breakwater/core/grpc';
 import {
-  checkFunction,
   checkOptions,
   describeValue,
   type KnownKeys,
@@ -43,14 +41,7 @@ export interface OtelTelemetryOptions {
   spanEvents?: boolean;
   /** One `INTERNAL` child span per attempt (never a `CLIENT` span: transport instrumentation keeps those). Defaults to `false`. */
   attemptSpans?: boolean;
-  /** Time source for the duration histograms, in ms. Defaults to `performance.now()` (sub-millisecond, monotonic). */
-  clock?: Clock;
 }
-
-// Durations need sub-millisecond resolution: a local RPC often takes less than 1 ms. Node's
-// global `performance` is a getter: taken once, not on every read.
-const perf = globalThis.performance;
-const monotonic: Clock = () => perf.now();
 
 /** Name and version of the instrumentation scope of every meter and tracer this package creates. */
 export const INSTRUMENTATION_SCOPE = '@breakwater/otel';
@@ -212,66 +203,64 @@ interface WatchedCircuit {
 }
 
 /**
- * One call's telemetry: its span, start time and running attempts. Readied
- * again for a later call when the driver hands it back ({@link OtelCall.reset}),
- * so a reused protect call costs no object here. The success path reads the
- * clock twice: at the call's start (attempt 1 starts then too) and when its
- * successful attempt ends (the call ends then too).
+ * One call's telemetry: its caller's context, start time and running
+ * attempts. Readied again for a later call when the driver hands it back
+ * ({@link OtelCall.reset}), so a reused protect call costs no object here.
+ * It reads no clock: durations are differences of the readings the driver
+ * hands in (core's, on the stack's clock), and a call that succeeds first
+ * time never looks its caller's span up (only an event needs it).
  */
 class OtelCall implements CallTelemetry {
   private attrs: TargetAttributes;
-  /** The caller's active span when the call started (events go there); dropped at the end. */
-  private span: Span | undefined;
+  /** The caller's context when the call started (its span gets the events); dropped at the end. */
   private parent: Context | undefined;
   private startedAt: number;
-  /** Start of attempt 1: the call's, unless the call queued first. */
-  private firstStart: number;
-  private waited = false;
-  /** When the call's successful attempt ended (NaN before): the call ends then too. */
-  private wonAt = Number.NaN;
-  /** Start of attempts 2… (attempt 1 starts with the call), created by the second attempt. */
+  /** Start of attempt 1. */
+  private firstStart = Number.NaN;
+  /** Start of attempts 2…, created by the second attempt. */
   private laterStarts: number[] | undefined = undefined;
   private attemptSpans: Array<Span | undefined> | undefined = undefined;
 
   constructor(
     readonly owner: OtelTelemetry,
     attrs: TargetAttributes,
-    span: Span | undefined,
-    parent: Context,
+    parent: Context | undefined,
+    now: number,
   ) {
     this.attrs = attrs;
-    this.span = span;
     this.parent = parent;
-    this.startedAt = owner.clock();
-    this.firstStart = this.startedAt;
+    this.startedAt = now;
   }
 
   /** Readies this ended call's object for a new call. */
-  reset(attrs: TargetAttributes, span: Span | undefined, parent: Context): this {
+  reset(attrs: TargetAttributes, parent: Context | undefined, now: number): this {
     this.attrs = attrs;
-    this.span = span;
     this.parent = parent;
-    this.wonAt = Number.NaN;
     this.laterStarts = undefined;
     this.attemptSpans = undefined;
-    this.waited = false;
-    this.startedAt = this.owner.clock();
-    this.firstStart = this.startedAt;
+    this.startedAt = now;
+    this.firstStart = Number.NaN;
     return this;
   }
 
-  queued(): void {
-    this.waited = true;
+  /**
+   * The caller's recording span, looked up when an event needs it: the
+   * context was captured at the call's start, so events go to the caller's
+   * span even when told from a timer that runs in another call's context.
+   */
+  private get span(): Span | undefined {
+    const parent = this.parent;
+    if (parent === undefined || !this.owner.spanEvents) return undefined;
+    const span = trace.getSpan(parent);
+    return span?.isRecording() ? span : undefined;
   }
 
-  attemptStart(attempt: number): void {
+  attemptStart(attempt: number, now: number): void {
     try {
-      // Attempt 1 starts with the call (the admission between them takes ns), unless it queued.
-      if (attempt === 1) {
-        if (this.waited) this.firstStart = this.owner.clock();
-      } else {
+      if (attempt === 1) this.firstStart = now;
+      else {
         this.laterStarts ??= [];
-        this.laterStarts[attempt - 2] = this.owner.clock();
+        this.laterStarts[attempt - 2] = now;
       }
       const tracer = this.owner.tracer;
       if (tracer !== undefined) this.startAttemptSpan(tracer, attempt);
@@ -297,19 +286,18 @@ class OtelCall implements CallTelemetry {
     attempt: number,
     outcome: TelemetryAttemptOutcome,
     errorType: string | undefined,
+    now: number,
   ): void {
     try {
       const { owner, attrs } = this;
-      const ok = outcome === 'success';
-      const attributes = ok
-        ? attrs.attemptOk
-        : attrs.with('breakwater.outcome', outcome, errorType);
+      const attributes =
+        outcome === 'success'
+          ? attrs.attemptOk
+          : attrs.with('breakwater.outcome', outcome, errorType);
       attrs.count(attributes);
       const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
       // No start was told (an adapter's pass-through call): no duration to record.
-      if (started !== undefined) {
-        const now = owner.clock();
-        if (ok) this.wonAt = now;
+      if (started !== undefined && !Number.isNaN(started)) {
         owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
       }
       if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
@@ -402,15 +390,18 @@ class OtelCall implements CallTelemetry {
     }
   }
 
-  end(outcome: TelemetryCallOutcome, attempts: number, errorType: string | undefined): void {
+  end(
+    outcome: TelemetryCallOutcome,
+    attempts: number,
+    errorType: string | undefined,
+    now: number,
+  ): void {
     try {
       const { owner } = this;
       const attributes =
         outcome === 'success'
           ? this.attrs.callOk
           : this.attrs.with('breakwater.outcome', outcome, errorType);
-      // A call ends when its successful attempt does: that attempt's clock reading is the end.
-      const now = outcome === 'success' && !Number.isNaN(this.wonAt) ? this.wonAt : owner.clock();
       owner.instruments.callDuration.record((now - this.startedAt) / 1_000, attributes);
       // One attempt is what a call costs when nothing goes wrong: those calls are the
       // call.duration count minus this histogram's (see the README), so the SDK records once less.
@@ -429,7 +420,6 @@ class OtelCall implements CallTelemetry {
       // A broken meter or tracer never breaks the call it observes.
     }
     // The object may wait for reuse: it keeps none of the caller's objects alive.
-    this.span = undefined;
     this.parent = undefined;
   }
 }
@@ -440,8 +430,7 @@ class OtelTelemetry implements Telemetry {
   readonly unguarded = true;
   readonly instruments: Instruments;
   readonly tracer: Tracer | undefined;
-  readonly clock: Clock;
-  private readonly spanEvents: boolean;
+  readonly spanEvents: boolean;
   private readonly targets = new WeakMap<TelemetryTarget, TargetAttributes>();
   /** Every target seen (a bounded set: one per stack or method). */
   private readonly allTargets = new Set<TargetAttributes>();
@@ -454,7 +443,6 @@ class OtelTelemetry implements Telemetry {
   }> = [];
 
   constructor(options: OtelTelemetryOptions) {
-    this.clock = options.clock ?? monotonic;
     this.spanEvents = options.spanEvents ?? true;
     this.instruments = new Instruments(options.meterProvider ?? metrics.getMeterProvider(), this);
     this.tracer =
@@ -480,17 +468,20 @@ class OtelTelemetry implements Telemetry {
     return attrs;
   }
 
-  startCall(target: TelemetryTarget, previous?: CallTelemetry): CallTelemetry | undefined {
+  startCall(
+    target: TelemetryTarget,
+    now: number,
+    previous?: CallTelemetry,
+  ): CallTelemetry | undefined {
     try {
-      const active = context.active();
-      let span = this.spanEvents ? trace.getSpan(active) : undefined;
-      if (span !== undefined && !span.isRecording()) span = undefined;
+      // Only events and attempt spans need the caller's context; its span is looked up by them.
+      const parent = this.spanEvents || this.tracer !== undefined ? context.active() : undefined;
       const attrs = this.attributesOf(target);
       // An ended call of ours, handed back by the driver (protect's reused call objects).
       if (previous !== undefined && (previous as Partial<OtelCall>).owner === this) {
-        return (previous as OtelCall).reset(attrs, span, active);
+        return (previous as OtelCall).reset(attrs, parent, now);
       }
-      return new OtelCall(this, attrs, span, active);
+      return new OtelCall(this, attrs, parent, now);
     } catch {
       // A broken SDK or context manager never breaks the call it observes.
       return undefined;
@@ -585,7 +576,6 @@ export function otelTelemetry(options?: OtelTelemetryOptions): Telemetry {
           throw optionTypeError(key, `must be a boolean, got ${describeValue(value)}`);
         }
       }
-      checkFunction('clock', o.clock);
       for (const key of ['meterProvider', 'tracerProvider'] as const) {
         const value = o[key];
         if (value !== undefined && (typeof value !== 'object' || value === null)) {
@@ -603,5 +593,4 @@ const OPTION_KEYS = {
   tracerProvider: true,
   spanEvents: true,
   attemptSpans: true,
-  clock: true,
 } as const satisfies KnownKeys<OtelTelemetryOptions>;

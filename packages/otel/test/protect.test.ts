@@ -92,7 +92,7 @@ describe('otelTelemetry through protect', () => {
 
   it('a circuit that opens and closes gives its transitions and gauge values', async () => {
     const clock = createManualClock();
-    const sdk = otelSdk({ clock });
+    const sdk = otelSdk();
     const run = protect({
       name: 'orders',
       circuit: { failureThreshold: 2, openDurationMs: 100 },
@@ -133,7 +133,7 @@ describe('otelTelemetry through protect', () => {
 
   it('refusals are counted by reason, each with a span event', async () => {
     const clock = createManualClock();
-    const sdk = otelSdk({ clock });
+    const sdk = otelSdk();
     const reasons = (reason: string) => sdk.sum(METRICS.refusals, { 'breakwater.reason': reason });
 
     const limited = protect({

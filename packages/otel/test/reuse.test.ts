@@ -1,5 +1,6 @@
 import { createManualClock, protect } from '@breakwater/core';
-import { describe, expect, it } from 'vitest';
+import { trace } from '@opentelemetry/api';
+import { describe, expect, it, vi } from 'vitest';
 import { METRICS } from '../src/index.js';
 import { otelSdk } from './sdk.js';
 
@@ -8,22 +9,29 @@ class FlakyError extends Error {
 }
 
 describe('otelTelemetry on protect’s success path', () => {
-  it('a call that succeeds first time reads the clock twice, and its durations come from those reads', async () => {
+  it('a timed call that succeeds first time reads the stack’s clock twice, its start shared with the deadline, and its durations come from those reads', async () => {
     const clock = createManualClock();
     let reads = 0;
-    const sdk = otelSdk({
-      clock: () => {
-        reads++;
-        return clock();
-      },
+    const counted = () => {
+      reads++;
+      return clock();
+    };
+    const sdk = otelSdk();
+    const run = protect({
+      name: 'users',
+      retry: { attempts: 3 },
+      attemptTimeoutMs: 1_000,
+      clock: counted,
+      sleep: clock.sleep,
+      telemetry: sdk.telemetry,
     });
-    const run = protect({ name: 'users', retry: { attempts: 3 }, telemetry: sdk.telemetry });
     for (let i = 0; i < 3; i++) {
       await run(async () => {
         clock.advance(7);
         return i;
       });
     }
+    // Per call: the start (telemetry's and the attempt deadline's) and the end (the attempt's and the call's).
     expect(reads).toBe(6);
     const users = { 'breakwater.name': 'users' };
     const attempt = await sdk.histogram(METRICS.attemptDuration, users);
@@ -35,6 +43,65 @@ describe('otelTelemetry on protect’s success path', () => {
     // One-attempt calls are the call.duration count less this histogram's: nothing recorded.
     expect(await sdk.histogram(METRICS.callAttempts, users)).toEqual({ count: 0, sum: 0 });
     expect(await sdk.sum(METRICS.attempts, { ...users, 'breakwater.outcome': 'success' })).toBe(3);
+  });
+
+  it('a call that succeeds first time never looks its caller’s span up; a retried one tells that span', async () => {
+    const sdk = otelSdk();
+    const getSpan = vi.spyOn(trace, 'getSpan');
+    try {
+      const run = protect({
+        retry: { attempts: 2, backoff: { baseDelayMs: 1, jitter: 'none' } },
+        telemetry: sdk.telemetry,
+      });
+      await sdk.inCallerSpan(() => run(async () => 'ok'));
+      expect(getSpan).not.toHaveBeenCalled();
+      let n = 0;
+      await sdk.inCallerSpan(() =>
+        run(async () => {
+          if (++n === 1) throw new FlakyError('x');
+          return 'ok';
+        }),
+      );
+      expect(getSpan).toHaveBeenCalled();
+    } finally {
+      getSpan.mockRestore();
+    }
+    const callers = sdk.spans().filter((s) => s.name === 'caller');
+    expect(callers.map((s) => s.events.map((e) => e.name))).toEqual([[], ['breakwater.retry']]);
+  });
+
+  it('events of a retry told from the shared deadline timer go to each call’s own caller span', async () => {
+    const sdk = otelSdk();
+    const run = protect({
+      retry: { attempts: 2, backoff: { baseDelayMs: 0, jitter: 'none' } },
+      attemptTimeoutMs: 20,
+      telemetry: sdk.telemetry,
+    });
+    const tries = new Map<string, number>();
+    const call = (name: string) =>
+      sdk.tracer.startActiveSpan(name, async (span) => {
+        try {
+          // The first attempt of each call outlives its deadline; both deadlines share the wheel's timer.
+          return await run(({ signal }) => {
+            const n = (tries.get(name) ?? 0) + 1;
+            tries.set(name, n);
+            if (n === 2) return Promise.resolve(name);
+            return new Promise<string>((_, reject) =>
+              signal.addEventListener('abort', () => reject(signal.reason)),
+            );
+          });
+        } finally {
+          span.end();
+        }
+      });
+    expect(await Promise.all([call('a'), call('b')])).toEqual(['a', 'b']);
+    const events = (name: string) =>
+      sdk
+        .spans()
+        .find((s) => s.name === name)
+        ?.events.map((e) => e.name);
+    expect(events('a')).toEqual(['breakwater.deadline_exceeded', 'breakwater.retry']);
+    expect(events('b')).toEqual(['breakwater.deadline_exceeded', 'breakwater.retry']);
   });
 
   it('a reused call object reports to its own call’s span, not to the one before', async () => {
@@ -68,10 +135,11 @@ describe('otelTelemetry on protect’s success path', () => {
 
   it('a queued call’s first attempt is timed from when it left the queue; the call from its start', async () => {
     const clock = createManualClock();
-    const sdk = otelSdk({ clock });
+    const sdk = otelSdk();
     const run = protect({
       name: 'q',
       concurrency: { limit: 1, maxQueue: 1 },
+      clock,
       telemetry: sdk.telemetry,
     });
     let release = () => {};

@@ -53,7 +53,7 @@ describe('otelTelemetry through the router', () => {
 
   it('hedges sent and won add up', async () => {
     const clock = createManualClock();
-    const sdk = otelSdk({ clock });
+    const sdk = otelSdk();
     const router = createRouter({
       providers: [
         { id: 'slow', resource: 'slow' },

@@ -85,7 +85,7 @@ class HedgedRun<T> {
     const scope = this.hooks.telemetry;
     if (scope !== undefined) {
       scope.attempts = index;
-      scope.tel.attemptStart(index);
+      scope.tel.attemptStart(index, scope.clock());
       if (asHedge) {
         this.hedges |= 1 << index;
         scope.tel.hedge(index);
@@ -103,7 +103,7 @@ class HedgedRun<T> {
       (value) => {
         if (this.settled) return;
         if (scope !== undefined) {
-          scope.tel.attemptEnd(index, 'success', undefined);
+          scope.tel.attemptEnd(index, 'success', undefined, scope.clock());
           if ((this.hedges & (1 << index)) !== 0) scope.tel.hedgeWon(index);
         }
         this.hooks.chosen?.(index);
@@ -133,7 +133,7 @@ class HedgedRun<T> {
     if (this.settled || controller?.signal.aborted) return;
     const scope = this.hooks.telemetry;
     const type = scope === undefined ? '' : (this.hooks.errorType ?? errorTypeOf)(error);
-    scope?.tel.attemptEnd(index, 'failure', type);
+    scope?.tel.attemptEnd(index, 'failure', type, scope.clock());
     const verdict = this.hooks.judge(error, index);
     // Another attempt may still answer; only a failure not worth repeating ends the call now.
     if (verdict.retry !== false && this.live.size > 0) return;

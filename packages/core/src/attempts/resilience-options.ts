@@ -16,7 +16,7 @@ import {
 } from '../limit/token-bucket.js';
 import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../retry/budget.js';
-import type { Clock } from '../time/clock.js';
+import { type Clock, monotonicClock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
 import type { Sleep } from '../time/sleep.js';
 import {
@@ -92,7 +92,7 @@ export interface ResilienceOptions {
   concurrency?: ConcurrencyOptions | false;
   /** A rate limit, one token per call: a token bucket, or `createTokenBucket` options. */
   rateLimit?: TokenBucket | TokenBucketOptions | false;
-  /** Time source. Defaults to `systemClock`. */
+  /** Time source, also of the `telemetry` durations. Defaults to `systemClock` (telemetry: `monotonicClock`, sub-millisecond). */
   clock?: Clock;
   /** Waits for backoff and deadlines (a manual clock's `sleep` in tests). Defaults to the host timer. */
   sleep?: Sleep;
@@ -379,6 +379,10 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     circuit,
     concurrency,
     rateLimit,
-    telemetry: telemetryOption === undefined ? undefined : guardTelemetry(telemetryOption),
+    telemetry:
+      telemetryOption === undefined
+        ? undefined
+        : // Durations need sub-millisecond resolution unless the user injects a clock (a manual one in tests).
+          guardTelemetry(telemetryOption, clock ?? monotonicClock),
   };
 }

@@ -22,16 +22,21 @@ export interface RetryLoopHooks<T> {
 async function observed<T>(hooks: RetryLoopHooks<T>, scope: TelemetryScope, n: number): Promise<T> {
   const { tel } = scope;
   scope.attempts = n;
-  tel.attemptStart(n);
+  tel.attemptStart(n, scope.clock());
   try {
     const value = await hooks.run(n);
-    tel.attemptEnd(n, 'success', undefined);
+    tel.attemptEnd(n, 'success', undefined, scope.clock());
     return value;
   } catch (error) {
     // A per-attempt deadline rejects with DeadlineExceededError (a call's ends the loop instead).
     const timedOut = isDeadlineExceededError(error);
     if (timedOut) tel.deadlineExceeded('attempt');
-    tel.attemptEnd(n, timedOut ? 'timeout' : 'failure', (hooks.errorType ?? errorTypeOf)(error));
+    tel.attemptEnd(
+      n,
+      timedOut ? 'timeout' : 'failure',
+      (hooks.errorType ?? errorTypeOf)(error),
+      scope.clock(),
+    );
     throw error;
   }
 }

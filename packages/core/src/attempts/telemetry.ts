@@ -1,4 +1,5 @@
 import type { CircuitBreaker } from '../breaker/types.js';
+import type { Clock } from '../time/clock.js';
 import { STOP_BUDGET, STOP_DEADLINE } from './engine.js';
 
 /**
@@ -44,18 +45,20 @@ export type TelemetryRefusal =
  * What one call reports, from start to end. Every method is optional and
  * told synchronously by the driver running the call; a throwing method is
  * ignored (it never breaks the call). `errorType` is always a bounded name
- * (an error's `name` or a status code's name), never a message.
+ * (an error's `name` or a status code's name), never a message. `now` is the
+ * driver's own reading of the stack's telemetry clock (see
+ * {@link Telemetry.startCall}): durations are differences of these readings,
+ * so a telemetry never reads a clock of its own.
  */
 export interface CallTelemetry {
-  /** The call waits in a bulkhead's queue: its first attempt starts later than the call. */
-  queued?(): void;
-  /** Attempt `attempt` (1 = the first) starts. */
-  attemptStart?(attempt: number): void;
-  /** Attempt `attempt` ended. */
+  /** Attempt `attempt` (1 = the first) starts at `now`. */
+  attemptStart?(attempt: number, now: number): void;
+  /** Attempt `attempt` ended at `now`. */
   attemptEnd?(
     attempt: number,
     outcome: TelemetryAttemptOutcome,
     errorType: string | undefined,
+    now: number,
   ): void;
   /** Attempt `attempt` failed with `reason` and the next one starts after `delayMs`. */
   retry?(attempt: number, delayMs: number, reason: string): void;
@@ -69,8 +72,13 @@ export interface CallTelemetry {
   refused?(reason: TelemetryRefusal): void;
   /** A deadline passed: of one attempt (`'attempt'`) or of the whole call (`'call'`). */
   deadlineExceeded?(scope: 'attempt' | 'call'): void;
-  /** The call settled after `attempts` attempts (0 when refused before the first). */
-  end?(outcome: TelemetryCallOutcome, attempts: number, errorType: string | undefined): void;
+  /** The call settled at `now` after `attempts` attempts (0 when refused before the first). */
+  end?(
+    outcome: TelemetryCallOutcome,
+    attempts: number,
+    errorType: string | undefined,
+    now: number,
+  ): void;
 }
 
 /**
@@ -82,15 +90,24 @@ export interface CallTelemetry {
  */
 export interface Telemetry {
   /**
-   * A call of `target` starts; returns what hears the rest of it, or
-   * `undefined` to skip this call. `previous`, when given, is an object this
+   * A call of `target` starts at `now`; returns what hears the rest of it, or
+   * `undefined` to skip this call. `now` and every later reading of the call
+   * are in ms on the stack's telemetry clock: its `clock` option when one is
+   * given (a manual clock in tests gives manual-clock durations), else
+   * `performance.now()` (monotonic, sub-millisecond), which is also what the
+   * host timer's deadlines read, so core hands the same reading to both.
+   * `previous`, when given, is an object this
    * telemetry returned for an earlier call that has ended (`end` was told)
    * and that nothing will tell anything again: it may be readied for this
    * call and returned instead of a new one (protect passes the one of a call
    * object it reuses, so its success path allocates nothing for telemetry).
    * Defaults to none.
    */
-  startCall(target: TelemetryTarget, previous?: CallTelemetry): CallTelemetry | undefined;
+  startCall(
+    target: TelemetryTarget,
+    now: number,
+    previous?: CallTelemetry,
+  ): CallTelemetry | undefined;
   /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
   /** Told once by a router: its provider ids, and `healthy(i)` reads whether `ids[i]` is healthy now (its circuit and health entry not open). */
@@ -110,23 +127,21 @@ export interface Telemetry {
 /** Calls the user's call telemetry, swallowing what it throws. @internal */
 class GuardedCall implements CallTelemetry {
   constructor(readonly inner: CallTelemetry) {}
-  queued(): void {
+  attemptStart(attempt: number, now: number): void {
     try {
-      this.inner.queued?.();
+      this.inner.attemptStart?.(attempt, now);
     } catch {
       // An observer never breaks the call it observes.
     }
   }
-  attemptStart(attempt: number): void {
+  attemptEnd(
+    attempt: number,
+    outcome: TelemetryAttemptOutcome,
+    errorType: string | undefined,
+    now: number,
+  ): void {
     try {
-      this.inner.attemptStart?.(attempt);
-    } catch {
-      // As above.
-    }
-  }
-  attemptEnd(attempt: number, outcome: TelemetryAttemptOutcome, errorType?: string): void {
-    try {
-      this.inner.attemptEnd?.(attempt, outcome, errorType);
+      this.inner.attemptEnd?.(attempt, outcome, errorType, now);
     } catch {
       // As above.
     }
@@ -173,9 +188,14 @@ class GuardedCall implements CallTelemetry {
       // As above.
     }
   }
-  end(outcome: TelemetryCallOutcome, attempts: number, errorType?: string): void {
+  end(
+    outcome: TelemetryCallOutcome,
+    attempts: number,
+    errorType: string | undefined,
+    now: number,
+  ): void {
     try {
-      this.inner.end?.(outcome, attempts, errorType);
+      this.inner.end?.(outcome, attempts, errorType, now);
     } catch {
       // As above.
     }
@@ -187,7 +207,13 @@ export type SafeCallTelemetry = Required<CallTelemetry>;
 
 /** A {@link Telemetry} whose calls never throw. @internal */
 export interface SafeTelemetry {
-  startCall(target: TelemetryTarget, previous?: SafeCallTelemetry): SafeCallTelemetry | undefined;
+  /** The stack's telemetry clock: every `now` handed to the telemetry is read on it. */
+  readonly clock: Clock;
+  startCall(
+    target: TelemetryTarget,
+    now: number,
+    previous?: SafeCallTelemetry,
+  ): SafeCallTelemetry | undefined;
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
   providers(
     ids: readonly string[],
@@ -199,23 +225,26 @@ export interface SafeTelemetry {
 /**
  * Wraps the user's telemetry once, at construction, so drivers can call it
  * without guards: every method is present and nothing it throws escapes.
+ * `clock` is the stack's telemetry clock (see {@link Telemetry.startCall}).
  * @internal
  */
-export function guardTelemetry(telemetry: Telemetry): SafeTelemetry {
+export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetry {
   if (telemetry.unguarded === true) {
     return {
-      startCall: (target, previous) =>
-        telemetry.startCall(target, previous) as SafeCallTelemetry | undefined,
+      clock,
+      startCall: (target, now, previous) =>
+        telemetry.startCall(target, now, previous) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
       providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
     };
   }
   return {
-    startCall(target, previous) {
+    clock,
+    startCall(target, now, previous) {
       const was = previous instanceof GuardedCall ? previous.inner : undefined;
       let inner: CallTelemetry | undefined;
       try {
-        inner = telemetry.startCall(target, was);
+        inner = telemetry.startCall(target, now, was);
       } catch {
         return undefined;
       }
@@ -279,7 +308,11 @@ export class TelemetryScope {
   attempts = 0;
   /** Why a stage below refused the call before its first attempt, when its error does not say. */
   refusal: TelemetryRefusal | undefined = undefined;
-  constructor(readonly tel: SafeCallTelemetry) {}
+  constructor(
+    readonly tel: SafeCallTelemetry,
+    /** The stack's telemetry clock, read for each `now` the stages hand to `tel`. */
+    readonly clock: Clock,
+  ) {}
 }
 
 /** The key of a call's {@link TelemetryScope} in its options object. @internal */

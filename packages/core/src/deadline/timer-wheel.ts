@@ -1,4 +1,5 @@
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
+import { monotonicClock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { afterTurn, keepAlive, startTimer, stopTimer, type TimerHandle } from '../time/timer.js';
 
@@ -81,13 +82,14 @@ export class TimerWheel {
   /** The last host-timer timeout scheduled, and its grain (see {@link grainOf}). */
   private grainFor = 0;
   private grain = 1;
-  private readonly now: () => number;
+  /** The wheel's clock (callers compare it with theirs to share a reading). */
+  readonly now: () => number;
   private readonly sleep: Sleep | undefined;
   private readonly onTimer = (): void => this.fire(Number.NEGATIVE_INFINITY);
 
   constructor(options: TimerWheelOptions = {}) {
     this.sleep = options.sleep;
-    this.now = options.now ?? (() => performance.now());
+    this.now = options.now ?? monotonicClock;
   }
 
   /**
@@ -96,10 +98,10 @@ export class TimerWheel {
    * clock reading): one NaN or Infinity at the head of the heap would stop
    * every deadline of the process. Returns the time it read (on the wheel's
    * clock), so a caller that needs the start of its deadline reads no clock
-   * of its own.
+   * of its own; a caller that just read the wheel's clock passes that
+   * reading as `now` (defaults to a new reading).
    */
-  schedule(entry: WheelEntry, timeoutMs: number): number {
-    const now = this.now();
+  schedule(entry: WheelEntry, timeoutMs: number, now: number = this.now()): number {
     let tick = now + timeoutMs;
     if (!(timeoutMs >= 0 && tick - now < Number.POSITIVE_INFINITY)) {
       throw new RangeError(

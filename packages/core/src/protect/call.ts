@@ -2,6 +2,7 @@ import { type AttemptEngine, STOP_BUDGET, STOP_DEADLINE } from '../attempts/engi
 import {
   errorTypeOf,
   type SafeCallTelemetry,
+  type SafeTelemetry,
   type TelemetryCallOutcome,
 } from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
@@ -36,6 +37,8 @@ export interface RunnerShared {
   readonly timed: boolean;
   /** Where attempt deadlines wait: the shared host wheel, or one driven by the injected sleep. */
   readonly wheel: TimerWheel;
+  /** The wheel reads the telemetry's clock: one reading serves a call's start and its first deadline. */
+  readonly shareClock: boolean;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -154,6 +157,13 @@ export class Call<T> extends WheelEntry {
   private previousDelayMs = 0;
   /** What hears this call's telemetry; `undefined` (one check per event) without the option. A spare keeps its last one, ended. */
   private tel: SafeCallTelemetry | undefined = undefined;
+  /**
+   * A telemetry clock reading the next event shares (NaN for none): the
+   * call's start, taken by attempt 1 (or a refusal); then the end of the
+   * attempt that may end the call, taken by {@link Call.finish}. So a
+   * success reads the clock twice, once of them shared with the deadline.
+   */
+  private telAt = Number.NaN;
   /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
   private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
   private readonly onError = (error: unknown): void => this.watchedSettled(false, error);
@@ -188,9 +198,22 @@ export class Call<T> extends WheelEntry {
     this.previousDelayMs = 0;
     const config = this.shared.config;
     const telemetry = config.telemetry;
-    // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
-    this.tel = telemetry === undefined ? undefined : telemetry.startCall(config.target, this.tel);
+    if (telemetry === undefined) this.tel = undefined;
+    else {
+      const now = telemetry.clock();
+      this.telAt = now;
+      // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
+      this.tel = telemetry.startCall(config.target, now, this.tel);
+    }
     return this;
+  }
+
+  /** The pending telemetry clock reading ({@link Call.telAt}), else a new one; leaves none pending. */
+  private takeTelAt(): number {
+    const at = this.telAt;
+    if (Number.isNaN(at)) return (this.shared.config.telemetry as SafeTelemetry).clock();
+    this.telAt = Number.NaN;
+    return at;
   }
 
   /** Gives a call that won on its first attempt, and that nothing refers to any more, back to the runner. */
@@ -309,7 +332,8 @@ export class Call<T> extends WheelEntry {
    */
   queue(pool: SlotPool, signal: AbortSignal | undefined): Promise<T> {
     const p = this.promise();
-    this.tel?.queued();
+    // Attempt 1 starts after the wait, on a reading of its own.
+    this.telAt = Number.NaN;
     pool
       .run(
         () =>
@@ -322,7 +346,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
-        this.tel?.end('cancelled', 0, errorTypeOf(error));
+        this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
         this.reject(error);
       });
     return p;
@@ -334,7 +358,7 @@ export class Call<T> extends WheelEntry {
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
-      this.tel?.end('cancelled', 0, undefined);
+      this.tel?.end('cancelled', 0, undefined, this.takeTelAt());
       this.fail(abortError(signal));
       return;
     }
@@ -373,7 +397,7 @@ export class Call<T> extends WheelEntry {
     const tel = this.tel;
     if (tel !== undefined) {
       tel.refused(reason);
-      tel.end('refused', 0, undefined);
+      tel.end('refused', 0, undefined, this.takeTelAt());
     }
     const error =
       cause ??
@@ -418,8 +442,13 @@ export class Call<T> extends WheelEntry {
       shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
     this.ctx = ctx;
-    this.tel?.attemptStart(n);
-    if (shared.timed) this.armDeadline(config, n);
+    const tel = this.tel;
+    let now = Number.NaN;
+    if (tel !== undefined) {
+      now = this.takeTelAt();
+      tel.attemptStart(n, now);
+    }
+    if (shared.timed) this.armDeadline(config, n, now);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -448,7 +477,7 @@ export class Call<T> extends WheelEntry {
    * call's when that comes first (the engine never starts a retry at or past
    * it, so at least 1 ms is left).
    */
-  private armDeadline(config: ProtectConfig, n: number): void {
+  private armDeadline(config: ProtectConfig, n: number, telNow: number): void {
     let ms = config.attemptTimeoutMs;
     this.timerMs = ms;
     if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
@@ -458,7 +487,13 @@ export class Call<T> extends WheelEntry {
         this.timerMs = config.timeoutMs;
       }
     }
-    const now = this.shared.wheel.schedule(this, ms);
+    const shared = this.shared;
+    // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
+    const now = shared.wheel.schedule(
+      this,
+      ms,
+      shared.shareClock && !Number.isNaN(telNow) ? telNow : undefined,
+    );
     if (n === 1) this.startedAt = now;
   }
 
@@ -490,7 +525,11 @@ export class Call<T> extends WheelEntry {
     if (tel !== undefined) {
       const whole = shared.config.clock() >= this.callDeadline();
       tel.deadlineExceeded(whole ? 'call' : 'attempt');
-      if (!shared.config.waitOnTimeout) tel.attemptEnd(ctx.attempt, 'timeout', errorTypeOf(error));
+      if (!shared.config.waitOnTimeout) {
+        const now = (shared.config.telemetry as SafeTelemetry).clock();
+        this.telAt = now;
+        tel.attemptEnd(ctx.attempt, 'timeout', errorTypeOf(error), now);
+      }
     }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
@@ -504,11 +543,18 @@ export class Call<T> extends WheelEntry {
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
-    this.tel?.attemptEnd(
-      ctx.attempt,
-      ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
-      ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
-    );
+    const tel = this.tel;
+    if (tel !== undefined) {
+      // The attempt's end is the call's end too when it ends the call: finish takes this reading.
+      const now = (this.shared.config.telemetry as SafeTelemetry).clock();
+      this.telAt = now;
+      tel.attemptEnd(
+        ctx.attempt,
+        ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
+        ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
+        now,
+      );
+    }
     // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
     else if (ok) this.succeed(value as T);
@@ -567,6 +613,8 @@ export class Call<T> extends WheelEntry {
   private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
     this.previousDelayMs = delay;
+    // The failed attempt's end is not the next one's start.
+    this.telAt = Number.NaN;
     this.tel?.retry(this.attempt, delay, errorTypeOf(error));
     const onRetry = shared.config.onRetry;
     if (shared.retries.active || onRetry !== undefined) {
@@ -623,6 +671,7 @@ export class Call<T> extends WheelEntry {
       told,
       told === 'refused' ? 0 : this.attempt,
       told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+      this.takeTelAt(),
     );
     shared.running--;
     this.leaveDeadline();

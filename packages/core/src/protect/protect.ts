@@ -30,6 +30,7 @@ class Runner implements RunnerShared {
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
+  readonly shareClock: boolean;
   readonly spare: Call<unknown>[] = [];
   running = 0;
 
@@ -40,6 +41,7 @@ class Runner implements RunnerShared {
       config.timeoutMs !== Number.POSITIVE_INFINITY;
     // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
     this.wheel = timerWheelFor(this.timed ? config.sleep : undefined, config.clock);
+    this.shareClock = config.telemetry !== undefined && config.telemetry.clock === this.wheel.now;
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });

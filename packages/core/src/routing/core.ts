@@ -16,6 +16,7 @@ import {
 import { abortError } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
+import type { Clock } from '../time/clock.js';
 import { ROUTER_TARGET, type RouterConfig } from './options.js';
 import { routeParallel } from './parallel.js';
 import type {
@@ -47,18 +48,27 @@ import {
 export class RouteTelemetry {
   /** Visits started. */
   visits = 0;
-  constructor(readonly tel: SafeCallTelemetry) {}
+  constructor(
+    readonly tel: SafeCallTelemetry,
+    /** The router's telemetry clock. */
+    readonly clock: Clock,
+  ) {}
 
   /** A visit starts; returns its number. */
   visit(): number {
-    this.tel.attemptStart(++this.visits);
+    this.tel.attemptStart(++this.visits, this.clock());
     return this.visits;
+  }
+
+  /** Visit `visit` succeeded. */
+  succeeded(visit: number): void {
+    this.tel.attemptEnd(visit, 'success', undefined, this.clock());
   }
 
   /** Visit `visit` failed with `failure`; `failover` is the engine's answer (or 1 when none was asked). */
   failed(visit: number, failure: VisitFailure, from: string, failover: number): void {
     const type = errorTypeOf(failure.error);
-    this.tel.attemptEnd(visit, 'failure', type);
+    this.tel.attemptEnd(visit, 'failure', type, this.clock());
     if (failover === 0) this.tel.failover(from, type);
     else {
       const refused = stopRefusal(failover);
@@ -69,9 +79,14 @@ export class RouteTelemetry {
   /** Ends the request when `routed` settles. */
   watch(routed: Promise<unknown>, signal: AbortSignal): void {
     routed.then(
-      () => this.tel.end('success', this.visits, undefined),
+      () => this.tel.end('success', this.visits, undefined, this.clock()),
       (error: unknown) =>
-        this.tel.end(signal.aborted ? 'cancelled' : 'failure', this.visits, errorTypeOf(error)),
+        this.tel.end(
+          signal.aborted ? 'cancelled' : 'failure',
+          this.visits,
+          errorTypeOf(error),
+          this.clock(),
+        ),
     );
   }
 }
@@ -280,13 +295,13 @@ export class RouterCore<R> implements VisitEnv {
             error,
             startedAt: start,
           });
-          rt?.tel.attemptEnd(visit, 'success', undefined);
+          rt?.succeeded(visit);
           this.won(p, generation, probe);
           return value;
         }
         p.inflight--;
         visitSucceeded(p, permit, this.clock() - start, this);
-        rt?.tel.attemptEnd(visit, 'success', undefined);
+        rt?.succeeded(visit);
         this.won(p, generation, probe);
         return value;
       } catch (error) {
@@ -311,10 +326,13 @@ export class RouterCore<R> implements VisitEnv {
 
   /** A request refused before its traversal (no visit): telemetry hears one refused call. */
   refuse(reason: TelemetryRefusal): void {
-    const tel = this.config.telemetry?.startCall(ROUTER_TARGET);
+    const telemetry = this.config.telemetry;
+    if (telemetry === undefined) return;
+    const now = telemetry.clock();
+    const tel = telemetry.startCall(ROUTER_TARGET, now);
     if (tel === undefined) return;
     tel.refused(reason);
-    tel.end('refused', 0, undefined);
+    tel.end('refused', 0, undefined, now);
   }
 
   /** One request's traversal, after admission to a slot. */
@@ -336,8 +354,8 @@ export class RouterCore<R> implements VisitEnv {
     const { hedge, selection, telemetry } = this.config;
     let rt: RouteTelemetry | undefined;
     if (telemetry !== undefined) {
-      const tel = telemetry.startCall(ROUTER_TARGET);
-      if (tel !== undefined) rt = new RouteTelemetry(tel);
+      const tel = telemetry.startCall(ROUTER_TARGET, telemetry.clock());
+      if (tel !== undefined) rt = new RouteTelemetry(tel, telemetry.clock);
     }
     const routed =
       hedge === undefined && selection.type !== 'race'

@@ -114,7 +114,7 @@ export function routeParallel<R, T>(
               sample.record(now - started, now);
             }
             if (rt !== undefined) {
-              rt.tel.attemptEnd(visit, 'success', undefined);
+              rt.succeeded(visit);
               if (asHedge) rt.tel.hedgeWon(visit);
             }
             core.won(p, generation, probe);

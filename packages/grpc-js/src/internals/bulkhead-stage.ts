@@ -1,5 +1,4 @@
 import { isQueueFullError, type Pool } from '@breakwater/core';
-import { telemetryScopeOf } from '@breakwater/core/internal';
 import { status as Status } from '@grpc/grpc-js';
 import { DeferredCall } from './deferred-call.js';
 import { type CallObserver, ObservedCall } from './observed-call.js';
@@ -63,7 +62,6 @@ function queued(
   index: number,
   final: Parameters<Stage['intercept']>[3],
 ): DeferredCall {
-  telemetryScopeOf(callOptions)?.tel.queued();
   const deferred = new DeferredCall();
   // Only a call that may wait in the queue needs a signal to leave it.
   const controller = pool.active < pool.concurrency ? undefined : new AbortController();

@@ -85,6 +85,7 @@ export class MultiAttemptCall extends ReplayingCall {
         a.index,
         ok ? 'success' : timedOut ? 'timeout' : 'failure',
         ok ? undefined : statusName(status.code),
+        scope.clock(),
       );
       if (ok && (this.hedges & (1 << a.index)) !== 0) tel.hedgeWon(a.index);
     }
@@ -159,7 +160,7 @@ export class MultiAttemptCall extends ReplayingCall {
     if (scope !== undefined) {
       const n = this.started + 1;
       scope.attempts = n;
-      scope.tel.attemptStart(n);
+      scope.tel.attemptStart(n, scope.clock());
       if (asHedge) {
         this.hedges |= 1 << n;
         scope.tel.hedge(n);

@@ -15,20 +15,22 @@ import { breakwaterCause } from './status.js';
 const observer: CallObserver<TelemetryScope> = {
   settle(scope, _permit, _startedAt, status: StatusObject, cancelledByCaller) {
     const { tel } = scope;
+    const now = scope.clock();
     const refusal = scope.refusal ?? refusalOf(breakwaterCause(status));
     if (refusal !== undefined) {
       tel.refused(refusal);
-      tel.end('refused', 0, undefined);
+      tel.end('refused', 0, undefined, now);
       return;
     }
     const ok = status.code === Status.OK;
     const type = ok ? undefined : grpcStatusName(status.code);
-    if (!scope.driven) tel.attemptEnd(1, ok ? 'success' : 'failure', type);
+    if (!scope.driven) tel.attemptEnd(1, ok ? 'success' : 'failure', type, now);
     if (status.code === Status.DEADLINE_EXCEEDED) tel.deadlineExceeded('call');
     tel.end(
       ok ? 'success' : cancelledByCaller ? 'cancelled' : 'failure',
       scope.driven ? scope.attempts : 1,
       type,
+      now,
     );
   },
 };
@@ -47,9 +49,10 @@ export function telemetryStage(
   const targetOf = grpcTelemetryTargets(telemetry, circuits);
   return {
     intercept(options, chain, index, final) {
-      const tel = telemetry.startCall(targetOf(options.method_definition.path));
+      const now = telemetry.clock();
+      const tel = telemetry.startCall(targetOf(options.method_definition.path), now);
       if (tel === undefined) return chain.next(options, index, final);
-      const scope = new TelemetryScope(tel);
+      const scope = new TelemetryScope(tel, telemetry.clock);
       // Not a spread: see the deadline stage.
       const inner = chain.next(
         Object.assign({}, options, { [TELEMETRY_SCOPE]: scope }),
@@ -57,7 +60,7 @@ export function telemetryStage(
         final,
       );
       // A call refused at once (circuit, rate limit) never started an attempt.
-      if (!scope.driven && !(inner instanceof RefusedCall)) tel.attemptStart(1);
+      if (!scope.driven && !(inner instanceof RefusedCall)) tel.attemptStart(1, now);
       return new ObservedCall(inner, observer, scope, -1, 0);
     },
   };

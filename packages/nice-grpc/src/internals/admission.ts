@@ -6,7 +6,6 @@ import {
   type TokenBucket,
 } from '@breakwater/core';
 import type { GrpcCircuits } from '@breakwater/core/grpc';
-import { telemetryScopeOf } from '@breakwater/core/internal';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -60,10 +59,7 @@ export function admissionStage({ circuits, bucket, pool }: Admission): ClientMid
         const signal = callOptions.signal;
         // A free slot (so an empty queue) for a live call is taken at once; otherwise the pool queues.
         taken = !signal?.aborted && pool.tryTake();
-        if (!taken) {
-          telemetryScopeOf(callOptions)?.tel.queued();
-          release = await queued(pool, path, signal);
-        }
+        if (!taken) release = await queued(pool, path, signal);
       }
       // A half-open probe is never retried or hedged below: one attempt, whose failure re-opens the circuit.
       const below = isProbePermit(permit) ? probeOptions(callOptions) : callOptions;

@@ -39,31 +39,33 @@ export function telemetryStage(
     call: ClientMiddlewareCall<Request, Response>,
     options: CallOptions,
   ): MiddlewareResult<Response> {
-    const tel = telemetry.startCall(targetOf(call.method.path));
+    const tel = telemetry.startCall(targetOf(call.method.path), telemetry.clock());
     if (tel === undefined) return yield* call.next(call.request, options);
-    const scope = new TelemetryScope(tel);
+    const scope = new TelemetryScope(tel, telemetry.clock);
     try {
       const result = yield* call.next(
         call.request,
         Object.assign({}, options, { [TELEMETRY_SCOPE]: scope }),
       );
       // A call the attempt stage passed through (a client stream) is its own single attempt.
-      if (!scope.driven) tel.attemptEnd(1, 'success', undefined);
-      tel.end('success', scope.driven ? scope.attempts : 1, undefined);
+      const now = telemetry.clock();
+      if (!scope.driven) tel.attemptEnd(1, 'success', undefined, now);
+      tel.end('success', scope.driven ? scope.attempts : 1, undefined, now);
       return result;
     } catch (error) {
       const refusal =
         scope.refusal ??
         (scope.driven ? undefined : refusalOf((error as { cause?: unknown } | null)?.cause));
+      const now = telemetry.clock();
       if (refusal !== undefined) {
         tel.refused(refusal);
-        tel.end('refused', 0, undefined);
+        tel.end('refused', 0, undefined, now);
       } else {
         const type = telemetryErrorType(error);
-        if (!scope.driven) tel.attemptEnd(1, 'failure', type);
+        if (!scope.driven) tel.attemptEnd(1, 'failure', type, now);
         if (type === 'DEADLINE_EXCEEDED') tel.deadlineExceeded('call');
         const outcome = isAbortError(error) ? 'cancelled' : 'failure';
-        tel.end(outcome, scope.driven ? scope.attempts : 1, type);
+        tel.end(outcome, scope.driven ? scope.attempts : 1, type, now);
       }
       throw error;
     }

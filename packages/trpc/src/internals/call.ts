@@ -86,7 +86,7 @@ export class Attempt implements Observer<Envelope, unknown> {
   error(error: unknown): void {
     if (this.ended) return;
     this.stop();
-    this.call.tel?.attemptEnd(this.index, 'failure', trpcErrorType(error));
+    this.call.tel?.attemptEnd(this.index, 'failure', trpcErrorType(error), this.call.telNow());
     this.call.attemptFailed(this, error);
   }
 
@@ -104,7 +104,7 @@ export class Attempt implements Observer<Envelope, unknown> {
     const tel = this.call.tel;
     if (tel !== undefined) {
       tel.deadlineExceeded('attempt');
-      tel.attemptEnd(this.index, 'timeout', 'TIMEOUT');
+      tel.attemptEnd(this.index, 'timeout', 'TIMEOUT', this.call.telNow());
     }
     const { op, stack } = this.call;
     this.call.attemptFailed(this, deadlineRefusal(op, stack.attemptTimeoutMs, 'attempt timeout'));
@@ -189,6 +189,7 @@ export class ResilientCall implements Unsubscribable {
     if (telemetry !== undefined) {
       this.tel = telemetry.startCall(
         (stack.targetOf as (path: string) => TelemetryTarget)(op.path),
+        telemetry.clock(),
       );
     }
     if (op.signal?.aborted) {
@@ -209,7 +210,6 @@ export class ResilientCall implements Unsubscribable {
 
   /** Waits for a bulkhead slot, or is refused when the queue is full. */
   private queue(pool: Pool): void {
-    this.tel?.queued();
     const waiting = new AbortController();
     this.waiting = waiting;
     this.listen();
@@ -274,6 +274,11 @@ export class ResilientCall implements Unsubscribable {
     this.launch();
   }
 
+  /** A reading of the stack's telemetry clock (only called when the stack has telemetry). */
+  telNow(): number {
+    return (this.stack.telemetry as SafeTelemetry).clock();
+  }
+
   /** Telemetry of a call refused before its first attempt (`cause`: the Breakwater error). */
   private refuse(cause: unknown): void {
     const tel = this.tel;
@@ -282,7 +287,7 @@ export class ResilientCall implements Unsubscribable {
     // Told here, so `fail` does not end it again as a failure.
     this.tel = undefined;
     tel.refused(reason);
-    tel.end('refused', 0, undefined);
+    tel.end('refused', 0, undefined, this.telNow());
   }
 
   /** Starts the next attempt (`asHedge`: while the others still run). */
@@ -292,7 +297,7 @@ export class ResilientCall implements Unsubscribable {
     const n = ++this.started;
     const tel = this.tel;
     if (tel !== undefined) {
-      tel.attemptStart(n);
+      tel.attemptStart(n, this.telNow());
       if (asHedge) {
         this.hedges |= 1 << n;
         tel.hedge(n);
@@ -330,7 +335,7 @@ export class ResilientCall implements Unsubscribable {
       this.answered = true;
       const tel = this.tel;
       if (tel !== undefined) {
-        tel.attemptEnd(attempt.index, 'success', undefined);
+        tel.attemptEnd(attempt.index, 'success', undefined, this.telNow());
         if ((this.hedges & (1 << attempt.index)) !== 0) tel.hedgeWon(attempt.index);
       }
       this.release('success');
@@ -365,7 +370,7 @@ export class ResilientCall implements Unsubscribable {
     this.done = true;
     this.release('success');
     this.settle();
-    this.tel?.end('success', this.started, undefined);
+    this.tel?.end('success', this.started, undefined, this.telNow());
     this.observer.complete?.();
   }
 
@@ -415,6 +420,7 @@ export class ResilientCall implements Unsubscribable {
       this.op.signal?.aborted ? 'cancelled' : 'failure',
       this.started,
       trpcErrorType(error),
+      this.telNow(),
     );
     this.observer.error?.(error);
   }
@@ -432,7 +438,7 @@ export class ResilientCall implements Unsubscribable {
     // The caller left: that says nothing about the server.
     this.release('neutral');
     this.settle();
-    this.tel?.end(this.answered ? 'success' : 'cancelled', this.started, undefined);
+    this.tel?.end(this.answered ? 'success' : 'cancelled', this.started, undefined, this.telNow());
   }
 
   private dropBelow(): void {
