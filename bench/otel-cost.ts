@@ -9,8 +9,14 @@
  *     TSX_TSCONFIG_PATH=../tsconfig.json node --expose-gc --import tsx otel-cost.ts  (in bench/)
  * A before/after of this package: BREAKWATER_BASE_OTEL names an older copy of
  * packages/otel/src/index.ts whose `@breakwater/core*` imports point at the
- * core copy of BREAKWATER_BASE_CORE (in a folder under bench/, so it resolves
- * `@opentelemetry/api`); it runs on that core, with the SDK and the no-op meter.
+ * core copy of BREAKWATER_BASE_CORE (in a folder under bench/, or one whose
+ * `node_modules` links to bench/node_modules, so it resolves the same
+ * `@opentelemetry/api`); it runs on that core, with the SDK and the no-op meter:
+ *   git archive <base> packages/core/src packages/otel/src | tar -x -C /tmp/bw-base
+ *   ln -s "$PWD/node_modules" /tmp/bw-base/node_modules   (in bench/)
+ *   then point the copy's `@breakwater/core`, `/grpc` and `/internal` imports at
+ *   /tmp/bw-base/packages/core/src/{index,grpc/index,internal/index}.ts.
+ * ROUNDS and CALLS set the interleaved rounds and the calls per batch.
  */
 import { protect } from '@breakwater/core';
 import { otelTelemetry } from '@breakwater/otel';
