@@ -16,7 +16,8 @@
  *   ln -s "$PWD/node_modules" /tmp/bw-base/node_modules   (in bench/)
  *   then point the copy's `@breakwater/core`, `/grpc` and `/internal` imports at
  *   /tmp/bw-base/packages/core/src/{index,grpc/index,internal/index}.ts.
- * ROUNDS and CALLS set the interleaved rounds and the calls per batch.
+ * ROUNDS and CALLS set the interleaved rounds and the calls per batch; OWN_ONLY=1
+ * leaves the SDK variants out (more rounds of the package's own share in the same time).
  */
 import { protect } from '@breakwater/core';
 import { otelTelemetry } from '@breakwater/otel';
@@ -48,6 +49,7 @@ const stack = {
 const op = async () => 1;
 
 const variants: Array<{ name: string; call: Call }> = [];
+const withSdk = process.env.OWN_ONLY !== '1';
 const basePath = process.env.BREAKWATER_BASE_CORE;
 const baseOtelPath = process.env.BREAKWATER_BASE_OTEL;
 const baseMeterProvider = new MeterProvider({ readers: [new Reader()] });
@@ -61,7 +63,7 @@ if (basePath !== undefined) {
       ...stack,
       telemetry: baseOtel.otelTelemetry({ meterProvider: baseMeterProvider }),
     });
-    variants.push({ name: 'base otel on', call: () => sdk(op) });
+    if (withSdk) variants.push({ name: 'base otel on', call: () => sdk(op) });
     const noop = base.protect({
       ...stack,
       telemetry: baseOtel.otelTelemetry({ meterProvider: new NoopMeterProvider() }),
@@ -72,7 +74,7 @@ if (basePath !== undefined) {
 const off = protect(stack);
 variants.push({ name: 'telemetry off', call: () => off(op) });
 const on = protect({ ...stack, telemetry: otelTelemetry({ meterProvider }) });
-variants.push({ name: 'otelTelemetry() on', call: () => on(op) });
+if (withSdk) variants.push({ name: 'otelTelemetry() on', call: () => on(op) });
 // The package's own share: the same calls into the API's no-op meter (no SDK work).
 const noop = protect({
   ...stack,
@@ -111,13 +113,18 @@ for (const v of variants) {
     `${v.name.padEnd(22)} ${median(xs).toFixed(0).padStart(6)} [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]  ${bytes?.toFixed(0) ?? '?'} B`,
   );
 }
-console.log(
-  `added by otel per call (paired per round): median ${median(deltas).toFixed(0)} ns [${Math.min(...deltas).toFixed(0)}–${Math.max(...deltas).toFixed(0)}]`,
-);
+if (withSdk)
+  console.log(
+    `added by otel per call (paired per round): median ${median(deltas).toFixed(0)} ns [${Math.min(...deltas).toFixed(0)}–${Math.max(...deltas).toFixed(0)}]`,
+  );
 console.log(
   `added without SDK work (no-op meter): median ${median(ownDeltas).toFixed(0)} ns [${Math.min(...ownDeltas).toFixed(0)}–${Math.max(...ownDeltas).toFixed(0)}]`,
 );
 if (baseOwnDeltas.length > 0) {
+  const change = ownDeltas.map((d, i) => d - (baseOwnDeltas[i] ?? 0));
+  console.log(
+    `own share, this less base (paired per round): median ${median(change).toFixed(0)} ns [${Math.min(...change).toFixed(0)}–${Math.max(...change).toFixed(0)}]`,
+  );
   console.log(
     `base otel without SDK work: median ${median(baseOwnDeltas).toFixed(0)} ns [${Math.min(...baseOwnDeltas).toFixed(0)}–${Math.max(...baseOwnDeltas).toFixed(0)}]`,
   );
