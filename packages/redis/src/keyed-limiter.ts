@@ -7,6 +7,7 @@ import {
   type RateLimitError,
   type Result,
 } from '@breakwater/core';
+import { Batcher } from './batch.js';
 import { Lease, TAKE_TOKENS } from './lease.js';
 import { numberOption, RedisLink, type RedisLinkStats, SHARED_KEYS, script } from './link.js';
 import {
@@ -62,6 +63,11 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
   });
   const link = new RedisLink(s.link);
   const take = script(TAKE_TOKENS);
+  const head = [s.capacity, s.rate, s.leaseMs];
+  // A cluster refuses a script whose keys lie in different slots, and each key
+  // has its own slot (see below): there each refill is its own call.
+  const cluster = (s.link.client as { isCluster?: boolean }).isCluster === true;
+  const batcher = cluster ? undefined : new Batcher(link, take, head);
   const clock = s.link.clock;
   const local = createKeyedLimiter({
     capacity: Math.max(1, s.capacity * s.link.localShare),
@@ -78,10 +84,13 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
     if (lease !== undefined) {
       leases.delete(key);
     } else {
-      // Each user key is its own hash tag: one key per script call, spread over the slots.
-      const keys = [link.key('key', `${s.link.name}:${key}`)];
+      // Each user key is its own hash tag, so keys spread over a cluster's slots.
+      const redisKey = link.key('key', `${s.link.name}:${key}`);
+      const keys = [redisKey];
       lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
-        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
+        batcher === undefined
+          ? link.run(take, keys, [...head, want], undefined, late)
+          : batcher.ask(redisKey, want, late),
       );
       if (leases.size >= maxKeys) {
         const oldest = leases.keys().next().value as string;
