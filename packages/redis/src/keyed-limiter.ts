@@ -48,8 +48,11 @@ const KEYED_KEYS = [
  * Creates a per-key limiter (per user, tenant, IP) shared by every process that
  * uses the same Redis and `name`: each key's bucket holds `capacity` tokens
  * for the whole fleet and refills at `refillPerSecond`. Decisions spend local
- * leases as in {@link createRedisTokenBucket}; each key is its own Redis key
- * (its own Cluster slot), so keys spread over a cluster.
+ * leases as in {@link createRedisTokenBucket}; the refills of all keys that
+ * need one go to Redis together, one script call per event-loop turn (at most
+ * one in flight), so thousands of keys cost a few hundred round trips a second.
+ * Each key is its own Redis key (its own Cluster slot), so keys spread over a
+ * cluster; there, each refill is its own call.
  * @example
  * const perUser = createRedisKeyedLimiter({ client: redis, name: 'per-user', capacity: 20, refillPerSecond: 2 });
  * const r = perUser.tryAcquire(userId);
@@ -66,7 +69,7 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
   const head = [s.capacity, s.rate, s.leaseMs];
   // A cluster refuses a script whose keys lie in different slots, and each key
   // has its own slot (see below): there each refill is its own call.
-  const cluster = (s.link.client as { isCluster?: boolean }).isCluster === true;
+  const cluster = s.link.client.isCluster === true;
   const batcher = cluster ? undefined : new Batcher(link, take, head);
   const clock = s.link.clock;
   const local = createKeyedLimiter({
