@@ -91,9 +91,10 @@ try {
       10_000,
       25_000,
     ],
-    // Beyond this machine's load generator: 120,000 decisions/s plus ~11,000
-    // lease round trips/s from four processes on two shared cores; they fall
-    // seconds behind schedule and read lease replies late. Kept as a record.
+    // Beyond this machine's load generator: 120,000 decisions/s from four
+    // processes on two shared cores (the lease refills are batched, a few
+    // hundred calls per run); they fall seconds behind schedule and read lease
+    // replies late. Kept as a record.
     [
       "keyed limiter, 10,000 keys x 1/s (beyond this machine's generator)",
       { kind: 'keyed' as const, keys: 10_000, capacity: 2, refillPerSecond: 1 },
