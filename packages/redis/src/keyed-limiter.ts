@@ -7,6 +7,7 @@ import {
   type RateLimitError,
   type Result,
 } from '@breakwater/core';
+import { Batcher } from './batch.js';
 import { Lease, TAKE_TOKENS } from './lease.js';
 import { numberOption, RedisLink, type RedisLinkStats, SHARED_KEYS, script } from './link.js';
 import {
@@ -47,8 +48,11 @@ const KEYED_KEYS = [
  * Creates a per-key limiter (per user, tenant, IP) shared by every process that
  * uses the same Redis and `name`: each key's bucket holds `capacity` tokens
  * for the whole fleet and refills at `refillPerSecond`. Decisions spend local
- * leases as in {@link createRedisTokenBucket}; each key is its own Redis key
- * (its own Cluster slot), so keys spread over a cluster.
+ * leases as in {@link createRedisTokenBucket}; the refills of all keys that
+ * need one go to Redis together, one script call per event-loop turn (at most
+ * one in flight), so thousands of keys cost a few hundred round trips a second.
+ * Each key is its own Redis key (its own Cluster slot), so keys spread over a
+ * cluster; there, each refill is its own call.
  * @example
  * const perUser = createRedisKeyedLimiter({ client: redis, name: 'per-user', capacity: 20, refillPerSecond: 2 });
  * const r = perUser.tryAcquire(userId);
@@ -62,6 +66,11 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
   });
   const link = new RedisLink(s.link);
   const take = script(TAKE_TOKENS);
+  const head = [s.capacity, s.rate, s.leaseMs];
+  // A cluster refuses a script whose keys lie in different slots, and each key
+  // has its own slot (see below): there each refill is its own call.
+  const cluster = s.link.client.isCluster === true;
+  const batcher = cluster ? undefined : new Batcher(link, take, head);
   const clock = s.link.clock;
   const local = createKeyedLimiter({
     capacity: Math.max(1, s.capacity * s.link.localShare),
@@ -78,10 +87,13 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
     if (lease !== undefined) {
       leases.delete(key);
     } else {
-      // Each user key is its own hash tag: one key per script call, spread over the slots.
-      const keys = [link.key('key', `${s.link.name}:${key}`)];
+      // Each user key is its own hash tag, so keys spread over a cluster's slots.
+      const redisKey = link.key('key', `${s.link.name}:${key}`);
+      const keys = [redisKey];
       lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
-        link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
+        batcher === undefined
+          ? link.run(take, keys, [...head, want], undefined, late)
+          : batcher.ask(redisKey, want, late),
       );
       if (leases.size >= maxKeys) {
         const oldest = leases.keys().next().value as string;

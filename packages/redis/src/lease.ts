@@ -1,15 +1,19 @@
 import type { RedisLink } from './link.js';
 
 /**
- * Takes up to `want` tokens from a shared bucket in one atomic step, on Redis's
- * own clock (so processes with skewed clocks agree). The state is in
- * milli-tokens, so integer rates refill without floating drift.
- * KEYS[1] bucket hash; ARGV capacity, tokens per second, want, lease ms.
- * Replies { granted, ms before asking again }: when short, until `want` tokens
- * are back but at most the lease ms, and never before one token is back (a
- * slow bucket is not polled faster than it refills); when the grant emptied
- * the bucket, until one token is back (nobody can get one sooner, so asking
- * would be a wasted round trip).
+ * Takes tokens from one or more shared buckets of the same shape, each in one
+ * atomic step, on Redis's own clock (so processes with skewed clocks agree).
+ * The state is in milli-tokens, so integer rates refill without floating drift.
+ * KEYS bucket hashes; ARGV capacity, tokens per second, lease ms, then the
+ * tokens wanted from each key in KEYS order (a key listed twice is taken
+ * from twice, in order).
+ * Replies { granted, ms before asking again } per key, flat: when short, until
+ * `want` tokens are back but at most the lease ms, and never before one token
+ * is back (a slow bucket is not polled faster than it refills); when the grant
+ * emptied the bucket, until one token is back (nobody can get one sooner, so
+ * asking would be a wasted round trip). A keyed limiter sends the refills of
+ * many keys in one call: the script runs atomically, so each key's decision
+ * is as if it were sent alone.
  * @internal
  */
 export const TAKE_TOKENS = `
@@ -18,31 +22,38 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local max = tonumber(ARGV[1]) * 1000
 local perMs = tonumber(ARGV[2])
-local want = tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'u', 't')
-local units = tonumber(s[1])
-local last = tonumber(s[2])
-if units == nil or last == nil then
-  units = max
-  last = now
+local leaseMs = tonumber(ARGV[3])
+local ttl = math.ceil(max / perMs) + 1000
+local out = {}
+for i = 1, #KEYS do
+  local want = tonumber(ARGV[3 + i])
+  local s = redis.call('HMGET', KEYS[i], 'u', 't')
+  local units = tonumber(s[1])
+  local last = tonumber(s[2])
+  if units == nil or last == nil then
+    units = max
+    last = now
+  end
+  if now > last then
+    units = math.min(max, units + (now - last) * perMs)
+    last = now
+  end
+  local granted = math.min(want, math.floor(units / 1000))
+  if granted < 0 then granted = 0 end
+  units = units - granted * 1000
+  redis.call('HSET', KEYS[i], 'u', string.format('%.3f', units), 't', last)
+  redis.call('PEXPIRE', KEYS[i], ttl)
+  local wait = 0
+  if granted < want then
+    wait = math.min(math.ceil((want * 1000 - units) / perMs), leaseMs)
+    if units < 1000 then wait = math.max(wait, math.ceil((1000 - units) / perMs)) end
+  elseif units < 1000 then
+    wait = math.ceil((1000 - units) / perMs)
+  end
+  out[2 * i - 1] = granted
+  out[2 * i] = wait
 end
-if now > last then
-  units = math.min(max, units + (now - last) * perMs)
-  last = now
-end
-local granted = math.min(want, math.floor(units / 1000))
-if granted < 0 then granted = 0 end
-units = units - granted * 1000
-redis.call('HSET', KEYS[1], 'u', string.format('%.3f', units), 't', last)
-redis.call('PEXPIRE', KEYS[1], math.ceil(max / perMs) + 1000)
-local wait = 0
-if granted < want then
-  wait = math.min(math.ceil((want * 1000 - units) / perMs), tonumber(ARGV[4]))
-  if units < 1000 then wait = math.max(wait, math.ceil((1000 - units) / perMs)) end
-elseif units < 1000 then
-  wait = math.ceil((1000 - units) / perMs)
-end
-return { granted, wait }
+return out
 `;
 
 /**

@@ -167,7 +167,7 @@ export function createRedisTokenBucket(options: RedisTokenBucketOptions): RedisT
   const clock = s.link.clock;
   const sleep = s.link.sleep;
   const lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
-    link.run(take, keys, [s.capacity, s.rate, want, s.leaseMs], undefined, late),
+    link.run(take, keys, [s.capacity, s.rate, s.leaseMs, want], undefined, late),
   );
   const local = fallbackBucket(s);
   // Fill the first lease at once, so the first calls find the shared bucket ready.

@@ -47,6 +47,8 @@ export interface FleetChildConfig {
    * Redis and the test runner, and a stalled child is no Redis outage.
    */
   timeoutMs?: number;
+  /** The facades' `fallback`. Defaults to `'local'`. */
+  fallback?: 'local' | 'open' | 'closed';
   /**
    * Bucket and keyed limiter: which limiter gets the load. `'both'` feeds each
    * call to both; a heavy run measures them apart, so the comparison does not
@@ -97,6 +99,7 @@ const common = {
   name: config.name,
   localShare: config.localShare ?? 1,
   timeoutMs: config.timeoutMs ?? 250,
+  fallback: config.fallback ?? 'local',
 };
 const shape = { capacity: config.capacity ?? 1, refillPerSecond: config.refillPerSecond ?? 1 };
 const budgetShape = {
