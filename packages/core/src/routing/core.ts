@@ -109,6 +109,27 @@ export class RouterCore<R> implements VisitEnv {
     // The outage gate is the panic rule's cadence: off with it.
     this.gate =
       config.panic === undefined ? undefined : outageGateFor(config.providers[0]?.breaker);
+    if (this.gate !== undefined) {
+      for (const p of config.providers) this.watchSignal(p, this.gate);
+    }
+  }
+
+  /**
+   * A health signal (a passing health check, a channel back to READY) half-opens
+   * `p`'s circuit before its open duration is over: the outage gate lets that
+   * provider's probe go at once, ahead of the cadence, since there is evidence
+   * it answers (a lazy half-open after the open duration is no signal).
+   */
+  private watchSignal(p: ProviderRuntime<R>, gate: OutageGate): void {
+    const breaker = p.breaker;
+    if (breaker === undefined) return;
+    breaker.onStateChange((e) => {
+      // A signal is spent once the circuit opens again (its probe failed).
+      if (e.to === 'open' && gate.signalled === p.index) gate.signalled = -1;
+      if (e.to !== 'half-open' || gate.forcing) return;
+      const s = breaker.toJSON();
+      if (e.at < s.openedAt + s.openDurationMs) gate.signalled = p.index;
+    });
   }
 
   /** One probe per interval while every provider is ejected; `undefined` when the panic rule is off. */
@@ -189,6 +210,18 @@ export class RouterCore<R> implements VisitEnv {
   takeOutageProbe(): ProviderRuntime<R> | undefined {
     const gate = this.gate as OutageGate;
     const now = this.clock();
+    const { providers } = this.config;
+    if (gate.signalled >= 0) {
+      // A provider a health signal half-opened is probed now, once, whatever the cadence.
+      const q = providers[gate.signalled] as ProviderRuntime<R>;
+      gate.signalled = -1;
+      const permit = this.panicAdmit(q, SKIP_CIRCUIT_OPEN);
+      if (permit >= NO_PERMIT) {
+        gate.lastProbeAt = now;
+        this.outagePermit = permit;
+        return q;
+      }
+    }
     if (now < gate.nextAt) return undefined;
     // Read only once the cached time has come, not per refused request.
     const { intervalMs, lastOpenedAt } = this.outageSchedule(now);
@@ -198,7 +231,6 @@ export class RouterCore<R> implements VisitEnv {
       gate.nextAt = due;
       return undefined;
     }
-    const { providers } = this.config;
     const n = providers.length;
     for (let i = 0; i < n; i++) {
       const q = providers[(gate.cursor + i) % n] as ProviderRuntime<R>;
@@ -353,7 +385,11 @@ export class RouterCore<R> implements VisitEnv {
     const breaker = p.breaker;
     let permit = NO_PERMIT;
     if (breaker !== undefined) {
+      // The gate is shared by twin routers: neither may take this for a health signal.
+      const gate = this.gate;
+      if (gate !== undefined) gate.forcing = true;
       breaker.halfOpen();
+      if (gate !== undefined) gate.forcing = false;
       permit = breaker.tryAcquire();
       if (permit < 0) return code;
     }

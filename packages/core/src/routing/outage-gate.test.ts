@@ -130,6 +130,21 @@ describe('router: the outage gate (every provider ejected)', () => {
     }
   });
 
+  it('a health signal (the circuit half-opened early) lets that provider probe at once, ahead of the cadence', async () => {
+    const s = setup(IDS, { protection: { circuit: { ...circuit, openDurationMs: 1_000 } } });
+    const log = await outage(s);
+    // Half-way through c's open duration: the gate's first probe is not due yet.
+    await offer(s, 500);
+    const before = log.length;
+    (s.res.c as FakeResource).behave = async () => 'ok:c';
+    // What the grpc-js routing channel does when c's channel is READY again.
+    s.router.circuit('c')?.halfOpen();
+    await s.clock.advanceAsync(1);
+    await expect(run(s.router)).resolves.toBe('ok:c');
+    expect(log.length).toBe(before);
+    expect(s.router.circuit('c')?.state).toBe('closed');
+  });
+
   it('routers over the same circuits (an adapter twin) share one cadence', async () => {
     const clock = createManualClock(1_000_000);
     const res: Record<string, FakeResource> = {};

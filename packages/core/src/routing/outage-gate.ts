@@ -11,6 +11,10 @@ export class OutageGate {
   nextAt = Number.NEGATIVE_INFINITY;
   /** Clock time the last outage probe went out. */
   lastProbeAt = Number.NEGATIVE_INFINITY;
+  /** Set while a router half-opens a circuit itself (a panic or outage probe): that is no health signal. */
+  forcing = false;
+  /** Registration index of a provider a health signal half-opened (its probe goes at once), or -1. */
+  signalled = -1;
   /** Registration index of the provider the next outage probe tries first. */
   cursor = 0;
 }
