@@ -1,8 +1,8 @@
-import { STANDARD_RESILIENCE, systemSleep } from '@breakwater/core';
+import { STANDARD_RESILIENCE } from '@breakwater/core';
 import { describe, expect, it } from 'vitest';
 import { DRIVERS } from '../conformance/drivers.js';
 import type { ConformanceOptions, EntryPoint, Harness } from '../conformance/types.js';
-import { type Upstream, upstreamFor } from './upstream.js';
+import { drive as driveEvery, type Upstream, upstreamFor } from './upstream.js';
 
 // Issue 19, the router's outage gate against real servers: three servers behind one
 // routing entry point (the core router, the grpc-js routing channel, tRPC routingLink),
@@ -24,36 +24,8 @@ const ROUTING: [EntryPoint, ConformanceOptions][] = [
   ['tRPC routingLink', RECOMMENDED],
 ];
 
-interface Outcome {
-  startedAt: number;
-  settledAt: number;
-  ok: boolean;
-}
-
-async function drive(
-  harness: Harness,
-  ms: number,
-  phase: string,
-): Promise<{ outcomes: Outcome[]; lagMs: number }> {
-  const startedAt = performance.now();
-  const pending: Promise<Outcome>[] = [];
-  let lagMs = 0;
-  for (let i = 0; i * TICK_MS < ms; i++) {
-    const due = startedAt + i * TICK_MS;
-    const wait = due - performance.now();
-    if (wait > 0) await systemSleep(wait);
-    const at = performance.now();
-    lagMs = Math.max(lagMs, at - due);
-    pending.push(
-      harness.call(`${phase}-${i}`, {}).then((o) => ({
-        startedAt: at,
-        settledAt: at + o.elapsedMs,
-        ok: o.code === 'OK',
-      })),
-    );
-  }
-  return { outcomes: await Promise.all(pending), lagMs };
-}
+const drive = (harness: Harness, ms: number, phase: string) =>
+  driveEvery(harness, ms, phase, TICK_MS);
 
 describe('the outage gate (real servers, 3 of them, 25 calls/s, the recommended settings)', () => {
   for (const [entry, options] of ROUTING) {

@@ -7,7 +7,10 @@ import {
   type EntryPoint,
   type Harness,
 } from '../conformance/types.js';
-import { type Upstream, upstreamFor } from './upstream.js';
+import { drive as driveEvery, type Upstream, upstreamFor } from './upstream.js';
+
+const drive = (harness: Harness, ms: number, phase: string) =>
+  driveEvery(harness, ms, phase, TICK_MS);
 
 // Issue 19: an outage several open durations long against a real chaos server, in which
 // the circuit refuses calls; then the server answers again. Each entry point runs with
@@ -34,41 +37,6 @@ const OPTIONS: Record<EntryPoint, ConformanceOptions> = {
   'tRPC resilienceLink': {},
   'tRPC routingLink': RECOMMENDED,
 };
-
-interface Outcome {
-  startedAt: number;
-  settledAt: number;
-  ok: boolean;
-}
-
-/**
- * Starts a call every TICK_MS for `ms`, then waits for them all. `lagMs` is the
- * most a tick started late: how far this loaded machine's timers slipped.
- */
-async function drive(
-  harness: Harness,
-  ms: number,
-  phase: string,
-): Promise<{ outcomes: Outcome[]; lagMs: number; startedAt: number }> {
-  const startedAt = performance.now();
-  const pending: Promise<Outcome>[] = [];
-  let lagMs = 0;
-  for (let i = 0; i * TICK_MS < ms; i++) {
-    const due = startedAt + i * TICK_MS;
-    const wait = due - performance.now();
-    if (wait > 0) await systemSleep(wait);
-    const at = performance.now();
-    lagMs = Math.max(lagMs, at - due);
-    pending.push(
-      harness.call(`${phase}-${i}`, {}).then((o) => ({
-        startedAt: at,
-        settledAt: at + o.elapsedMs,
-        ok: o.code === 'OK',
-      })),
-    );
-  }
-  return { outcomes: await Promise.all(pending), lagMs, startedAt };
-}
 
 /** How the outage happens: the server answers every attempt UNAVAILABLE / 503, or it is stopped. */
 type Outage = 'failing' | 'stopped';
