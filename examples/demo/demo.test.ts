@@ -95,6 +95,16 @@ describe('pnpm demo --quick', () => {
   }, 60_000);
 });
 
+/**
+ * Breakwater's attempts per call over the quick run's whole outage phase: measured
+ * 0.28-0.81 on a loaded machine (0.6-0.9 before the router's outage gate). The
+ * calls that open the circuits (with failovers and hedges) dominate its 4 s, and
+ * how long that takes depends on the machine's load: kept at fewer than one.
+ */
+const BREAKWATER_OUTAGE_MAX = 1;
+/** The same over the second half of the outage, every circuit open: measured 0.03-0.2 (design at most 0.25). */
+const BREAKWATER_OPEN_MAX = 0.4;
+
 // The other two scenarios, end to end: each asserts the behaviour it exists to show.
 describe('pnpm demo --scenario', () => {
   async function quickRun(scenario: string, ...extra: string[]) {
@@ -120,20 +130,32 @@ describe('pnpm demo --scenario', () => {
   }
 
   it('--scenario outage: Breakwater sheds load while every replica fails; the usual retries amplify it', async () => {
-    const { report } = await quickRun('outage');
+    const { report, calls, attempts } = await quickRun('outage');
     const byName = new Map(report.clients.map((c) => [c.client, c]));
+    const phase = report.phases.find((p) => p.kind === 'outage');
+    if (!phase) throw new Error('the outage scenario has an outage phase');
+    // The second half of the outage: every circuit has opened by then.
+    const from = report.startedAt + (phase.startMs + phase.endMs) / 2;
+    const to = report.startedAt + phase.endMs;
+    const perCall = new Map<string, number>();
+    for (const a of attempts) perCall.set(a.callId, (perCall.get(a.callId) ?? 0) + (a.count ?? 1));
     for (const protocol of ['grpc', 'trpc']) {
       const usual = byName.get(`${protocol}/usual`)?.outageAttemptsPerCall;
       const breakwater = byName.get(`${protocol}/breakwater`)?.outageAttemptsPerCall;
       // Up to 3 attempts a call; on a starved machine fewer fit in the 1 s
       // deadline, but any retrying client is clearly above 1 (a single try is ≤ 1).
       expect(usual, protocol).toBeGreaterThan(1.2);
-      // Breakwater runs the standard circuit the READMEs recommend: a probe per replica
-      // every 200 ms (5/s each, 15/s over the 3 gRPC replicas) plus the panic rule's
-      // 1 in 10, whatever the offered rate. At the quick run's 20 calls/s that is
-      // ~0.6–0.9 attempts per call (0.3–0.5 over the full demo's longer outage):
-      // fewer than one try per call, calls refused without being sent.
-      expect(breakwater, protocol).toBeLessThan(1);
+      // Breakwater runs the standard circuit the READMEs recommend. The whole phase
+      // includes the calls (with failovers and hedges) that open the circuits.
+      expect(breakwater, protocol).toBeLessThan(BREAKWATER_OUTAGE_MAX);
+      // Once every circuit is open the router sends one probe per 200 ms across all
+      // the replicas (5/s whatever their number or the offered rate): 0.25 per call
+      // at the quick run's 20 calls/s, measured 0.03-0.2.
+      const late = calls.filter(
+        (c) => c.client === `${protocol}/breakwater` && c.startedAt >= from && c.startedAt < to,
+      );
+      const lateLoad = late.reduce((n, c) => n + (perCall.get(c.callId) ?? 0), 0) / late.length;
+      expect(lateLoad, protocol).toBeLessThanOrEqual(BREAKWATER_OPEN_MAX);
     }
   }, 120_000);
 

@@ -124,6 +124,9 @@ function grpcClients(targets: Targets): Array<{ id: string; client: EchoClient }
   if (targets.secondary !== undefined) {
     out.push({ id: 'secondary', client: createEchoClient(targets.secondary, FAST_RECONNECT) });
   }
+  if (targets.tertiary !== undefined) {
+    out.push({ id: 'tertiary', client: createEchoClient(targets.tertiary, FAST_RECONNECT) });
+  }
   return out;
 }
 
@@ -242,6 +245,9 @@ const routingChannelDriver: Driver = {
     if (targets.secondary !== undefined) {
       list.push({ id: 'secondary', address: targets.secondary, options: FAST_RECONNECT });
     }
+    if (targets.tertiary !== undefined) {
+      list.push({ id: 'tertiary', address: targets.tertiary, options: FAST_RECONNECT });
+    }
     const channel = createRoutingChannel({
       ...routingChannelOptions(options),
       targets: list,
@@ -340,6 +346,9 @@ const routingLinkDriver: Driver = {
     const endpoints = [{ id: 'primary', link: trpcTerminal(targets.primary) }];
     if (targets.secondary !== undefined) {
       endpoints.push({ id: 'secondary', link: trpcTerminal(targets.secondary) });
+    }
+    if (targets.tertiary !== undefined) {
+      endpoints.push({ id: 'tertiary', link: trpcTerminal(targets.tertiary) });
     }
     const link = routingLink<ChaosTrpcRouter>({
       ...rest,

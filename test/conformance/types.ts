@@ -166,6 +166,8 @@ export interface Harness {
 export interface Targets {
   primary: string;
   secondary?: string | undefined;
+  /** A third server, for routing entry points only (the outage gate's tests). */
+  tertiary?: string | undefined;
 }
 
 /** Turns the scenario's options into an entry point's configuration. */

@@ -1,6 +1,4 @@
-import { createChaosTrpcServer, startGrpcChaosServer } from '@breakwater/chaos';
 import { STANDARD_RESILIENCE, systemSleep } from '@breakwater/core';
-import { status as Status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { DRIVERS } from '../conformance/drivers.js';
 import {
@@ -9,6 +7,10 @@ import {
   type EntryPoint,
   type Harness,
 } from '../conformance/types.js';
+import { drive as driveEvery, type Upstream, upstreamFor } from './upstream.js';
+
+const drive = (harness: Harness, ms: number, phase: string) =>
+  driveEvery(harness, ms, phase, TICK_MS);
 
 // Issue 19: an outage several open durations long against a real chaos server, in which
 // the circuit refuses calls; then the server answers again. Each entry point runs with
@@ -35,76 +37,6 @@ const OPTIONS: Record<EntryPoint, ConformanceOptions> = {
   'tRPC resilienceLink': {},
   'tRPC routingLink': RECOMMENDED,
 };
-
-/** A chaos server that can be switched to fail every attempt, counting what it sees. */
-interface Upstream {
-  readonly address: string;
-  fail(on: boolean): void;
-  /** Stops listening (connections refused) or listens again on the same port. */
-  down(on: boolean): Promise<void>;
-  attempts(): number;
-  /** Attempts of one call (by its `x-call-id`). */
-  attemptsOf(callId: string): number;
-  close(): Promise<void>;
-}
-
-async function upstreamFor(entry: EntryPoint): Promise<Upstream> {
-  if (DRIVERS[entry].transport === 'grpc') {
-    const server = await startGrpcChaosServer();
-    return {
-      address: server.address,
-      fail: (on) => server.setFaults(on ? [{ status: Status.UNAVAILABLE }] : []),
-      down: (on) => (on ? server.stop() : server.restart()),
-      attempts: () => server.total(),
-      attemptsOf: (callId) => server.attempts(callId),
-      close: () => server.close(),
-    };
-  }
-  const server = await createChaosTrpcServer();
-  return {
-    address: server.url,
-    fail: (on) => server.setFaults(on ? { errorRate: 1 } : {}),
-    down: (on) => (on ? server.stop() : server.start()),
-    attempts: () => server.stats().requests,
-    attemptsOf: (callId) => server.stats().attempts[callId] ?? 0,
-    close: () => server.close(),
-  };
-}
-
-interface Outcome {
-  startedAt: number;
-  settledAt: number;
-  ok: boolean;
-}
-
-/**
- * Starts a call every TICK_MS for `ms`, then waits for them all. `lagMs` is the
- * most a tick started late: how far this loaded machine's timers slipped.
- */
-async function drive(
-  harness: Harness,
-  ms: number,
-  phase: string,
-): Promise<{ outcomes: Outcome[]; lagMs: number; startedAt: number }> {
-  const startedAt = performance.now();
-  const pending: Promise<Outcome>[] = [];
-  let lagMs = 0;
-  for (let i = 0; i * TICK_MS < ms; i++) {
-    const due = startedAt + i * TICK_MS;
-    const wait = due - performance.now();
-    if (wait > 0) await systemSleep(wait);
-    const at = performance.now();
-    lagMs = Math.max(lagMs, at - due);
-    pending.push(
-      harness.call(`${phase}-${i}`, {}).then((o) => ({
-        startedAt: at,
-        settledAt: at + o.elapsedMs,
-        ok: o.code === 'OK',
-      })),
-    );
-  }
-  return { outcomes: await Promise.all(pending), lagMs, startedAt };
-}
 
 /** How the outage happens: the server answers every attempt UNAVAILABLE / 503, or it is stopped. */
 type Outage = 'failing' | 'stopped';

@@ -149,7 +149,7 @@ export interface RoutingChannelOptions {
   circuit?: CircuitBreakerOptions | false;
   /** Background probes and the registry of outcomes. Defaults to no probes and a registry that only records. */
   health?: RoutingHealthOptions;
-  /** The core router's panic rule: when every target (or `threshold` of them) is ejected, a `ratio` of the calls go to one anyway as its recovery call. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
+  /** The core router's panic rule: when every target is ejected, one call per probe interval goes to the targets in turn as their recovery call (the outage gate); when `threshold` (< 1) of them are, a `ratio` of the calls go to one anyway. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
   panic?: RoutePanic | false;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;

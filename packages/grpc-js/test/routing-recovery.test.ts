@@ -34,22 +34,35 @@ describe('routing channel: a target back to READY half-opens its circuit at once
   });
 });
 
-describe('routing channel: the panic rule', () => {
-  for (const [name, panic, sent] of [
-    ['on by default: one call in ten goes to the ejected target', undefined, 3],
-    ['panic: false refuses every call while the target is ejected', false, 1],
-  ] as const) {
-    it(name, async () => {
-      const { servers, client } = await routingSetup([{}], {
-        idempotent,
-        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
-        ...(panic === undefined ? {} : { panic }),
-      });
-      const [server] = servers;
-      server?.setFaults([{ status: Status.UNAVAILABLE }]);
-      for (let i = 0; i < 21; i++) expect((await echoUnary(client, {})).ok).toBe(false);
-      // The call that ejected it, then the 10th and 20th of the 20 it would refuse, as recovery calls.
-      expect(server?.total()).toBe(sent);
+describe("routing channel: the panic rule (the core router's outage gate)", () => {
+  /** Three targets all answering UNAVAILABLE; calls every 20 ms for 1 s: attempts the servers saw, and the wall time. */
+  async function outage(panic: false | undefined): Promise<{ sent: number; ms: number }> {
+    const { servers, client } = await routingSetup([{}, {}, {}], {
+      idempotent,
+      circuit: { failureThreshold: 1, openDurationMs: 200 },
+      ...(panic === undefined ? {} : { panic }),
     });
+    for (const s of servers) s.setFaults([{ status: Status.UNAVAILABLE }]);
+    // Fails over through all three: every circuit opens.
+    expect((await echoUnary(client, {})).ok).toBe(false);
+    const before = servers.reduce((n, s) => n + s.total(), 0);
+    const start = performance.now();
+    for (let i = 0; i < 50; i++) {
+      await systemSleep(20);
+      expect((await echoUnary(client, {})).ok).toBe(false);
+    }
+    return {
+      sent: servers.reduce((n, s) => n + s.total(), 0) - before,
+      ms: performance.now() - start,
+    };
   }
+
+  it('on by default: one recovery call per open duration across all the targets, not one per target', async () => {
+    const on = await outage(undefined);
+    expect(on.sent).toBeGreaterThanOrEqual(1);
+    expect(on.sent).toBeLessThanOrEqual(Math.floor(on.ms / 200) + 1);
+    // panic: false leaves each target's circuit to probe on its own (and fail over).
+    const off = await outage(false);
+    expect(off.sent).toBeGreaterThan(Math.floor(off.ms / 200) + 1);
+  });
 });

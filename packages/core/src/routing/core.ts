@@ -18,6 +18,7 @@ import { EventEmitter } from '../internal/events.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { ROUTER_TARGET, type RouterConfig } from './options.js';
+import { type OutageGate, outageGateFor } from './outage-gate.js';
 import { routeParallel } from './parallel.js';
 import type {
   RouteExecuteOptions,
@@ -96,6 +97,8 @@ const NO_PERMIT = -1;
 /** `admit()` results below this are skips. */
 const SKIP_CIRCUIT_OPEN = -2;
 const SKIP_PROBE_BUSY = -3;
+/** The provider would take a recovery probe, but every provider is ejected: the outage gate decides. */
+const SKIP_OUTAGE = -4;
 
 /** The router's shared state and event emitters, used by the sequential and parallel traversals. @internal */
 export class RouterCore<R> implements VisitEnv {
@@ -118,7 +121,36 @@ export class RouterCore<R> implements VisitEnv {
     this.random = config.random;
     this.budget = config.budget;
     this.health = config.health;
+    // The outage gate is the panic rule's cadence: off with it.
+    this.gate =
+      config.panic === undefined ? undefined : outageGateFor(config.providers[0]?.breaker);
+    if (this.gate !== undefined) {
+      for (const p of config.providers) this.watchSignal(p, this.gate);
+    }
   }
+
+  /**
+   * A health signal (a passing health check, a channel back to READY) half-opens
+   * `p`'s circuit before its open duration is over: the outage gate lets that
+   * provider's probe go at once, ahead of the cadence, since there is evidence
+   * it answers (a lazy half-open after the open duration is no signal).
+   */
+  private watchSignal(p: ProviderRuntime<R>, gate: OutageGate): void {
+    const breaker = p.breaker;
+    if (breaker === undefined) return;
+    breaker.onStateChange((e) => {
+      // A signal is spent once the circuit opens again (its probe failed).
+      if (e.to === 'open' && gate.signalled === p.index) gate.signalled = -1;
+      if (e.to !== 'half-open' || gate.forcing) return;
+      const s = breaker.toJSON();
+      if (e.at < s.openedAt + s.openDurationMs) gate.signalled = p.index;
+    });
+  }
+
+  /** One probe per interval while every provider is ejected; `undefined` when the panic rule is off. */
+  private readonly gate: OutageGate | undefined;
+  /** The permit of the provider the last `takeOutageProbe()` admitted. */
+  private outagePermit = NO_PERMIT;
 
   /** Whether the last `admit()` claimed the health registry's single recovery probe. */
   claimedHealthProbe = false;
@@ -147,9 +179,184 @@ export class RouterCore<R> implements VisitEnv {
       permit = breaker.tryAcquire();
       if (permit < 0) return breaker.state === 'half-open' ? SKIP_PROBE_BUSY : SKIP_CIRCUIT_OPEN;
     }
+    // With every provider ejected, recovery probes go out at the outage gate's cadence, not
+    // each circuit's own: n circuits probing on their own would send n probes per interval.
+    if ((healthProbe || isProbePermit(permit)) && this.inOutage()) {
+      if (permit >= 0) breaker?.release(permit, 'neutral');
+      return SKIP_OUTAGE;
+    }
     if (healthProbe) p.healthProbing = true;
     this.claimedHealthProbe = healthProbe;
     return permit;
+  }
+
+  /**
+   * True when the outage gate applies: the panic rule is on and every
+   * provider is ejected. A half-open circuit counts as ejected (its provider
+   * has not answered yet: a probe has to find out), as does a provider the
+   * consulted health registry reports anything but closed. A provider with
+   * neither is never ejected.
+   */
+  inOutage(): boolean {
+    if (this.gate === undefined) return false;
+    const { providers, consultHealth } = this.config;
+    for (let i = 0; i < providers.length; i++) {
+      const q = providers[i] as ProviderRuntime<R>;
+      const state = q.breaker?.state;
+      if (
+        !(state !== undefined && state !== 'closed') &&
+        !(consultHealth && this.health.circuitState(q.id) !== 'closed')
+      ) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The outage gate (every provider ejected): once the probe interval has
+   * passed since the last outage probe, admits the next provider in rotation
+   * (registration order) that can take a probe — its circuit half-opens at
+   * once, as for a panic visit — and returns it (its permit in
+   * `outagePermit`); else `undefined`, and the request is refused. This one
+   * probe per interval replaces both the circuits' own probes and the panic
+   * rule's ratio while the outage lasts.
+   */
+  takeOutageProbe(): ProviderRuntime<R> | undefined {
+    const gate = this.gate as OutageGate;
+    const now = this.clock();
+    const { providers } = this.config;
+    if (gate.signalled >= 0) {
+      // A provider a health signal half-opened is probed now, once, whatever the cadence.
+      const q = providers[gate.signalled] as ProviderRuntime<R>;
+      gate.signalled = -1;
+      const permit = this.panicAdmit(q, SKIP_CIRCUIT_OPEN);
+      if (permit >= NO_PERMIT) {
+        gate.lastProbeAt = now;
+        this.outagePermit = permit;
+        return q;
+      }
+    }
+    if (now < gate.nextAt) return undefined;
+    // Read only once the cached time has come, not per refused request.
+    const { intervalMs, lastOpenedAt } = this.outageSchedule(now);
+    // The first probe waits an interval after the last ejection, as that circuit alone would.
+    const due = Math.max(gate.lastProbeAt, lastOpenedAt) + intervalMs;
+    if (now < due) {
+      gate.nextAt = due;
+      return undefined;
+    }
+    const n = providers.length;
+    for (let i = 0; i < n; i++) {
+      const q = providers[(gate.cursor + i) % n] as ProviderRuntime<R>;
+      const permit = this.panicAdmit(q, SKIP_CIRCUIT_OPEN);
+      if (permit >= NO_PERMIT) {
+        gate.cursor = (q.index + 1) % n;
+        gate.lastProbeAt = now;
+        gate.nextAt = now + intervalMs;
+        this.outagePermit = permit;
+        return q;
+      }
+    }
+    return undefined;
+  }
+
+  /** The outage probe's permit (read right after `takeOutageProbe()` returned a provider). */
+  get outageProbePermit(): number {
+    return this.outagePermit;
+  }
+
+  /**
+   * The outage gate's interval — the shortest open duration in force among
+   * the providers' circuits (and the consulted registry's), so the outage is
+   * probed as often as one circuit alone would probe it, never more — and
+   * the clock time the last of them opened.
+   */
+  private outageSchedule(now: number): { intervalMs: number; lastOpenedAt: number } {
+    let intervalMs = Number.POSITIVE_INFINITY;
+    let lastOpenedAt = Number.NEGATIVE_INFINITY;
+    const { providers, consultHealth } = this.config;
+    const registryMs = consultHealth ? this.health.openDurationMs : undefined;
+    for (let i = 0; i < providers.length; i++) {
+      const q = providers[i] as ProviderRuntime<R>;
+      const b = q.breaker;
+      if (b !== undefined) {
+        const s = b.toJSON();
+        intervalMs = Math.min(intervalMs, s.openDurationMs);
+        if (!s.isolated && s.openedAt > lastOpenedAt) lastOpenedAt = s.openedAt;
+      }
+      if (typeof registryMs === 'number' && this.health.circuitState(q.id) === 'open') {
+        intervalMs = Math.min(intervalMs, registryMs);
+        lastOpenedAt = Math.max(lastOpenedAt, now + this.health.retryAfterMs(q.id) - registryMs);
+      }
+    }
+    return { intervalMs: intervalMs === Number.POSITIVE_INFINITY ? 0 : intervalMs, lastOpenedAt };
+  }
+
+  /** Records a skip of every provider in `order` from position `from` on but `except`; returns the visit list. */
+  skipRest(
+    order: readonly number[],
+    from: number,
+    except: ProviderRuntime<R> | undefined,
+    visits: RoutingVisit[] | undefined,
+    rt: RouteTelemetry | undefined,
+  ): RoutingVisit[] | undefined {
+    const { providers } = this.config;
+    for (let k = from; k < order.length; k++) {
+      const q = providers[order[k] as number] as ProviderRuntime<R>;
+      if (q === except) continue;
+      visits = this.skip(q, SKIP_CIRCUIT_OPEN, visits);
+      rt?.tel.refused('circuit-open');
+    }
+    return visits;
+  }
+
+  /**
+   * A request that found every provider ejected at its first skip (position
+   * `from` of `order`): the outage gate's probe when it is its turn and the
+   * request has visited no provider yet — one attempt, and no failover after
+   * it (another ejected provider would be just another probe) — else refused.
+   */
+  private async routeOutage<T>(
+    fn: RouteOperation<R, T>,
+    signal: AbortSignal,
+    policy: ErrorPolicy | undefined,
+    deadlineAt: number,
+    order: readonly number[],
+    from: number,
+    visits: RoutingVisit[] | undefined,
+    generation: number,
+    rt: RouteTelemetry | undefined,
+  ): Promise<T> {
+    const p = visits === undefined ? this.takeOutageProbe() : undefined;
+    visits = this.skipRest(order, from, p, visits, rt);
+    if (p === undefined) throw new RoutingError(visits ?? []);
+    const healthProbe = this.claimedHealthProbe;
+    const visit = rt === undefined ? 0 : rt.visit();
+    if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
+    try {
+      const value = await runVisit(
+        p,
+        this.outagePermit,
+        true,
+        fn,
+        signal,
+        policy,
+        this,
+        deadlineAt,
+      );
+      rt?.tel.attemptEnd(visit, 'success', undefined);
+      this.won(p, generation, true);
+      return value;
+    } catch (error) {
+      if (!(error instanceof VisitFailure)) throw error;
+      visits = this.fail(p, error, visits);
+      rt?.failed(visit, error, p.id, 1);
+      if (error.verdict.failover === false) throw error.error;
+      throw new RoutingError(visits);
+    } finally {
+      if (healthProbe) p.healthProbing = false;
+    }
   }
 
   /** Panic credit: grows by `panic.ratio` per refused request in panic; a whole one buys a panic visit. */
@@ -193,7 +400,11 @@ export class RouterCore<R> implements VisitEnv {
     const breaker = p.breaker;
     let permit = NO_PERMIT;
     if (breaker !== undefined) {
+      // The gate is shared by twin routers: neither may take this for a health signal.
+      const gate = this.gate;
+      if (gate !== undefined) gate.forcing = true;
       breaker.halfOpen();
+      if (gate !== undefined) gate.forcing = false;
       permit = breaker.tryAcquire();
       if (permit < 0) return code;
     }
@@ -263,7 +474,22 @@ export class RouterCore<R> implements VisitEnv {
       const p = providers[order[k] as number] as ProviderRuntime<R>;
       let permit = this.admit(p);
       if (permit < NO_PERMIT) {
-        if (panic === 0) panic = this.drawPanic() ? 1 : -1;
+        if (panic === 0) {
+          if (this.inOutage()) {
+            return this.routeOutage(
+              fn,
+              signal,
+              policy,
+              deadlineAt,
+              order,
+              k,
+              visits,
+              generation,
+              rt,
+            );
+          }
+          panic = this.drawPanic() ? 1 : -1;
+        }
         if (panic === 1) permit = this.panicAdmit(p, permit);
         if (permit < NO_PERMIT) {
           visits = this.skip(p, permit, visits);

@@ -79,8 +79,19 @@ export function routeParallel<R, T>(
     /** Starts the next admissible provider; false when none is left. */
     const launch = (asHedge: boolean): boolean => {
       while (next < order.length) {
-        const p = providers[order[next++] as number] as ProviderRuntime<R>;
+        let p = providers[order[next++] as number] as ProviderRuntime<R>;
         let permit = core.admit(p);
+        if (permit < -1 && panic === 0 && core.inOutage()) {
+          // Every provider is ejected: the outage gate's probe, if it is this request's turn and
+          // nothing was visited yet; no failover or hedge after it (that would be another probe).
+          panic = -1;
+          const probe = launched === 0 && visits === undefined ? core.takeOutageProbe() : undefined;
+          visits = core.skipRest(order, next - 1, probe, visits, rt);
+          next = order.length;
+          if (probe === undefined) return false;
+          p = probe;
+          permit = core.outageProbePermit;
+        }
         if (permit < -1) {
           if (panic === 0) panic = core.drawPanic() ? 1 : -1;
           if (panic === 1) permit = core.panicAdmit(p, permit);

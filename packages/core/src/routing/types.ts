@@ -241,15 +241,22 @@ export interface RouterOptions<R> {
   /** Start another provider when the current one is slow. Defaults to no hedging. */
   hedge?: RouteHedge | false;
   /**
-   * The panic rule (Envoy's panic threshold, bounded): while at least
-   * `threshold` of the providers are ejected (circuit not closed, or open in
-   * the consulted health registry), a `ratio` of the requests that would be
-   * refused go to an ejected provider anyway, as its recovery probe (its
-   * circuit half-opens at once; one attempt; a success closes it). So circuits
-   * that all opened on harmless failures never refuse everything for a whole
-   * open duration, while a real outage still costs at most `ratio` attempts
-   * per request on top of the probes. `false` turns it off. Defaults to
-   * `{ threshold: 1, ratio: 0.1 }`.
+   * The panic rule (Envoy's panic threshold, bounded). While every provider
+   * is ejected (circuit not closed — half-open included, until its probe
+   * answers — or not closed in the consulted health registry), the router
+   * sends one recovery probe per probe interval (the shortest open duration
+   * in force) across all providers, rotating between them, the first one
+   * interval after the last circuit opened; the probed provider's circuit
+   * half-opens at once, the probe gets one attempt and no failover, and a
+   * success closes the circuit so traffic flows to it at once. Those probes
+   * replace the circuits' own probes while everything is ejected, so a full
+   * outage costs the upstream one attempt per interval however many
+   * providers and requests there are; a health signal that half-opens a
+   * circuit early (a passing health check, a channel back to READY) lets that
+   * provider's probe go at once. While at least `threshold` (but not all) of
+   * the providers are ejected, a `ratio` of the requests that would skip an
+   * ejected provider visit it anyway as its probe. `false` turns both off
+   * (each circuit then probes on its own). Defaults to `{ threshold: 1, ratio: 0.1 }`.
    */
   panic?: RoutePanic | false;
   /**
