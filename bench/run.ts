@@ -2,7 +2,9 @@
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
 // prints the suite names. The issue-19 suites take `--outages 2,30` (outage lengths, s),
 // `--outage-mode unavailable|stopped`, `--rate <calls/s per client>`, `--repeat <runs>`,
-// `--group <clients at a time>` (outage-recovery) and `--duration <s per stack>` (soak).
+// `--group <clients at a time>` (outage-recovery), `--duration <s per stack>`, `--stacks
+// <substring,...>` (only the stacks whose name contains one) and `--parallel <N>` (the stacks
+// split across N child processes run at once) (soak).
 // Writes bench/results/summary.json (the tables, targets and notes: small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
 // regenerates the generated section of BENCHMARKS.md (results of suites not run this time
 // are kept from the last run's summary).
@@ -76,6 +78,8 @@ const SETTING_FLAGS = [
   ['--repeat', 'BENCH_REPEAT'],
   ['--group', 'BENCH_GROUP'],
   ['--duration', 'BENCH_SOAK_SECONDS'],
+  ['--stacks', 'BENCH_SOAK_STACKS'],
+  ['--parallel', 'BENCH_SOAK_PARALLEL'],
 ] as const;
 
 function parseArgs(argv: string[]): Args {

@@ -157,6 +157,8 @@ export interface RecoveryServers {
   counts(): Promise<Map<string, number>>;
   /** Arrival times (epoch ms) of every attempt per client (the call id up to its last `-`); empty unless spawned with `arrivals`. */
   arrivals(): Promise<Record<string, number[]>>;
+  /** The child's event-loop stalls of 50 ms or more so far: when each ended (epoch ms) and how long it was. */
+  stalls(): Promise<{ at: number; ms: number }[]>;
   close(): Promise<void>;
 }
 
@@ -176,6 +178,7 @@ export async function spawnRecoveryServers(arrivals: boolean): Promise<RecoveryS
     counts: async () =>
       new Map(Object.entries((await child.command('counts')) as Record<string, number>)),
     arrivals: async () => (await child.command('arrivals')) as Record<string, number[]>,
+    stalls: async () => (await child.command('stalls')) as { at: number; ms: number }[],
     close: child.close,
   };
 }

@@ -5,7 +5,8 @@
 // line-delimited JSON commands on stdin: {"op":"setFault","fault":{…}} (both servers),
 // {"op":"stop"} / {"op":"start"} (both stop listening / listen again on the same ports) — each
 // answered with when it took effect (epoch ms) —
-// {"op":"counts"} (attempts per call id) and {"op":"arrivals"} (arrival times per client).
+// {"op":"counts"} (attempts per call id), {"op":"arrivals"} (arrival times per client) and
+// {"op":"stalls"} (this process's event-loop stalls: when and how long, epoch ms).
 import {
   type ChaosFault,
   createChaosTrpcServer,
@@ -43,9 +44,24 @@ function drain(): void {
 }
 const drainer = setInterval(drain, 100);
 
+// The soak asks whether a streak of failures came from this process stalling (GC, the loaded
+// machine): a 10 ms ticker notes every tick more than STALL_MS late, with when it ended.
+const TICK_MS = 10;
+const STALL_MS = 50;
+const stalls: { at: number; ms: number }[] = [];
+let lastTick = performance.now();
+const ticker = setInterval(() => {
+  const now = performance.now();
+  const late = now - lastTick - TICK_MS;
+  lastTick = now;
+  if (late >= STALL_MS && stalls.length < 100_000) {
+    stalls.push({ at: performance.timeOrigin + now, ms: Math.round(late) });
+  }
+}, TICK_MS);
+
 interface Command {
   id: number;
-  op: 'setFault' | 'stop' | 'start' | 'counts' | 'arrivals';
+  op: 'setFault' | 'stop' | 'start' | 'counts' | 'arrivals' | 'stalls';
   fault?: ChaosFault;
 }
 
@@ -68,10 +84,13 @@ async function handle(command: Command): Promise<unknown> {
     case 'arrivals':
       drain();
       return Object.fromEntries(arrivals);
+    case 'stalls':
+      return stalls;
   }
 }
 
 serveCommands({ grpcPort: grpc.port, trpcPort: trpc.port }, handle, () => {
   clearInterval(drainer);
+  clearInterval(ticker);
   void Promise.all([grpc.close(), trpc.close()]).then(() => process.exit(0));
 });

@@ -34,6 +34,51 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(breaker.state).toBe('open');
   });
 
+  it('does not open when a starved process takes hundreds of ms to work through the burst after a stall (soak, r5)', () => {
+    // Recorded in the soak: the calls in flight were sent at 0–40 ms, one failed at 40 ms,
+    // the loop stalled 1 s, and the client then took 5 ms per expired deadline: 64 failures
+    // from 1 100 ms to 1 415 ms, the clock moving on between them, with no answer read.
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    clock.advance(40);
+    breaker.onFailure(40);
+    clock.advance(1_060);
+    for (let i = 0; i < 64; i++) {
+      breaker.onFailure(clock.now - (i % 40));
+      clock.advance(5);
+    }
+    // Every one of them was sent before the streak's first moment: nothing new after that.
+    expect(breaker.state).toBe('closed');
+    breaker.onSuccess(2);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('with durations, still opens when calls sent since the last moment keep failing', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    // An outage one call at a time: each call sent after the previous failure, failing in 20 ms.
+    for (let i = 0; i < 6; i++) {
+      clock.advance(100);
+      breaker.onFailure(20);
+    }
+    expect(breaker.state).toBe('open');
+    // 64 at a time, each failing after 80 ms and sent again at once: the calls that fail
+    // ≥ 100 ms after a moment were sent after it, so the moments keep coming.
+    const concurrent = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    const sentAt = Array.from({ length: 64 }, (_, i) => clock.now + i);
+    let failures = 0;
+    while (concurrent.state === 'closed' && failures < 10_000) {
+      clock.advance(1);
+      for (let i = 0; i < sentAt.length; i++) {
+        if (clock.now - (sentAt[i] as number) < 80) continue;
+        concurrent.onFailure(clock.now - (sentAt[i] as number));
+        sentAt[i] = clock.now;
+        failures++;
+      }
+    }
+    expect(concurrent.state).toBe('open');
+  });
+
   it('opens once the streak has both the count and the span', () => {
     const clock = createManualClock(0);
     const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
@@ -64,14 +109,20 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(() => createCircuitBreaker({ failureSpanMs: -1 })).toThrow(/failureSpanMs must be >= 0/);
   });
 
-  it('opens exactly when threshold failures in a row span failureSpanMs at threshold distinct moments (property)', () => {
+  it('opens exactly when threshold failures in a row span failureSpanMs at threshold distinct moments, each of a call sent since the previous one when its duration is known (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 0, max: 400 }),
-        fc.array(fc.record({ ok: fc.boolean(), gap: fc.integer({ min: 0, max: 200 }) }), {
-          maxLength: 60,
-        }),
+        fc.array(
+          fc.record({
+            ok: fc.boolean(),
+            gap: fc.integer({ min: 0, max: 200 }),
+            // How long the call took (undefined: not reported).
+            took: fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
+          }),
+          { maxLength: 60 },
+        ),
         (threshold, span, outcomes) => {
           const clock = createManualClock(0);
           const breaker = createCircuitBreaker({
@@ -86,19 +137,21 @@ describe('failureSpanMs: a streak must last, not only count', () => {
           let moments = 0;
           let momentAt = 0;
           let shouldOpen = false;
-          for (const { ok, gap } of outcomes) {
+          for (const { ok, gap, took } of outcomes) {
             clock.advance(gap);
             if (ok) {
               streak = 0;
-              breaker.onSuccess();
+              breaker.onSuccess(took);
             } else {
-              if (streak === 0 || clock.now - momentAt >= span / threshold) {
+              // ...and, when its duration is known, sent at or after that one (no span: a count alone).
+              const sentSince = span === 0 || took === undefined || clock.now - took >= momentAt;
+              if (streak === 0 || (clock.now - momentAt >= span / threshold && sentSince)) {
                 moments = streak === 0 ? 1 : moments + 1;
                 momentAt = clock.now;
               }
               if (streak === 0) startedAt = clock.now;
               streak++;
-              breaker.onFailure();
+              breaker.onFailure(took);
               if (streak >= threshold && moments >= threshold && clock.now - startedAt >= span) {
                 shouldOpen = true;
               }

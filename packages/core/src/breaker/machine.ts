@@ -194,7 +194,13 @@ export function settle(
         m.streakStartedAt = now;
         m.streakMoments = 1;
         m.streakMomentAt = now;
-      } else if (now - m.streakMomentAt >= c.failureSpanMs / c.failureThreshold) {
+      } else if (
+        now - m.streakMomentAt >= c.failureSpanMs / c.failureThreshold &&
+        // A call sent before the latest moment tells nothing new: after a stall, a starved
+        // process may take hundreds of ms to work through the burst of deadlines of the calls
+        // in flight, and the clock moves on meanwhile. An outage fails calls sent since.
+        (durationMs === undefined || now - durationMs >= m.streakMomentAt)
+      ) {
         m.streakMoments += 1;
         m.streakMomentAt = now;
       }

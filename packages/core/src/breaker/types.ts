@@ -71,7 +71,10 @@ export interface CircuitBreakerConfig {
    * for longer than this. With a span, the failures must also fall at
    * `failureThreshold` distinct moments, each at least `failureSpanMs /
    * failureThreshold` ms after the previous one counted, so one failure before
-   * an event-loop stall and the burst right after it do not span the stall.
+   * an event-loop stall and the burst right after it do not span the stall;
+   * and when the failure's duration is known (`release`'s `durationMs`), a
+   * moment counts only for a call sent at or after the previous moment, so a
+   * burst a starved process takes hundreds of ms to work through stays one.
    * Defaults to 0 (a count alone opens it).
    */
   failureSpanMs: number;

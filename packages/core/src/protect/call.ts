@@ -676,7 +676,11 @@ export class Call<T> extends WheelEntry {
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {
-      (shared.breaker as CircuitBreaker).release(this.permit, outcome);
+      // A failure's duration (known when timed, read on failures only) tells the circuit a call
+      // sent before its latest failure from one sent since: a burst after a stall is not an outage.
+      const ms =
+        outcome === 'failure' && shared.timed ? shared.wheel.time() - this.startedAt : undefined;
+      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms);
       this.permit = -1;
     }
     this.callerSignal?.removeEventListener('abort', this);

@@ -268,6 +268,27 @@ describe('protect: circuit', () => {
       await expect(run(ok)).resolves.toBe('up');
     });
 
+    it('stays closed when a starved process takes 5 ms per failure of the calls it had in flight: they were all sent before the streak began', async () => {
+      const clock = createManualClock();
+      const run = standard(clock);
+      await run(ok);
+      const answers = Array.from({ length: 64 }, () => gate<string>());
+      const calls = answers.map((g) => run(() => g.promise).catch((e: unknown) => e));
+      await run(fail).catch(() => {});
+      // A 600 ms stall, then the in-flight calls fail one by one (a dropped connection worked
+      // through slowly): 64 failures over 320 ms, the clock moving on between them, all before
+      // the calls' 1 s deadline.
+      clock.advance(600);
+      for (const g of answers) {
+        g.reject(new Error('connection reset'));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        clock.advance(5);
+      }
+      await Promise.all(calls);
+      expect(run.circuit?.state).toBe('closed');
+      await expect(run(ok)).resolves.toBe('up');
+    });
+
     it('still opens when every call fails: after 500 ms one at a time, at once 64 at a time', async () => {
       const openedAt: number[] = [];
       for (const concurrency of [1, 64]) {

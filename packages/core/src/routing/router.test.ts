@@ -266,6 +266,29 @@ describe('createRouter: circuits and skips', () => {
     expect(router.circuit('a')?.state).toBe('open');
   });
 
+  it('with a failure span, keeps a provider closed when its in-flight calls fail one by one after a stall (all sent before the streak began)', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit: { failureThreshold: 5, failureSpanMs: 500, openDurationMs: 200 } },
+    });
+    const resets: ((e: Error) => void)[] = [];
+    res.a!.behave = () => new Promise<string>((_, reject) => resets.push(reject));
+    const calls = Array.from({ length: 64 }, () => run(router));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(resets).toHaveLength(64);
+    failing(res.a!);
+    await expect(run(router)).resolves.toBe('ok:b');
+    // A 600 ms stall, then a starved process works through the in-flight calls' failures
+    // (a dropped connection) at 5 ms each: 64 failures over 320 ms.
+    clock.advance(600);
+    for (const reset of resets) {
+      reset(new Error('connection reset'));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      clock.advance(5);
+    }
+    await Promise.all(calls);
+    expect(router.circuit('a')?.state).toBe('closed');
+  });
+
   it('records latency and outcomes into its health registry', async () => {
     const { router, res, clock } = setup(['a', 'b']);
     res.a!.behave = async () => {

@@ -97,7 +97,7 @@ export function visitFailed(
   // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
   const counted =
     verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
-  if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral');
+  if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
   return new VisitFailure(error, verdict, counted, durationMs);
 }
