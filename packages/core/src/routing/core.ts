@@ -345,7 +345,7 @@ export class RouterCore<R> implements VisitEnv {
         this,
         deadlineAt,
       );
-      rt?.tel.attemptEnd(visit, 'success', undefined);
+      rt?.succeeded(visit);
       this.won(p, generation, true);
       return value;
     } catch (error) {
