@@ -186,6 +186,7 @@ table{border-collapse:collapse;margin:8px 0 6px}
 th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left;white-space:nowrap} tr.bw td{font-weight:600;background:#eef5fc}
 table.recovery td:last-child{text-align:left;font-weight:400;min-width:24ch}
+table.metrics td:nth-last-child(-n+2),table.metrics th:nth-last-child(-n+2){text-align:left}
 dl.clients{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:6px 0 12px}
 dl.clients dt{font-weight:600;white-space:nowrap} dl.clients dd{margin:0}
 ul{margin:4px 0 8px 18px;padding:0} li{margin:2px 0}
