@@ -6,6 +6,8 @@ import {
 } from '@breakwater/chaos';
 import type { CircuitBreakerOptions, Telemetry } from '@breakwater/core';
 import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import { routingLink } from '@breakwater/trpc';
+import { httpLink } from '@trpc/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
 import { counting, otelSdk } from './sdk.js';
@@ -116,5 +118,28 @@ describe('otelTelemetry through grpc-js createRoutingChannel (real chaos servers
     // Two calls failed over from dead; the third skipped it and went straight to live.
     expect(await sdk.sum(METRICS.failovers)).toBe(2);
     expect(await sdk.sum(METRICS.attempts, { 'breakwater.outcome': 'success' })).toBe(live.total());
+  });
+
+  it('a bad telemetry throws at construction naming the option, with or without the second router', () => {
+    const targets = [{ id: 'a', address: '127.0.0.1:1' }];
+    for (const hedge of [undefined, { delayMs: 10, attempts: 2 }]) {
+      expect(() =>
+        createRoutingChannel({ targets, ...(hedge ? { hedge } : {}), telemetry: {} as never }),
+      ).toThrow(/createRoutingChannel: telemetry\.startCall/);
+      expect(() =>
+        createRoutingChannel({
+          targets,
+          ...(hedge ? { hedge } : {}),
+          telemetry: { startCall: () => undefined, providers: 1 } as never,
+        }),
+      ).toThrow(/telemetry\.providers/);
+    }
+    expect(() =>
+      routingLink({
+        endpoints: [{ id: 'a', link: httpLink({ url: 'http://127.0.0.1:1' }) }],
+        hedge: { delayMs: 10, attempts: 2 },
+        telemetry: { startCall: () => undefined, circuit: 'x' } as never,
+      }),
+    ).toThrow(/routingLink: telemetry\.circuit/);
   });
 });
