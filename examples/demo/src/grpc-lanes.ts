@@ -4,7 +4,7 @@ import {
   loadEchoPackageDefinition,
   type ScenarioClient,
 } from '@breakwater/chaos';
-import { createRetryBudget } from '@breakwater/core';
+import { createRetryBudget, type Telemetry } from '@breakwater/core';
 import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
 import { grpcHealthProbe } from '@breakwater/grpc-js/health';
 import { type Client, credentials, status } from '@grpc/grpc-js';
@@ -60,9 +60,10 @@ function lane(name: string, client: EchoClient): ScenarioClient {
   };
 }
 
-/** Builds the three gRPC lanes: no resilience, grpc-js retries, Breakwater. */
+/** Builds the three gRPC lanes: no resilience, grpc-js retries, Breakwater (reporting to `telemetry`, when given). */
 export function createGrpcLanes(
   replicas: ReadonlyArray<{ id: string; address: string }>,
+  telemetry?: Telemetry,
 ): GrpcLanes {
   const Echo = echoClientConstructor();
   const target = `ipv4:${replicas.map((r) => r.address).join(',')}`;
@@ -89,6 +90,7 @@ export function createGrpcLanes(
     hedge: { delayMs: 150, attempts: 2 },
     health: { probe: grpcHealthProbe },
     budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
+    ...(telemetry === undefined ? {} : { telemetry }),
   });
   const breakwater = new Echo('routed', insecure, {
     channelOverride: routing,

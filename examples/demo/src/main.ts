@@ -18,6 +18,14 @@ import { renderReport } from './report-html.js';
 import { SCENARIOS } from './scenarios.js';
 import { startDemoServers } from './servers.js';
 import { formatTable, type TableRow, tableRows, wrapLabelled } from './table.js';
+import {
+  formatMetrics,
+  type LaneMetrics,
+  LaneTelemetry,
+  METRICS_HOW_TO_READ,
+  markEnd,
+  markingPhases,
+} from './telemetry.js';
 import { createTrpcLanes } from './trpc-lanes.js';
 
 /** What a demo run produced. */
@@ -31,6 +39,8 @@ export interface DemoResult {
   attempts: AttemptRecord[];
   /** The computed notes the terminal and the report show. */
   findings: Findings;
+  /** Per Breakwater lane and phase, what its OpenTelemetry metrics counted. */
+  metrics: LaneMetrics[];
 }
 
 /** Opens connections before the clock starts, so the first second measures the clients, not TCP setup. */
@@ -56,8 +66,11 @@ export async function runDemo(
   );
   log('Starting 3 gRPC replicas and 2 tRPC servers, each in its own process…');
   const servers = await startDemoServers();
-  const grpc = createGrpcLanes(servers.grpc);
-  const trpc = createTrpcLanes(servers.trpc);
+  // The Breakwater lanes report to their own in-process OpenTelemetry SDK, read at each phase start.
+  const metered = [new LaneTelemetry('grpc/breakwater'), new LaneTelemetry('trpc/breakwater')];
+  const [grpcMetrics, trpcMetrics] = metered as [LaneTelemetry, LaneTelemetry];
+  const grpc = createGrpcLanes(servers.grpc, grpcMetrics.telemetry);
+  const trpc = createTrpcLanes(servers.trpc, trpcMetrics.telemetry);
   const lanes = [...grpc.lanes, ...trpc.lanes];
   const nameWidth = Math.max(...lanes.map((l) => l.name.length));
   log('');
@@ -77,7 +90,7 @@ export async function runDemo(
   let view: ProgressView | undefined;
   try {
     await warmUp(lanes);
-    const phases = SCENARIOS[options.scenario](servers.targets, totalMs);
+    const phases = markingPhases(SCENARIOS[options.scenario](servers.targets, totalMs), metered);
     const expected = Math.ceil((options.rate * timelineDuration(phases)) / 1000);
     view = options.progress
       ? barsView(
@@ -99,6 +112,9 @@ export async function runDemo(
     });
     view.stop();
     view = undefined;
+    // Every call has ended (the load drained): the last reading closes the last phase.
+    await markEnd(metered);
+    const metrics = metered.map((m) => m.phases(run.report));
     const rows = tableRows(run.report);
     const findings = computeFindings(run.report, run.calls, attempts);
     log('');
@@ -121,6 +137,10 @@ export async function runDemo(
         }
       }
     }
+    log('');
+    log("What Breakwater's own metrics counted, per phase (OpenTelemetry):");
+    for (const line of formatMetrics(metrics, columns)) log(line);
+    for (const line of wrapLabelled('Note:', METRICS_HOW_TO_READ, 5, columns)) log(line);
     const reportPath = resolve(options.out);
     const meta = {
       scenario: options.scenario,
@@ -130,16 +150,16 @@ export async function runDemo(
       date: new Date().toISOString(),
     };
     await mkdir(dirname(reportPath), { recursive: true });
-    await writeFile(reportPath, renderReport(run.report, rows, meta, findings));
+    await writeFile(reportPath, renderReport(run.report, rows, meta, findings, metrics));
     if (options.json) {
       await writeFile(
         `${reportPath}.json`,
-        JSON.stringify({ meta, table: rows, report: run.report, calls: run.calls }),
+        JSON.stringify({ meta, table: rows, report: run.report, calls: run.calls, metrics }),
       );
     }
     log('');
     log(`Report: ${shortPath(reportPath)}`);
-    return { report: run.report, rows, reportPath, calls: run.calls, attempts, findings };
+    return { report: run.report, rows, reportPath, calls: run.calls, attempts, findings, metrics };
   } finally {
     view?.stop();
     grpc.close();

@@ -3,6 +3,7 @@ import { type Findings, type ProtocolFindings, recoveryCells } from './findings.
 import { describeLane } from './lane-descriptions.js';
 import { type ChartBand, renderLineChart } from './svg-chart.js';
 import { COLUMNS, type TableRow } from './table.js';
+import { type LaneMetrics, METRIC_HEAD, METRICS_HOW_TO_READ, metricCells } from './telemetry.js';
 
 /** What the report embeds besides the scenario report. */
 export interface ReportMeta {
@@ -138,6 +139,24 @@ function table(rows: readonly TableRow[]): string {
   );
 }
 
+/** Per Breakwater lane and phase, what its own OpenTelemetry metrics counted, beside the servers' count. */
+function metricsSection(lanes: readonly LaneMetrics[]): string {
+  if (lanes.length === 0) return '';
+  const tables = lanes
+    .map(
+      (lane) =>
+        `<h3>${esc(lane.lane)}</h3>${responsiveTable(
+          METRIC_HEAD,
+          lane.phases.map((p) => ({ cells: metricCells(p), highlight: false })),
+          'metrics',
+        )}`,
+    )
+    .join('');
+  return `<h2>What Breakwater's own metrics counted, per phase</h2>
+${tables}
+<p class="how"><b>How to read this:</b> ${esc(METRICS_HOW_TO_READ)}</p>`;
+}
+
 function recoveryTable(findings: Findings): string {
   if (findings.recovery.length === 0) return '';
   const head = [
@@ -167,6 +186,7 @@ table{border-collapse:collapse;margin:8px 0 6px}
 th,td{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left;white-space:nowrap} tr.bw td{font-weight:600;background:#eef5fc}
 table.recovery td:last-child{text-align:left;font-weight:400;min-width:24ch}
+table.metrics td:nth-last-child(-n+2),table.metrics th:nth-last-child(-n+2){text-align:left}
 dl.clients{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:6px 0 12px}
 dl.clients dt{font-weight:600;white-space:nowrap} dl.clients dd{margin:0}
 ul{margin:4px 0 8px 18px;padding:0} li{margin:2px 0}
@@ -207,8 +227,12 @@ export function renderReport(
   rows: readonly TableRow[],
   meta: ReportMeta,
   findings: Findings,
+  metrics: readonly LaneMetrics[] = [],
 ): string {
-  const data = JSON.stringify({ meta, table: rows, report, findings }).replace(/</g, '\\u003c');
+  const data = JSON.stringify({ meta, table: rows, report, findings, metrics }).replace(
+    /</g,
+    '\\u003c',
+  );
   const phases = report.phases
     .map(
       (p) =>
@@ -248,6 +272,7 @@ ${table(rows)}
 <ul>${losses}</ul>
 <p class="how">Computed from this run's numbers (not written in advance): every phase where Breakwater's success rate was more than a point below another client's, its p99 when clearly above the best, each recovery where it was more than 100 ms behind, and the extra server work its hedges and failovers cost.</p>
 ${recoveryTable(findings)}
+${metricsSection(metrics)}
 <div class="grid-2">${protocolCharts(report, byProtocol.get('grpc'))}${protocolCharts(report, byProtocol.get('trpc'))}</div>
 <script type="application/json" id="demo-data">${data}</script>
 </body></html>

@@ -1,5 +1,10 @@
 import type { ChaosTrpcRouter, ScenarioClient } from '@breakwater/chaos';
-import { createRetryBudget, isRoutingError, STANDARD_RESILIENCE } from '@breakwater/core';
+import {
+  createRetryBudget,
+  isRoutingError,
+  STANDARD_RESILIENCE,
+  type Telemetry,
+} from '@breakwater/core';
 import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
 import {
   createTRPCClient,
@@ -64,8 +69,11 @@ function lane(name: string, client: Client): ScenarioClient {
   };
 }
 
-/** Builds the three tRPC lanes: no resilience, tRPC's own retryLink, Breakwater. */
-export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string }>): {
+/** Builds the three tRPC lanes: no resilience, tRPC's own retryLink, Breakwater (reporting to `telemetry`, when given). */
+export function createTrpcLanes(
+  servers: ReadonlyArray<{ id: string; url: string }>,
+  telemetry?: Telemetry,
+): {
   lanes: ScenarioClient[];
 } {
   const plain = () => servers.map((s) => httpLink({ url: s.url, headers: callIdHeader }));
@@ -104,6 +112,7 @@ export function createTrpcLanes(servers: ReadonlyArray<{ id: string; url: string
         hedge: { delayMs: 150, attempts: 2 },
         protection: { circuit: STANDARD_RESILIENCE.circuit },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
+        ...(telemetry === undefined ? {} : { telemetry }),
       }),
     ],
   });

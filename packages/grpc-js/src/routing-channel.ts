@@ -29,6 +29,7 @@ import {
   type Sleep,
   STANDARD_RESILIENCE,
   systemClock,
+  type Telemetry,
 } from '@breakwater/core';
 import {
   compileSelector,
@@ -37,6 +38,7 @@ import {
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
+  callsOnlyTelemetry,
   checkNumber,
   checkOptions,
   type KnownKeys,
@@ -161,6 +163,12 @@ export interface RoutingChannelOptions {
   sleep?: Sleep;
   /** Randomness for jitter and power-of-two. Defaults to `systemRandom`. */
   random?: RandomSource;
+  /**
+   * Hears each routed call (visits as attempts, failovers, hedges, refusals), each target's
+   * circuit and the targets' health, once each (e.g. `otelTelemetry()` of `@breakwater/otel`;
+   * see `ResilienceOptions.telemetry`). Defaults to none.
+   */
+  telemetry?: Telemetry;
 }
 
 /** Keys of {@link RoutingChannelOptions}. @internal */
@@ -179,6 +187,7 @@ export const ROUTING_CHANNEL_KEYS = {
   clock: true,
   sleep: true,
   random: true,
+  telemetry: true,
 } as const satisfies KnownKeys<RoutingChannelOptions>;
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
@@ -371,6 +380,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
         ...(options.selection === undefined ? {} : { selection: options.selection }),
         ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
+        ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
       }),
     );
     const selectionType =
@@ -389,6 +399,10 @@ function build(options: RoutingChannelOptions): RoutingChannel {
           ...(selectionType === 'race' || options.selection === undefined
             ? {}
             : { selection: options.selection }),
+          // Each call reported once (by the router that runs it); targets and circuits once, above.
+          ...(options.telemetry === undefined
+            ? {}
+            : { telemetry: callsOnlyTelemetry(options.telemetry) }),
         })
       : safe;
     if (h.probe !== undefined && h.probe !== 'none') {

@@ -1,3 +1,4 @@
+import type { Telemetry } from '@breakwater/core';
 import { type Attributes, context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
@@ -139,3 +140,21 @@ export const OFF = {
   circuit: false,
   concurrency: false,
 } as const;
+
+/** `telemetry`, counting what it is told once per router (targets) and per breaker (circuits). */
+export function counting(telemetry: Telemetry) {
+  const told = { providers: 0, circuits: [] as Array<string | undefined> };
+  const counted: Telemetry = {
+    unguarded: true,
+    startCall: (target, now, previous) => telemetry.startCall(target, now, previous),
+    circuit(breaker, target) {
+      told.circuits.push(target.name);
+      telemetry.circuit?.(breaker, target);
+    },
+    providers(ids, healthy, target) {
+      told.providers++;
+      telemetry.providers?.(ids, healthy, target);
+    },
+  };
+  return { told, counted };
+}

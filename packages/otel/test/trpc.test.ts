@@ -1,8 +1,8 @@
-import { resilienceLink } from '@breakwater/trpc';
+import { resilienceLink, routingLink } from '@breakwater/trpc';
 import { describe, expect, it } from 'vitest';
 import { batchLink, chaos, clientOf, errorOf } from '../../trpc/test/helpers.js';
 import { METRICS } from '../src/index.js';
-import { everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
+import { counting, everyAttributeValue, fast, OFF, otelSdk } from './sdk.js';
 
 describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => {
   it('a retried query: counters by tRPC code, histograms, span events; no input or header value anywhere', async () => {
@@ -86,5 +86,45 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
       count: 2,
       sum: 0,
     });
+  });
+
+  it('routingLink with a hedge (two routers inside): one failover, targets and circuits told once, the gauge shows the circuit that opened', async () => {
+    const sdk = otelSdk();
+    const { told, counted } = counting(sdk.telemetry);
+    const down = await chaos({ faults: { failFirst: 100 } });
+    const up = await chaos();
+    const client = clientOf([
+      routingLink({
+        endpoints: [
+          { id: 'down', link: batchLink(down.url) },
+          { id: 'up', link: batchLink(up.url) },
+        ],
+        hedge: { delayMs: 60_000, attempts: 2 },
+        protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+        telemetry: counted,
+      }),
+    ]);
+    expect(await client.echo.query('q', { context: { callId: 'q1' } })).toMatchObject({
+      value: 'q',
+    });
+    expect(
+      await sdk.sum(METRICS.failovers, {
+        'breakwater.name': 'router',
+        'breakwater.provider': 'down',
+      }),
+    ).toBe(1);
+    expect(await sdk.sum(METRICS.attempts, { 'breakwater.name': 'router' })).toBe(
+      (down.stats().attempts.q1 ?? 0) + (up.stats().attempts.q1 ?? 0),
+    );
+    expect(down.stats().attempts.q1).toBe(1);
+    expect(told.providers).toBe(1);
+    expect(told.circuits.sort()).toEqual(['down', 'up']);
+    expect(
+      await sdk.gauge(METRICS.circuitState, {
+        'breakwater.name': 'down',
+        'breakwater.circuit.state': 'open',
+      }),
+    ).toBe(1);
+    expect(await sdk.gauge(METRICS.providerHealth, { 'breakwater.provider': 'down' })).toBe(0);
   });
 });

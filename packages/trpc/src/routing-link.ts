@@ -6,6 +6,7 @@ import {
   type RouterOptions,
 } from '@breakwater/core';
 import {
+  callsOnlyTelemetry,
   checkOptions,
   type KnownKeys,
   optionPath,
@@ -145,12 +146,15 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   }
   // The routers are built per client; build a throwaway now so bad settings throw here
   // (probe 'none': it starts no checker, though intervals are still checked).
-  const { health } = routerOptions;
+  const { health, telemetry } = routerOptions;
+  // Telemetry hears the throwaway's calls only (it makes none): its targets and circuits are not the client's.
+  const callsOnly = telemetry === undefined ? {} : { telemetry: callsOnlyTelemetry(telemetry) };
   optionPath(
     (path) => path.replace(/^providers\[/, 'endpoints['),
     () =>
       createRouter({
         ...routerOptions,
+        ...callsOnly,
         ...(health === undefined ? {} : { health: { ...health, probe: 'none' } }),
         providers: endpoints.map((e) => ({ id: e.id, resource: noLink as OperationLink<TRouter> })),
       }).stop(),
@@ -162,12 +166,14 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     const providers = endpoints.map((e) => ({ id: e.id, resource: e.link(runtime) }));
     const router: Router<OperationLink<TRouter>> = createRouter({ ...routerOptions, providers });
     // Hedging is router-wide; calls that must not be repeated use a twin without it,
-    // sharing the health registry (its circuits are its own).
+    // sharing the health registry (its circuits are its own). Telemetry hears its calls, and
+    // the targets' health and circuits of the main router only, so each gauge has one source.
     const { hedge, ...unhedged } = routerOptions;
     const single =
       hedge !== undefined && hedge !== false
         ? createRouter({
             ...unhedged,
+            ...callsOnly,
             health: { ...unhedged.health, probe: 'none', registry: router.health },
             providers,
           })

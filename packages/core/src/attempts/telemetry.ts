@@ -124,6 +124,32 @@ export interface Telemetry {
   readonly unguarded?: boolean;
 }
 
+/**
+ * `telemetry` reduced to its calls, for a second router over the same targets
+ * (an adapter's router for calls not safe to hedge, or one built only to check
+ * options): the targets' health and the circuits are told by the first router
+ * alone, so a gauge never hears two routers under one target's attributes.
+ * Anything that is not a valid telemetry is returned as is, for the router to
+ * reject with its usual message.
+ * @internal
+ */
+export function callsOnlyTelemetry(telemetry: Telemetry): Telemetry {
+  const t = telemetry as Partial<Telemetry> | null;
+  if (
+    typeof t !== 'object' ||
+    t === null ||
+    typeof t.startCall !== 'function' ||
+    (t.circuit !== undefined && typeof t.circuit !== 'function') ||
+    (t.providers !== undefined && typeof t.providers !== 'function')
+  ) {
+    return telemetry;
+  }
+  return {
+    startCall: (target, now, previous) => telemetry.startCall(target, now, previous),
+    ...(telemetry.unguarded === undefined ? {} : { unguarded: telemetry.unguarded }),
+  };
+}
+
 /** Calls the user's call telemetry, swallowing what it throws. @internal */
 class GuardedCall implements CallTelemetry {
   constructor(readonly inner: CallTelemetry) {}

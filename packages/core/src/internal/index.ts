@@ -22,6 +22,7 @@ export {
 } from '../attempts/resilience-options.js';
 export { type RetryLoopHooks, retryAfterFailure, runAttempts } from '../attempts/retry-loop.js';
 export {
+  callsOnlyTelemetry,
   claimTelemetry,
   errorTypeOf,
   guardTelemetry,

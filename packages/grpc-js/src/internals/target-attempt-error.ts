@@ -1,4 +1,5 @@
 import type { ErrorVerdict } from '@breakwater/core';
+import { grpcStatusName } from '@breakwater/core/grpc';
 import type { Metadata, StatusObject } from '@grpc/grpc-js';
 
 /**
@@ -8,7 +9,11 @@ import type { Metadata, StatusObject } from '@grpc/grpc-js';
  * @internal
  */
 export class TargetAttemptError extends Error {
-  override readonly name = 'TargetAttemptError';
+  /**
+   * The status name (`'UNAVAILABLE'`): the router's telemetry reports an error by its name
+   * (`error.type` of a failover or failed attempt), which for gRPC is the status name.
+   */
+  override readonly name: string;
   /** gRPC status code of the attempt. */
   readonly code: number;
   /** Status details of the attempt. */
@@ -25,6 +30,7 @@ export class TargetAttemptError extends Error {
     readonly verdict: ErrorVerdict,
   ) {
     super(`${target}: ${status.details || `status ${status.code}`}`);
+    this.name = grpcStatusName(status.code);
     this.code = status.code;
     this.details = status.details;
     this.metadata = status.metadata;
