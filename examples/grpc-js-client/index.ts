@@ -46,7 +46,7 @@ export async function main(log: (line: string) => void = console.log) {
     // Unary Echo is `idempotency_level = NO_SIDE_EFFECTS` in the proto: safe to fail over.
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     selection: { type: 'priority', priorities: { primary: 2, secondary: 1 } },
-    circuit: { failureThreshold: 2, openDurationMs: 300 },
+    circuit: { failureThreshold: 2, failureSpanMs: 0, openDurationMs: 300 },
     health: { probe, intervalMs: 60_000 },
   });
   const client = createEchoClient('routed', {

@@ -40,7 +40,7 @@ export async function main(log: (line: string) => void = console.log) {
       resilienceMiddleware({
         idempotent: idempotentMethods(loadEchoPackageDefinition()),
         timeoutMs: 300,
-        circuit: { failureThreshold: 3, openDurationMs: 60_000 },
+        circuit: { failureThreshold: 3, failureSpanMs: 0, openDurationMs: 60_000 },
         retry: { attempts: 4, backoff: { baseDelayMs: 5 } },
       }),
     )

@@ -48,7 +48,7 @@ export async function main(
       resilienceInterceptor({
         idempotent: [ECHO_METHODS.unary],
         retry: { attempts: 3, backoff: { baseDelayMs: 5, maxDelayMs: 20 } },
-        circuit: { failureThreshold: 5, openDurationMs: 200 },
+        circuit: { failureThreshold: 5, failureSpanMs: 0, openDurationMs: 200 },
         // The one line that turns telemetry on.
         telemetry: otelTelemetry({ meterProvider }),
       }),

@@ -82,7 +82,7 @@ const scenarios = {
       [
         resilienceLink({
           retry: false,
-          circuit: { failureThreshold: 2, openDurationMs: 60_000 },
+          circuit: { failureThreshold: 2, failureSpanMs: 0, openDurationMs: 60_000 },
         }),
         endpoint(url, 'circuit'),
       ],
@@ -116,7 +116,9 @@ const scenarios = {
             { id: 'secondary', link: endpoint(secondary, 'routing') },
           ],
           selection: { type: 'priority', priorities: { primary: 1, secondary: 0 } },
-          protection: { circuit: { failureThreshold: 2, openDurationMs: 60_000 } },
+          protection: {
+            circuit: { failureThreshold: 2, failureSpanMs: 0, openDurationMs: 60_000 },
+          },
         }),
       ],
       4,

@@ -100,7 +100,8 @@ export const SCENARIOS: readonly Scenario[] = [
     options: {
       retry: { attempts: 3, backoff: fixed(1) },
       budget: { ratio: 0.1, minRetriesPerSecond: 0 },
-      circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+      // A count alone opens it (the calls fail back to back): 5 calls trip it.
+      circuit: { failureThreshold: 5, failureSpanMs: 0, openDurationMs: 30_000 },
     },
     calls: 40,
     check: ({ outcomes, attempts }) => {

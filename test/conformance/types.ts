@@ -60,7 +60,7 @@ export interface ConformanceOptions {
     | false;
   hedge?: { delayMs: number; attempts?: number } | false;
   budget?: { ratio?: number; minRetriesPerSecond?: number; ttlMs?: number } | false;
-  circuit?: { failureThreshold?: number; openDurationMs?: number } | false;
+  circuit?: { failureThreshold?: number; failureSpanMs?: number; openDurationMs?: number } | false;
 }
 
 /** Caller-side outcome names, the same for every transport. */

@@ -112,7 +112,7 @@ describe('a half-open probe is never retried (real servers)', () => {
   const options: ConformanceOptions = {
     retry: { attempts: 3, backoff: { baseDelayMs: 1, jitter: 'none' } },
     budget: false,
-    circuit: { failureThreshold: 1, openDurationMs: 150 },
+    circuit: { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 150 },
   };
   for (const entry of ENTRY_POINTS) {
     it(`${entry}: the probe makes one attempt`, async () => {

@@ -94,7 +94,10 @@ function unary(client: EchoClient, callId: string, signal?: AbortSignal): Promis
  * `protect` around a plain grpc-js client. Recommended: the standard stack
  * the adapters run (`protect(STANDARD_RESILIENCE)`); defaults: retries, a
  * budget and a circuit, each with its own defaults (`{ retry: {}, budget: {},
- * circuit: {} }`: `protect()` alone turns every part off).
+ * circuit: {} }`: `protect()` alone turns every part off). The breaker's
+ * defaults are the standard circuit (`DEFAULT_CIRCUIT_BREAKER_OPTIONS`, which
+ * `STANDARD_RESILIENCE.circuit` is), so this lane differs from "recommended"
+ * only in having no deadlines and no bulkhead.
  */
 export function protectLane(
   name: string,

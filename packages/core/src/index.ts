@@ -40,7 +40,10 @@ export {
   recordSuccess,
   resetCircuit,
 } from './breaker/circuit-state.js';
-export { getDefaultCircuitBreakerConfig } from './breaker/config.js';
+export {
+  DEFAULT_CIRCUIT_BREAKER_OPTIONS,
+  getDefaultCircuitBreakerConfig,
+} from './breaker/config.js';
 // Types
 export { type CircuitBreakerState, isProbePermit } from './breaker/machine.js';
 export type {
@@ -48,6 +51,7 @@ export type {
   CircuitBreaker,
   CircuitBreakerConfig,
   CircuitBreakerOptions,
+  CircuitBreakerSettings,
   CircuitBreakerSnapshot,
   CircuitRejection,
   CircuitState,

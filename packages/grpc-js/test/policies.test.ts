@@ -70,7 +70,9 @@ describe('timeoutMs', () => {
 
 describe('circuit', () => {
   it('stops sending after the threshold; after cooldown exactly one probe reaches the server', async () => {
-    const circuit = only({ circuit: { failureThreshold: 3, openDurationMs: 200 } });
+    const circuit = only({
+      circuit: { failureSpanMs: 0, failureThreshold: 3, openDurationMs: 200 },
+    });
     const { server, client } = await echoSetup([circuit], {
       faults: [{ status: status.UNAVAILABLE }],
     });
@@ -94,7 +96,7 @@ describe('circuit', () => {
   });
 
   it('does not count caller errors', async () => {
-    const circuit = only({ circuit: { failureThreshold: 2 } });
+    const circuit = only({ circuit: { failureSpanMs: 0, failureThreshold: 2 } });
     const { server, client } = await echoSetup([circuit], {
       faults: [{ status: status.INVALID_ARGUMENT }],
     });
@@ -105,7 +107,7 @@ describe('circuit', () => {
   it('guards client and bidi streams too, with the deadline applied', async () => {
     const stack = resilienceInterceptor({
       timeoutMs: 2_000,
-      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+      circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
     });
     const { server, client } = await echoSetup([stack], {
       faults: [{ methods: ['ClientStream'], status: status.UNAVAILABLE }],

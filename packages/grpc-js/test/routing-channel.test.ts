@@ -142,7 +142,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
   it('a server stream that breaks after its first message counts against its target’s circuit', async () => {
     const { client, channel } = await routingSetup(
       [{ faults: [{ ...unavailable, failAfterMessages: 1 }] }, {}],
-      { idempotent, circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+      { idempotent, circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 } },
     );
     const broken = await echoServerStream(client, { count: 3 });
     expect(broken.error?.code).toBe(status.UNAVAILABLE);
@@ -178,7 +178,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     try {
       const { servers, client, channel } = await routingSetup([{}, {}], {
         idempotent,
-        circuit: { failureThreshold: 2 },
+        circuit: { failureSpanMs: 0, failureThreshold: 2 },
         health: { probe },
       });
       servers[0]?.setHealth('NOT_SERVING');
@@ -213,7 +213,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
       idempotent,
       // Hedging gives calls that must not repeat a router of their own: it shares the circuits.
       hedge: { delayMs: 1_000 },
-      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+      circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
     });
     expect((await echoUnary(client, {})).value?.replica).toBe('replica-2');
     expect(channel.circuit('replica-1')?.state).toBe('open');
@@ -237,7 +237,7 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
       [{ faults: [unavailable] }, { faults: [unavailable] }],
       {
         idempotent,
-        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+        circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
       },
     );
     const failed = await echoUnary(client, {});

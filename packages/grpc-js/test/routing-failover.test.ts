@@ -51,7 +51,8 @@ describe('routing over three replica processes', () => {
     const probe = createGrpcHealthProbe();
     const { channel, client } = routedClient({
       selection: 'round-robin',
-      circuit: { failureThreshold: 2 },
+      // Open longer than the test: the failed checks alone keep the replica out.
+      circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 30_000 },
       health: { probe },
     });
     try {
@@ -77,7 +78,7 @@ describe('routing over three replica processes', () => {
 
   it('kill the primary mid-run: zero failed calls; restart: traffic returns after one recovery call', async () => {
     const { channel, client } = routedClient({
-      circuit: { failureThreshold: 2, openDurationMs: 300 },
+      circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 300 },
     });
     const recovered: string[] = [];
     channel.onRecovered((e) => recovered.push(e.providerId));

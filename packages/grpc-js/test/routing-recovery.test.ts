@@ -11,7 +11,7 @@ describe('routing channel: a target back to READY half-opens its circuit at once
   it('the restarted primary gets its recovery call long before its open duration (60 s) ends', async () => {
     const { servers, channel, client } = await routingSetup([{}, {}], {
       idempotent,
-      circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+      circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
     });
     const [primary] = servers;
     expect((await echoUnary(client, {})).value?.replica).toBe('replica-1');
@@ -39,7 +39,7 @@ describe("routing channel: the panic rule (the core router's outage gate)", () =
   async function outage(panic: false | undefined): Promise<{ sent: number; ms: number }> {
     const { servers, client } = await routingSetup([{}, {}, {}], {
       idempotent,
-      circuit: { failureThreshold: 1, openDurationMs: 200 },
+      circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 200 },
       ...(panic === undefined ? {} : { panic }),
     });
     for (const s of servers) s.setFaults([{ status: Status.UNAVAILABLE }]);

@@ -19,7 +19,11 @@ import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js'
 describe('circuitBreakerMiddleware against a chaos server', () => {
   it('opens after the threshold (the server stops receiving calls), then lets exactly one probe through', async () => {
     const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE }] });
-    const breaker = circuitBreakerMiddleware({ failureThreshold: 3, openDurationMs: 300 });
+    const breaker = circuitBreakerMiddleware({
+      failureSpanMs: 0,
+      failureThreshold: 3,
+      openDurationMs: 300,
+    });
     const client = echoClient(server.address, breaker);
     for (let i = 0; i < 3; i++) {
       expect((await rejection(client.Unary({}))).code).toBe(Status.UNAVAILABLE);
@@ -43,7 +47,7 @@ describe('circuitBreakerMiddleware against a chaos server', () => {
 
   it('does not count INVALID_ARGUMENT or caller cancellation', async () => {
     const server = await chaosServer({ faults: [{ status: Status.INVALID_ARGUMENT }] });
-    const breaker = circuitBreakerMiddleware({ failureThreshold: 2 });
+    const breaker = circuitBreakerMiddleware({ failureSpanMs: 0, failureThreshold: 2 });
     const client = echoClient(server.address, breaker);
     for (let i = 0; i < 4; i++) await rejection(client.Unary({}));
     server.setFaults([{ hang: true }]);

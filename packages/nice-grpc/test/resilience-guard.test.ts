@@ -15,7 +15,11 @@ import { callId, chaosServer, echoClient, rejection, sleep } from './helpers.js'
 describe('resilienceMiddleware: circuit, rate limit and concurrency', () => {
   it('an open circuit refuses before a token or a slot is spent; failures give back slot and permit', async () => {
     const server = await chaosServer({ faults: [{ status: Status.UNAVAILABLE }] });
-    const breaker = createCircuitBreaker({ failureThreshold: 3, openDurationMs: 60_000 });
+    const breaker = createCircuitBreaker({
+      failureSpanMs: 0,
+      failureThreshold: 3,
+      openDurationMs: 60_000,
+    });
     const bucket = createTokenBucket({ capacity: 100, refillPerSecond: 0.001 });
     const client = echoClient(
       server.address,
@@ -41,7 +45,11 @@ describe('resilienceMiddleware: circuit, rate limit and concurrency', () => {
 
   it('a rate-limit or bulkhead refusal is neutral for the circuit; the server never sees it', async () => {
     const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 150 } }] });
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    const breaker = createCircuitBreaker({
+      failureSpanMs: 0,
+      failureThreshold: 1,
+      openDurationMs: 60_000,
+    });
     const bucket = createTokenBucket({ capacity: 2, refillPerSecond: 0.001 });
     const client = echoClient(
       server.address,
@@ -61,7 +69,11 @@ describe('resilienceMiddleware: circuit, rate limit and concurrency', () => {
 
   it('a call that waits for a slot runs when one frees; aborted while queued, it leaves at once', async () => {
     const server = await chaosServer({ faults: [{ latency: { kind: 'fixed', ms: 200 } }] });
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    const breaker = createCircuitBreaker({
+      failureSpanMs: 0,
+      failureThreshold: 1,
+      openDurationMs: 60_000,
+    });
     const client = echoClient(
       server.address,
       resilienceMiddleware({ circuit: breaker, concurrency: { limit: 1, maxQueue: 5 } }),

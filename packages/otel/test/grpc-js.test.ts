@@ -86,7 +86,10 @@ describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server
   it('a circuit that opens and closes: transitions, gauge values, and the refusal', async () => {
     const sdk = otelSdk();
     const { server, client } = await setup(
-      { circuit: { failureThreshold: 2, openDurationMs: 100 }, telemetry: sdk.telemetry },
+      {
+        circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 100 },
+        telemetry: sdk.telemetry,
+      },
       { faults: [{ status: UNAVAILABLE }] },
     );
     const state = (s: string) =>

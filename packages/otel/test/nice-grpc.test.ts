@@ -81,7 +81,7 @@ describe('otelTelemetry through nice-grpc resilienceMiddleware (real chaos serve
       resilienceMiddleware({
         ...OFF,
         retry: false,
-        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+        circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
         telemetry: sdk.telemetry,
       }),
     );

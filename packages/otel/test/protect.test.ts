@@ -95,7 +95,7 @@ describe('otelTelemetry through protect', () => {
     const sdk = otelSdk();
     const run = protect({
       name: 'orders',
-      circuit: { failureThreshold: 2, openDurationMs: 100 },
+      circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 100 },
       clock,
       sleep: clock.sleep,
       telemetry: sdk.telemetry,

@@ -96,7 +96,7 @@ describe('otelTelemetry through the router', () => {
     const sdk = otelSdk();
     const router = createRouter({
       providers: [{ id: 'only', resource: 1 }],
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+      protection: { circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 } },
       telemetry: sdk.telemetry,
     });
     const health = () =>

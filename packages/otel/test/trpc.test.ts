@@ -68,7 +68,7 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
       resilienceLink({
         ...OFF,
         retry: false,
-        circuit: { failureThreshold: 1, openDurationMs: 60_000 },
+        circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 },
         telemetry: sdk.telemetry,
       }),
       batchLink(failing.url),

@@ -23,7 +23,7 @@ async function fleet(name: string, openDurationMs: number): Promise<RedisCircuit
     createRedisCircuitBreaker({
       client: connect(),
       name,
-      breaker: { failureThreshold: 2, openDurationMs },
+      breaker: { failureSpanMs: 0, failureThreshold: 2, openDurationMs },
     }),
   );
   breakers.push(...members);
@@ -63,7 +63,7 @@ describe('fleet circuit', () => {
     const members = await fleet('probe', openDurationMs);
     // The same fleet with local breakers only, for comparison.
     const locals = Array.from({ length: 4 }, () =>
-      createCircuitBreaker({ failureThreshold: 2, openDurationMs }),
+      createCircuitBreaker({ failureSpanMs: 0, failureThreshold: 2, openDurationMs }),
     );
     let upstreamUp = false;
     let shared = 0;

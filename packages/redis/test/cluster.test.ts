@@ -112,7 +112,7 @@ describe('Redis Cluster (3 masters)', () => {
   });
 
   it('a circuit opened in one process opens in the other, and the fleet probes once', async () => {
-    const breaker = { failureThreshold: 1, openDurationMs: 200 };
+    const breaker = { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 200 };
     const shape = { name: 'cluster-c', breaker, timeoutMs };
     const one = createRedisCircuitBreaker({ client: await connect(), ...shape });
     const two = createRedisCircuitBreaker({ client: await connect(), ...shape });

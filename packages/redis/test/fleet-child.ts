@@ -150,7 +150,11 @@ if (config.kind === 'bucket') {
 } else if (config.kind === 'circuit') {
   // Every call fails (a sustained outage). Counted: calls that reach the
   // upstream once this process has seen the circuit open — the probes.
-  const breaker = { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 };
+  const breaker = {
+    failureSpanMs: 0,
+    failureThreshold: 2,
+    openDurationMs: config.openDurationMs ?? 100,
+  };
   const shared = createRedisCircuitBreaker({
     client: redis,
     name: config.name,
@@ -195,7 +199,11 @@ if (config.kind === 'bucket') {
     client: redis,
     name: config.name,
     timeoutMs: common.timeoutMs,
-    breaker: { failureThreshold: 2, openDurationMs: config.openDurationMs ?? 100 },
+    breaker: {
+      failureSpanMs: 0,
+      failureThreshold: 2,
+      openDurationMs: config.openDurationMs ?? 100,
+    },
   });
   await shared.ready;
   shared.onStateChange((e) => {

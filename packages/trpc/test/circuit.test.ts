@@ -8,7 +8,11 @@ describe('circuitBreakerLink', () => {
   it('opens after the threshold and the server stops receiving calls', async () => {
     const server = await chaos({ faults: { errorRate: 1 } });
     const states: string[] = [];
-    const breaker = createCircuitBreaker({ failureThreshold: 3, openDurationMs: 60_000 });
+    const breaker = createCircuitBreaker({
+      failureSpanMs: 0,
+      failureThreshold: 3,
+      openDurationMs: 60_000,
+    });
     breaker.onStateChange((e) => states.push(e.to));
     const client = clientOf([circuitBreakerLink(breaker), batchLink(server.url)]);
     const errors: unknown[] = [];
@@ -26,7 +30,7 @@ describe('circuitBreakerLink', () => {
   it('4xx domain errors never open it', async () => {
     const server = await chaos();
     const client = clientOf([
-      circuitBreakerLink({ failureThreshold: 2, openDurationMs: 60_000 }),
+      circuitBreakerLink({ failureSpanMs: 0, failureThreshold: 2, openDurationMs: 60_000 }),
       batchLink(server.url),
     ]);
     for (let i = 0; i < 4; i++) await errorOf(client.fail.query({ code: 'NOT_FOUND' }));
@@ -37,7 +41,7 @@ describe('circuitBreakerLink', () => {
   it('lets one probe through after the open duration and closes on success', async () => {
     const server = await chaos({ faults: { errorRate: 1 } });
     const client = clientOf([
-      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 50 }),
+      circuitBreakerLink({ failureSpanMs: 0, failureThreshold: 1, openDurationMs: 50 }),
       batchLink(server.url),
     ]);
     await errorOf(client.echo.query('1'));
@@ -53,7 +57,7 @@ describe('circuitBreakerLink', () => {
   it('a half-open probe is not retried by a retryLink below the circuit', async () => {
     const server = await chaos({ faults: { errorRate: 1 } });
     const client = clientOf([
-      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 100 }),
+      circuitBreakerLink({ failureSpanMs: 0, failureThreshold: 1, openDurationMs: 100 }),
       retryLink({ attempts: 3, backoff: { baseDelayMs: 1, jitter: 'none' } }),
       batchLink(server.url),
     ]);
@@ -71,7 +75,7 @@ describe('circuitBreakerLink', () => {
   it('a probe refused a connection is neutral: the next call probes at once, not an open duration later', async () => {
     const server = await chaos();
     const client = clientOf([
-      circuitBreakerLink({ failureThreshold: 1, openDurationMs: 100 }),
+      circuitBreakerLink({ failureSpanMs: 0, failureThreshold: 1, openDurationMs: 100 }),
       batchLink(server.url),
     ]);
     await server.stop();

@@ -54,7 +54,7 @@ describe('rateLimitLink, bulkheadLink, hedgeLink, resilienceLink', () => {
     const client = clientOf([
       resilienceLink({
         retry: { attempts: 3, backoff: { baseDelayMs: 1 } },
-        circuit: { failureThreshold: 2, openDurationMs: 60_000 },
+        circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 60_000 },
         attemptTimeoutMs: 1000,
       }),
       batchLink(server.url),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import { createTokenBucket } from '../limit/token-bucket.js';
 import { createRetryBudget } from '../retry/budget.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { DEFAULT_BACKOFF, MAX_ATTEMPTS } from './engine.js';
 import { resolveResilience, STANDARD_RESILIENCE } from './resilience-options.js';
@@ -53,7 +54,7 @@ describe('resolveResilience — the one vocabulary', () => {
   it('takes ready instances as they are and builds the rest from options', () => {
     const clock = createManualClock();
     const budget = createRetryBudget({ clock });
-    const circuit = createCircuitBreaker({ clock });
+    const circuit = createCircuitBreaker({ ...COUNT_ONLY_CIRCUIT, clock });
     const bucket = createTokenBucket({ capacity: 1, refillPerSecond: 1, clock });
     const shared = resolveResilience(
       'test',
@@ -71,7 +72,7 @@ describe('resolveResilience — the one vocabulary', () => {
       '',
       {
         clock,
-        circuit: { failureThreshold: 2, openDurationMs: 1000 },
+        circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 2, openDurationMs: 1000 },
         rateLimit: { capacity: 1, refillPerSecond: 1 },
         hedge: { delayMs: 50 },
       },
@@ -99,7 +100,10 @@ describe('resolveResilience — the one vocabulary', () => {
       [{ retry: { backoff: { baseDelayMs: -1 } } }, /retry\.backoff\.baseDelayMs must be >= 0/],
       [{ hedge: { delayMs: 'soon' } }, /hedge\.delayMs must be a number/],
       [{ hedge: { delayMs: 10, attempts: 1 } }, /hedge\.attempts must be >= 2/],
-      [{ circuit: { failureThreshold: 0 } }, /circuit\.failureThreshold must be > 0/],
+      [
+        { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 0 } },
+        /circuit\.failureThreshold must be > 0/,
+      ],
       [{ concurrency: { limit: 1.5 } }, /concurrency\.limit must be an integer/],
       [{ rateLimit: { capacity: 0, refillPerSecond: 1 } }, /rateLimit\.capacity/],
       [{ timeoutMs: Number.NaN }, /timeoutMs must be a number/],

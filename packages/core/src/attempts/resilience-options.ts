@@ -1,4 +1,5 @@
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
+import { DEFAULT_CIRCUIT_BREAKER_OPTIONS } from '../breaker/config.js';
 import type { CircuitBreaker, CircuitBreakerOptions } from '../breaker/types.js';
 import {
   checkFunction,
@@ -164,25 +165,8 @@ export const STANDARD_RESILIENCE = Object.freeze({
   attemptTimeoutMs: 10_000,
   retry: Object.freeze({ attempts: DEFAULT_ATTEMPTS }),
   budget: Object.freeze({ ratio: 0.2, minRetriesPerSecond: 10, ttlMs: 10_000 }),
-  circuit: Object.freeze({
-    // Five failures in a row that keep failing for half a second, at five moments 100 ms
-    // apart: failures that land together (a stalled event loop firing its deadline timers,
-    // a batch delivering its errors first, one dropped connection) say how calls were
-    // ordered, not that the upstream is down.
-    failureThreshold: 5,
-    failureSpanMs: 500,
-    // Or half the calls of the last 10 s failing (a partial outage), once 100 were seen.
-    window: Object.freeze({
-      type: 'time' as const,
-      sizeMs: 10_000,
-      minimumCalls: 100,
-      failureRateThreshold: 0.5,
-    }),
-    // A probe every 200 ms while open, however long the outage: the first call after
-    // the upstream recovers succeeds within about 200 ms, at a cost of 5 probes a second.
-    openDurationMs: 200,
-    backoffMultiplier: 1,
-  }),
+  // The breaker's own defaults: the standard circuit is the default circuit.
+  circuit: DEFAULT_CIRCUIT_BREAKER_OPTIONS,
   concurrency: Object.freeze({ limit: 1_000, maxQueue: 0 }),
 }) satisfies ResilienceOptions;
 

@@ -1,9 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import { checkCircuit, createCircuitBreakerState, recordFailure } from './circuit-state.js';
+import { getDefaultCircuitBreakerConfig } from './config.js';
 import type { CircuitBreakerOptions, CircuitStateChange } from './types.js';
 
 const boom = () => {
@@ -13,6 +15,7 @@ const boom = () => {
 function setup(options: CircuitBreakerOptions = {}) {
   const clock = createManualClock(1000);
   const breaker = createCircuitBreaker({
+    ...COUNT_ONLY_CIRCUIT,
     clock,
     failureThreshold: 2,
     openDurationMs: 100,
@@ -257,6 +260,7 @@ describe('isolate, reset, snapshots', () => {
       isolated: false,
     });
     const restored = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
       clock,
       openDurationMs: 100,
       initialState: snapshot,
@@ -271,9 +275,14 @@ describe('isolate, reset, snapshots', () => {
   it('restores isolation and half-open', () => {
     const clock = createManualClock();
     const base = { state: 'open', consecutiveFailures: 0, openedAt: 0, openDurationMs: 0 } as const;
-    const isolated = createCircuitBreaker({ clock, initialState: { ...base, isolated: true } });
+    const isolated = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      clock,
+      initialState: { ...base, isolated: true },
+    });
     expect(isolated.canExecute()).toBe(false);
     const half = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
       clock,
       initialState: { ...base, state: 'half-open', isolated: false },
     });
@@ -302,6 +311,7 @@ describe('hot path', () => {
   it('the closed success path never reads the clock', async () => {
     let reads = 0;
     const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
       clock: () => {
         reads += 1;
         return 0;
@@ -321,6 +331,7 @@ describe('open-duration backoff stays finite (issue 16 #12)', () => {
   function reopen(options: CircuitBreakerOptions, rounds: number) {
     const clock = createManualClock(1000);
     const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
       clock,
       failureThreshold: 1,
       openDurationMs: 1000,
@@ -355,7 +366,9 @@ describe('open-duration backoff stays finite (issue 16 #12)', () => {
     expect(breaker.retryAfterMs()).toBe(0);
   });
 
-  it('the default cap is documented: 5 min for the default 30 s', () => {
+  it('the default cap is documented: 2 s for the default 200 ms, 5 min for 30 s', () => {
+    const { openDurationMs } = getDefaultCircuitBreakerConfig();
+    expect(Math.max(...reopen({ backoffMultiplier: 3, openDurationMs }, 20).durations)).toBe(2_000);
     const { durations } = reopen({ backoffMultiplier: 3, openDurationMs: 30_000 }, 20);
     expect(Math.max(...durations)).toBe(300_000);
   });
@@ -363,6 +376,7 @@ describe('open-duration backoff stays finite (issue 16 #12)', () => {
   it('an explicit maxOpenDurationMs of Infinity saturates instead of reaching Infinity', () => {
     // The pure API takes `now` as given, so the clock may run far past the Date range here.
     let s = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
       failureThreshold: 1,
       openDurationMs: 1000,
       backoffMultiplier: 2,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import {
   checkCircuit,
   createCircuitBreakerState,
@@ -27,13 +28,18 @@ const check = (s: S, now: number) => {
   return [result, updatedState] as const;
 };
 const opened = (config: Partial<CircuitBreakerConfig>) => {
-  const s = createCircuitBreakerState({ failureThreshold: 1, openDurationMs: 100, ...config });
+  const s = createCircuitBreakerState({
+    ...COUNT_ONLY_CIRCUIT,
+    failureThreshold: 1,
+    openDurationMs: 100,
+    ...config,
+  });
   return fail(s, 0);
 };
 
 describe('closed', () => {
   it('opens after failureThreshold consecutive failures', () => {
-    let s = createCircuitBreakerState({ failureThreshold: 3 });
+    let s = createCircuitBreakerState({ ...COUNT_ONLY_CIRCUIT, failureThreshold: 3 });
     s = failTimes(s, 2);
     expect(s.state).toBe('closed');
     expect(check(s, 0)[0]).toMatchObject({ admitted: true, probe: false });
@@ -42,7 +48,7 @@ describe('closed', () => {
   });
 
   it('a success resets the streak; a neutral outcome neither counts nor resets', () => {
-    let s = createCircuitBreakerState({ failureThreshold: 3 });
+    let s = createCircuitBreakerState({ ...COUNT_ONLY_CIRCUIT, failureThreshold: 3 });
     s = succeed(failTimes(s, 2));
     expect(s.consecutiveFailures).toBe(0);
     s = failTimes(s, 2);
@@ -54,6 +60,7 @@ describe('closed', () => {
 
   it('never mutates the state it is given', () => {
     const s0 = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
       failureThreshold: 1,
       window: { type: 'count', size: 4, failureRateThreshold: 1 },
     });
@@ -148,6 +155,7 @@ describe('half-open', () => {
 
   it('halfOpenMaxCalls Infinity lets all traffic through, keeps the streak, and a success closes', () => {
     let s = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
       failureThreshold: 3,
       openDurationMs: 100,
       halfOpenMaxCalls: Number.POSITIVE_INFINITY,
@@ -167,7 +175,11 @@ describe('half-open', () => {
 
 describe('generations', () => {
   it('every transition bumps the generation', () => {
-    let s = createCircuitBreakerState({ failureThreshold: 1, openDurationMs: 10 });
+    let s = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 10,
+    });
     const gens = [s.generation];
     s = fail(s);
     gens.push(s.generation);
@@ -180,7 +192,11 @@ describe('generations', () => {
   });
 
   it('a failure admitted while closed does not count once the circuit has opened', () => {
-    let s = createCircuitBreakerState({ failureThreshold: 2, openDurationMs: 100 });
+    let s = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 2,
+      openDurationMs: 100,
+    });
     const [late] = check(s, 0);
     s = failTimes(s, 2);
     s = check(s, 100)[1];
@@ -206,7 +222,10 @@ describe('generations', () => {
 
 describe('isolate and reset', () => {
   it('isolate refuses everything (retryAfterMs Infinity) until reset', () => {
-    let s = isolateCircuit(createCircuitBreakerState({ openDurationMs: 10 }), 5);
+    let s = isolateCircuit(
+      createCircuitBreakerState({ ...COUNT_ONLY_CIRCUIT, openDurationMs: 10 }),
+      5,
+    );
     const [r] = check(s, 1_000_000);
     expect(r).toMatchObject({ admitted: false, retryAfterMs: Number.POSITIVE_INFINITY });
     s = resetCircuit(s, 6);
@@ -242,7 +261,10 @@ describe('reopenCircuit', () => {
   });
 
   it('leaves closed, half-open and isolated circuits unchanged', () => {
-    const closed = failTimes(createCircuitBreakerState({ failureThreshold: 3 }), 1);
+    const closed = failTimes(
+      createCircuitBreakerState({ ...COUNT_ONLY_CIRCUIT, failureThreshold: 3 }),
+      1,
+    );
     const halfOpen = check(opened({ openDurationMs: 100 }), 100)[1];
     const isolated = isolateCircuit(closed, 5);
     for (const s of [closed, halfOpen, isolated]) expect(reopenCircuit(s, 1000)).toBe(s);

@@ -11,7 +11,12 @@ import {
   retryAfter,
   settle,
 } from './machine.js';
-import type { CallOutcome, CircuitBreakerConfig, CircuitState } from './types.js';
+import type {
+  CallOutcome,
+  CircuitBreakerConfig,
+  CircuitBreakerSettings,
+  CircuitState,
+} from './types.js';
 
 /** What {@link checkCircuit} decided. */
 export interface CircuitCheckResult {
@@ -44,7 +49,7 @@ export interface CircuitRecordOptions {
  * let circuit = createCircuitBreakerState({ failureThreshold: 3 });
  */
 export function createCircuitBreakerState(
-  config: Partial<CircuitBreakerConfig> = {},
+  config: CircuitBreakerSettings = {},
   now = 0,
 ): CircuitBreakerState {
   return newCircuit(validateCircuitBreakerConfig(config), now);

@@ -9,15 +9,20 @@ describe('getDefaultCircuitBreakerConfig', () => {
     const d = getDefaultCircuitBreakerConfig();
     expect(d).toEqual({
       failureThreshold: 5,
-      failureSpanMs: 0,
-      openDurationMs: 30_000,
+      failureSpanMs: 500,
+      window: { type: 'time', sizeMs: 10_000, minimumCalls: 100, failureRateThreshold: 0.5 },
+      openDurationMs: 200,
       backoffMultiplier: 1,
-      maxOpenDurationMs: 300_000,
+      maxOpenDurationMs: 2_000,
       halfOpenMaxCalls: 1,
       successThreshold: 1,
     });
     d.failureThreshold = 99;
-    expect(getDefaultCircuitBreakerConfig().failureThreshold).toBe(5);
+    (d.window as { sizeMs: number }).sizeMs = 1;
+    expect(getDefaultCircuitBreakerConfig()).toMatchObject({
+      failureThreshold: 5,
+      window: { sizeMs: 10_000 },
+    });
   });
 });
 
@@ -148,7 +153,11 @@ describe('validateCircuitBreakerConfig', () => {
     );
   });
 
-  it('slowCall needs a window', () => {
-    expect(bad({ slowCall: { durationMs: 5, rateThreshold: 0.5 } })).toThrow(/slowCall.*window/);
+  it('slowCall needs a window: the default one, or an error naming slowCall when window is false', () => {
+    const slowCall = { durationMs: 5, rateThreshold: 0.5 };
+    expect(validateCircuitBreakerConfig({ slowCall }).window).toEqual(
+      getDefaultCircuitBreakerConfig().window,
+    );
+    expect(bad({ window: false, slowCall })).toThrow(/slowCall.*window/);
   });
 });

@@ -9,6 +9,7 @@ import {
 } from '../internal/validate.js';
 import {
   type CircuitBreakerConfig,
+  type CircuitBreakerSettings,
   COUNT_WINDOW_KEYS,
   type FailureRateWindow,
   SLOW_CALL_KEYS,
@@ -17,21 +18,52 @@ import {
 } from './types.js';
 
 /**
- * The settings a breaker runs with when an option is left out: opens after 5
- * consecutive failures, stays open 30 s (never more than 5 min, ten times that,
- * when a `backoffMultiplier` grows it), admits one probe, closes on one success.
+ * The standard circuit: what a breaker runs with for every option left out,
+ * and `STANDARD_RESILIENCE.circuit` (the one copy of these numbers).
+ * - Five failures in a row that keep failing for half a second, at five
+ *   moments 100 ms apart, open it: failures that land together (a stalled
+ *   event loop firing its deadline timers, a batch delivering its errors
+ *   first, one dropped connection) say how calls were ordered, not that the
+ *   upstream is down.
+ * - Or half the calls of the last 10 s failing (a partial outage), once 100
+ *   were seen.
+ * - A probe every 200 ms while open, however long the outage (no growth): the
+ *   first call after the upstream recovers succeeds within about 200 ms, at a
+ *   cost of 5 probes a second; one successful probe closes it.
+ * `maxOpenDurationMs` is left out: it follows `openDurationMs` (ten times it),
+ * so `{ ...DEFAULT_CIRCUIT_BREAKER_OPTIONS, openDurationMs: 5_000 }` is valid.
+ */
+export const DEFAULT_CIRCUIT_BREAKER_OPTIONS = Object.freeze({
+  failureThreshold: 5,
+  failureSpanMs: 500,
+  window: Object.freeze({
+    type: 'time' as const,
+    sizeMs: 10_000,
+    minimumCalls: 100,
+    failureRateThreshold: 0.5,
+  }),
+  openDurationMs: 200,
+  backoffMultiplier: 1,
+  halfOpenMaxCalls: 1,
+  successThreshold: 1,
+}) satisfies Omit<CircuitBreakerConfig, 'maxOpenDurationMs'>;
+
+/**
+ * The settings a breaker runs with when an option is left out
+ * ({@link DEFAULT_CIRCUIT_BREAKER_OPTIONS}, the standard circuit): opens after
+ * 5 failures in a row spanning 500 ms, or half the calls of the last 10 s
+ * failing (once 100 were seen); a probe every 200 ms while open (never more
+ * than 2 s, ten times that, when a `backoffMultiplier` grows it); closes on
+ * one successful probe. A fresh, mutable object each time.
  * @example
  * const config = { ...getDefaultCircuitBreakerConfig(), failureThreshold: 3 };
  */
 export function getDefaultCircuitBreakerConfig(): CircuitBreakerConfig {
+  const d = DEFAULT_CIRCUIT_BREAKER_OPTIONS;
   return {
-    failureThreshold: 5,
-    failureSpanMs: 0,
-    openDurationMs: 30_000,
-    backoffMultiplier: 1,
-    maxOpenDurationMs: defaultMaxOpenDurationMs(30_000),
-    halfOpenMaxCalls: 1,
-    successThreshold: 1,
+    ...d,
+    window: { ...d.window },
+    maxOpenDurationMs: defaultMaxOpenDurationMs(d.openDurationMs),
   };
 }
 
@@ -90,12 +122,14 @@ function validateSlowCall(value: unknown): SlowCallRule {
 }
 
 /**
- * Checks `options` and fills in the defaults of {@link getDefaultCircuitBreakerConfig}.
+ * Checks `options` and fills in the defaults of {@link getDefaultCircuitBreakerConfig}
+ * option by option (`{ failureThreshold: 3 }` keeps the 500 ms span, the window
+ * and the 200 ms open duration).
  * Throws `TypeError` (wrong type) or `RangeError` (out of range) naming the
  * option and its value. Keys that are not config fields are ignored.
  */
 export function validateCircuitBreakerConfig(
-  options: Partial<CircuitBreakerConfig> = {},
+  options: CircuitBreakerSettings = {},
 ): CircuitBreakerConfig {
   checkObject('', options, false);
   const d = getDefaultCircuitBreakerConfig();
@@ -155,13 +189,15 @@ export function validateCircuitBreakerConfig(
       max: config.halfOpenMaxCalls,
     },
   );
-  if (options.window !== undefined) config.window = validateWindow(options.window);
+  // Left out: the standard window; `false` turns the failure-rate rule off.
+  if (options.window === undefined) config.window = { ...DEFAULT_CIRCUIT_BREAKER_OPTIONS.window };
+  else if (options.window !== false) config.window = validateWindow(options.window);
   if (options.slowCall !== undefined) {
     config.slowCall = validateSlowCall(options.slowCall);
     if (config.window === undefined) {
       throw optionTypeError(
         'slowCall',
-        'needs a window: slow calls only count toward a failure-rate window',
+        'needs a window (window: false turns it off): slow calls only count toward a failure-rate window',
       );
     }
   }

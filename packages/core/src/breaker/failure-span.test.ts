@@ -92,11 +92,15 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(breaker.state).toBe('open');
   });
 
-  it('is off by default (a count alone opens the circuit), as before', () => {
+  it('defaults to 500 ms, kept when only failureThreshold is given; 0 lets a count alone open it', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 3, clock });
-    for (let i = 0; i < 3; i++) breaker.onFailure();
-    expect(breaker.state).toBe('open');
+    const kept = createCircuitBreaker({ failureThreshold: 3, clock });
+    const countOnly = createCircuitBreaker({ failureThreshold: 3, failureSpanMs: 0, clock });
+    for (let i = 0; i < 3; i++) {
+      kept.onFailure();
+      countOnly.onFailure();
+    }
+    expect([kept.state, countOnly.state]).toEqual(['closed', 'open']);
   });
 
   it('holds in the pure API too, and rejects a negative span naming it', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import {
@@ -13,7 +14,12 @@ import type { CircuitStateChange } from './types.js';
 describe('halfOpen(): a health signal moves an open circuit to half-open at once', () => {
   it('admits a probe now instead of after the open duration, and a success closes', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 30_000, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 30_000,
+      clock,
+    });
     const changes: CircuitStateChange[] = [];
     breaker.onStateChange((e) => changes.push(e));
     breaker.release(breaker.tryAcquire(), 'failure');
@@ -36,7 +42,12 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
 
   it('a failed early probe re-opens for the open duration in force', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 1000, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 1000,
+      clock,
+    });
     breaker.release(breaker.tryAcquire(), 'failure');
     clock.advance(100);
     breaker.halfOpen();
@@ -47,7 +58,12 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
 
   it('leaves a closed, half-open or isolated circuit alone', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 1000, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 1000,
+      clock,
+    });
     breaker.halfOpen();
     expect(breaker.state).toBe('closed');
     breaker.release(breaker.tryAcquire(), 'failure');
@@ -64,7 +80,11 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
   });
 
   it('the pure API does the same and never mutates its input', () => {
-    let s = createCircuitBreakerState({ failureThreshold: 1, openDurationMs: 5000 });
+    let s = createCircuitBreakerState({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 5000,
+    });
     s = recordFailure(s, s.config, 0);
     const open = s;
     const half = halfOpenCircuit(open, 20);
@@ -73,12 +93,17 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     const { result } = checkCircuit(half, 20);
     expect(result.probe).toBe(true);
     expect(isProbePermit(result.permit)).toBe(true);
-    expect(halfOpenCircuit(createCircuitBreakerState(), 0).state).toBe('closed');
+    expect(halfOpenCircuit(createCircuitBreakerState(COUNT_ONLY_CIRCUIT), 0).state).toBe('closed');
   });
 
   it('isProbePermit: only a half-open admission is a probe', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 10, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 10,
+      clock,
+    });
     const closed = breaker.tryAcquire();
     expect(isProbePermit(closed)).toBe(false);
     expect(isProbePermit(-1)).toBe(false);
@@ -89,7 +114,12 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
 
   it('a hanging probe holds its slot for one open duration, then another probe may go (any outcome counts)', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 200, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 200,
+      clock,
+    });
     breaker.release(breaker.tryAcquire(), 'failure');
     clock.advance(200);
     const hanging = breaker.tryAcquire();
@@ -110,7 +140,12 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
 
   it('with openDurationMs 0 the half-open circuit keeps to its probe slots', () => {
     const clock = createManualClock(0);
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openDurationMs: 0, clock });
+    const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
+      failureThreshold: 1,
+      openDurationMs: 0,
+      clock,
+    });
     breaker.release(breaker.tryAcquire(), 'failure');
     expect(isProbePermit(breaker.tryAcquire())).toBe(true);
     clock.advance(1_000);

@@ -60,7 +60,10 @@ export const SLOW_CALL_KEYS = {
 
 /** Settings of the circuit-breaker state machine (SPEC §2). */
 export interface CircuitBreakerConfig {
-  /** Consecutive counted failures that open the circuit. Integer > 0. Defaults to 5. */
+  /**
+   * Consecutive counted failures that open the circuit (and span
+   * `failureSpanMs`). Integer > 0; `Infinity` leaves only the window. Defaults to 5.
+   */
   failureThreshold: number;
   /**
    * The consecutive failures must also span at least this many ms, first to
@@ -75,16 +78,18 @@ export interface CircuitBreakerConfig {
    * and when the failure's duration is known (`release`'s `durationMs`), a
    * moment counts only for a call sent at or after the previous moment, so a
    * burst a starved process takes hundreds of ms to work through stays one.
-   * Defaults to 0 (a count alone opens it).
+   * Giving only `failureThreshold` keeps this default span (it is what stops
+   * stall-induced trips); `0` makes the count alone open the circuit.
+   * Defaults to 500.
    */
   failureSpanMs: number;
-  /** How long the circuit stays open before a probe, in ms. Defaults to 30 000. */
+  /** How long the circuit stays open before a probe, in ms. Defaults to 200. */
   openDurationMs: number;
   /** Each failed probe multiplies the open duration by this (>= 1). Defaults to 1. */
   backoffMultiplier: number;
   /**
    * Cap on the open duration, in ms (>= `openDurationMs`). Defaults to 10 × `openDurationMs`
-   * (5 min with the default 30 s). `Infinity` removes the cap; the duration then
+   * (2 s with the default 200 ms). `Infinity` removes the cap; the duration then
    * saturates at `Number.MAX_SAFE_INTEGER` ms instead of overflowing to `Infinity`.
    */
   maxOpenDurationMs: number;
@@ -96,10 +101,23 @@ export interface CircuitBreakerConfig {
   halfOpenMaxCalls: number;
   /** Successes in half-open that close the circuit. Defaults to 1. */
   successThreshold: number;
-  /** Optional failure-rate window. Defaults to none (only consecutive failures open the circuit). */
+  /**
+   * Failure-rate window, judged in addition to the consecutive rule; `undefined` in a
+   * validated config means none. Defaults to `{ type: 'time', sizeMs: 10_000, minimumCalls: 100,
+   * failureRateThreshold: 0.5 }` (half the calls of the last 10 s, once 100 were seen).
+   */
   window?: FailureRateWindow;
-  /** Optional slow-call rule (counts toward the window's rate). Defaults to none (no call is slow). */
+  /** Optional slow-call rule (counts toward the window's rate; needs a window). Defaults to none (no call is slow). */
   slowCall?: SlowCallRule;
+}
+
+/**
+ * Breaker settings as given: any {@link CircuitBreakerConfig} field, each
+ * defaulting on its own; `window: false` turns the failure-rate window off.
+ */
+export interface CircuitBreakerSettings extends Partial<Omit<CircuitBreakerConfig, 'window'>> {
+  /** A failure-rate window, or `false` for none. Defaults to the standard time window (see {@link CircuitBreakerConfig.window}). */
+  window?: FailureRateWindow | false;
 }
 
 /** How a call admitted by the breaker ended. `neutral` neither counts nor resets. */
@@ -211,7 +229,7 @@ export interface CircuitBreakerSnapshot {
 }
 
 /** Options of `createCircuitBreaker`: any config field plus clock, name and restored state. */
-export interface CircuitBreakerOptions extends Partial<CircuitBreakerConfig> {
+export interface CircuitBreakerOptions extends CircuitBreakerSettings {
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
   /** Name carried in events and errors. Defaults to none. */

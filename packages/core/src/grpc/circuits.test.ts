@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { circuitScopeKey, createGrpcCircuits } from './circuits.js';
 import { GrpcStatus } from './status.js';
@@ -24,7 +25,7 @@ describe('createGrpcCircuits', () => {
       scope: 'service',
       breakerFor: (key) => {
         made.push(key);
-        return createCircuitBreaker({ name: key });
+        return createCircuitBreaker({ ...COUNT_ONLY_CIRCUIT, name: key });
       },
     });
     expect(circuits.circuitFor(A)).toBe(circuits.circuitFor(B));
@@ -37,7 +38,7 @@ describe('createGrpcCircuits', () => {
     const clock = createManualClock(0);
     const circuits = createGrpcCircuits({
       clock,
-      breaker: { failureThreshold: 1, openDurationMs: 500 },
+      breaker: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 500 },
     });
     const circuit = circuits.methodCircuit(A);
     circuit.breaker.release(circuit.breaker.tryAcquire(), 'failure', 1);

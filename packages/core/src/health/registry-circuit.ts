@@ -27,6 +27,10 @@ export function newHealthCircuit(failures: number, resetMs: number): CircuitBrea
     // Every call is let through once the cool-down has passed: the registry has no probe slots.
     halfOpenMaxCalls: Number.POSITIVE_INFINITY,
     backoffMultiplier: 1,
+    // A streak alone: the registry rebuilds a view's circuit from (streak, lastFailure),
+    // which a span or a window could not be rebuilt from.
+    failureSpanMs: 0,
+    window: false,
   });
 }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CIRCUIT_BREAKER_OPTIONS } from '../breaker/config.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { createHealthRegistry } from './registry.js';
 
@@ -201,9 +202,14 @@ describe('createHealthRegistry: scoped views', () => {
 });
 
 describe('createHealthRegistry: options', () => {
-  it('defaults to 3 failures and 30 s', () => {
-    const h = createHealthRegistry();
-    expect([h.failureThreshold, h.openDurationMs]).toEqual([3, 30_000]);
+  it("defaults to the breaker's 5 failures in a row and 200 ms", () => {
+    const h = createHealthRegistry({ clock: createManualClock(0) });
+    expect([h.failureThreshold, h.openDurationMs]).toEqual([5, 200]);
+    const { failureThreshold, openDurationMs } = DEFAULT_CIRCUIT_BREAKER_OPTIONS;
+    expect([h.failureThreshold, h.openDurationMs]).toEqual([failureThreshold, openDurationMs]);
+    // A streak alone opens it (no span): five failures at one instant.
+    for (let i = 0; i < 5; i++) h.failure('x');
+    expect([h.isOpen('x'), h.retryAfterMs('x')]).toEqual([true, 200]);
     expect(createHealthRegistry({ openDurationMs: 500 }).openDurationMs).toBe(500);
   });
 

@@ -1,4 +1,5 @@
 import { halfOpenCircuit } from '../breaker/circuit-state.js';
+import { DEFAULT_CIRCUIT_BREAKER_OPTIONS } from '../breaker/config.js';
 import type { CircuitBreakerState } from '../breaker/machine.js';
 import type { CircuitState } from '../breaker/types.js';
 import { saneClock } from '../internal/sane-clock.js';
@@ -21,9 +22,9 @@ import {
 
 /** Options of {@link createHealthRegistry} and {@link HealthRegistry.scoped}. */
 export interface HealthRegistryOptions {
-  /** Failures in a row that open a provider's circuit (integer > 0), as the breaker's `failureThreshold`. Defaults to 3. */
+  /** Failures in a row that open a provider's circuit (integer > 0), as the breaker's `failureThreshold`. Defaults to the breaker's, 5. */
   failureThreshold?: number;
-  /** How long an opened circuit stays open, in ms, as the breaker's `openDurationMs`. Defaults to 30 000 ms. */
+  /** How long an opened circuit stays open, in ms, as the breaker's `openDurationMs`. Defaults to the breaker's, 200 ms. */
   openDurationMs?: number;
   /** Time source. Defaults to `systemClock` (for `scoped`, the parent's clock). */
   clock?: Clock;
@@ -149,11 +150,11 @@ function createView(
   checkOptions(parent ? 'scoped' : 'createHealthRegistry', options, HEALTH_REGISTRY_KEYS);
   const failures =
     options.failureThreshold === undefined
-      ? (parent?.failureThreshold ?? 3)
+      ? (parent?.failureThreshold ?? DEFAULT_CIRCUIT_BREAKER_OPTIONS.failureThreshold)
       : checkNumber('failureThreshold', options.failureThreshold, { integer: true, above: 0 });
   const reset =
     options.openDurationMs === undefined
-      ? (parent?.openDurationMs ?? 30_000)
+      ? (parent?.openDurationMs ?? DEFAULT_CIRCUIT_BREAKER_OPTIONS.openDurationMs)
       : checkNumber('openDurationMs', options.openDurationMs, { min: 0 });
   checkFunction('clock', options.clock);
   const userClock = options.clock ?? parent?.clock ?? systemClock;
@@ -264,11 +265,13 @@ function createView(
 /**
  * Creates a health registry: per-provider success/failure counts, smoothed
  * latency and a circuit per provider — the shared breaker state machine with
- * `halfOpenMaxCalls: Infinity`. After `openDurationMs` the circuit lets traffic through
+ * `halfOpenMaxCalls: Infinity`, and the breaker's default `failureThreshold` (5) and
+ * `openDurationMs` (200 ms); the registry counts a streak only (no span, no window:
+ * its circuits are rebuilt from the shared counts). After `openDurationMs` the circuit lets traffic through
  * again but keeps the streak, so the next failure re-opens it at once; a
  * success closes it for good. Reading never creates an entry.
  * @example
- * const health = createHealthRegistry({ failureThreshold: 3, openDurationMs: 30_000 });
+ * const health = createHealthRegistry({ failureThreshold: 3, openDurationMs: 1_000 });
  * health.failure('eu'); health.isOpen('eu'); // false until the third failure in a row
  */
 export function createHealthRegistry(options: HealthRegistryOptions = {}): HealthRegistry {

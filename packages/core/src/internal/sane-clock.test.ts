@@ -7,6 +7,7 @@ import { createAdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import { createKeyedLimiter } from '../limit/keyed-limiter.js';
 import { createTokenBucket } from '../limit/token-bucket.js';
 import { createRetryBudget } from '../retry/budget.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { isSaneReading, MAX_CLOCK_READING_MS, saneClock } from './sane-clock.js';
 
 const HOSTILE = [
@@ -87,6 +88,7 @@ describe.each(HOSTILE)('one hostile clock reading (%s) stops nothing for good', 
   it('circuit breaker: opened on a hostile reading, it still half-opens after openDurationMs', () => {
     const c = scriptedClock();
     const breaker = createCircuitBreaker({
+      ...COUNT_ONLY_CIRCUIT,
       failureThreshold: 1,
       openDurationMs: 1000,
       clock: c.clock,

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { STANDARD_RESILIENCE } from '../attempts/resilience-options.js';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
 import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { protect } from './protect.js';
 
@@ -23,7 +24,7 @@ function gate<T>() {
 function setup(extra: Parameters<typeof protect>[0] = {}) {
   const clock = createManualClock();
   const run = protect({
-    circuit: { failureThreshold: 2, openDurationMs: 1000 },
+    circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 2, openDurationMs: 1000 },
     clock,
     sleep: clock.sleep,
     ...extra,
@@ -208,7 +209,7 @@ describe('protect: circuit', () => {
   it('queued calls reject with CircuitOpenError without running once the circuit opened', async () => {
     const { run } = setup({
       concurrency: { limit: 1, maxQueue: 5 },
-      circuit: { failureThreshold: 1, openDurationMs: 1000 },
+      circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 },
     });
     const first = gate<string>();
     const a = run(() => first.promise);
@@ -222,7 +223,9 @@ describe('protect: circuit', () => {
   });
 
   it('onStateChange and onReject report transitions and refusals without payloads', async () => {
-    const { run } = setup({ circuit: { failureThreshold: 1, openDurationMs: 1000 } });
+    const { run } = setup({
+      circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 },
+    });
     const changes: string[] = [];
     const rejects: unknown[] = [];
     run.onStateChange((e) => changes.push(`${e.from}->${e.to}`));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isCircuitOpenError } from '../errors/circuit-open-error.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { protect } from './protect.js';
 
@@ -58,7 +59,7 @@ describe('protect: fallback', () => {
   it('runs at once on circuit rejection and on queue rejection, with the rejection error', async () => {
     const run = protect({
       concurrency: { limit: 1 },
-      circuit: { failureThreshold: 1, openDurationMs: 1000 },
+      circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 },
     });
     const errors: unknown[] = [];
     const events: unknown[] = [];
@@ -81,7 +82,10 @@ describe('protect: fallback', () => {
 
   it('a successful fallback does not close the circuit', async () => {
     const clock = createManualClock();
-    const run = protect({ circuit: { failureThreshold: 1, openDurationMs: 1000 }, clock });
+    const run = protect({
+      circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 },
+      clock,
+    });
     await run(() => Promise.reject(new Error('down'))).catch(() => {});
     expect(run.circuit?.state).toBe('open');
     await expect(run(() => 'x', { fallback: () => 'fb' })).resolves.toBe('fb');

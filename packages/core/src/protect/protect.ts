@@ -103,7 +103,7 @@ class Runner implements RunnerShared {
  *   attemptTimeoutMs: 2_000,
  *   timeoutMs: 5_000,
  *   concurrency: { limit: 16, maxQueue: 100 },
- *   circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+ *   circuit: {}, // the breaker's defaults: the standard circuit
  * });
  * const user = await run(({ signal }) => fetchUser(id, { signal }), {
  *   fallback: () => cachedUser(id),

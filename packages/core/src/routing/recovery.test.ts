@@ -1,12 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRoutingError } from '../errors/routing-error.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { call, type FakeResource, failing, setup } from './test-helpers/fake-providers.js';
 
 const run = (router: ReturnType<typeof setup>['router']) =>
   router.execute((r, ctx) => call(r, ctx));
 
-const circuit = { failureThreshold: 1, openDurationMs: 1000 };
+const circuit = { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 };
 
 /** Opens provider `r`'s threshold-1 circuit with one failed visit. */
 async function openCircuit(router: ReturnType<typeof setup>['router'], r: FakeResource) {
@@ -144,7 +145,9 @@ describe('router: a passing health check half-opens the circuit at once', () => 
   it('the next request probes the provider without waiting out the open duration', async () => {
     let up = false;
     const { router, res, clock } = setup(['a', 'b'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+      protection: {
+        circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 60_000 },
+      },
       panic: false,
       health: {
         probe: async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isErrorPolicyError } from '../errors/error-policy-error.js';
 import { isQueueFullError, QueueFullError } from '../errors/queue-full-error.js';
 import { isRoutingError, type RoutingError } from '../errors/routing-error.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { call, failing, setup } from './test-helpers/fake-providers.js';
 
 const run = (router: ReturnType<typeof setup>['router'], opts = {}) =>
@@ -198,10 +199,12 @@ describe('createRouter: protection inheritance', () => {
         {
           id: 'c',
           resource: res.c!,
-          protection: { circuit: { failureThreshold: 5, openDurationMs: 10 } },
+          protection: {
+            circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 5, openDurationMs: 10 },
+          },
         },
       ],
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
       clock,
     });
     expect(router.circuit('a')).toBeDefined();
@@ -218,7 +221,7 @@ describe('createRouter: protection inheritance', () => {
 describe('createRouter: circuits and skips', () => {
   it('skips an open provider (circuit-open) and RoutingError lists skipped and failed in order', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await expect(run(router)).resolves.toBe('ok:b');
@@ -239,7 +242,7 @@ describe('createRouter: circuits and skips', () => {
 
   it('all skipped → RoutingError with only skips and no errors', async () => {
     const { router, res } = setup(['a'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await run(router).catch(() => {});
@@ -253,7 +256,7 @@ describe('createRouter: circuits and skips', () => {
     const { router, res } = setup(['a', 'b'], {
       protection: {
         retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
-        circuit: { failureThreshold: 2, openDurationMs: 1000 },
+        circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 2, openDurationMs: 1000 },
       },
     });
     failing(res.a!);
@@ -312,7 +315,14 @@ describe('createRouter: circuits and skips', () => {
     };
     for (const [extra, perCall] of [
       [{}, 2],
-      [{ protection: { circuit: { failureThreshold: 3, openDurationMs: 1000 } } }, 2],
+      [
+        {
+          protection: {
+            circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 3, openDurationMs: 1000 },
+          },
+        },
+        2,
+      ],
       [{ health: { failureThreshold: 2 } }, 2],
       [{ protection: { attemptTimeoutMs: 100 } }, 3],
     ] as const) {
@@ -391,7 +401,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
 
   it('an aborted call never becomes a RoutingError, and does not fail over', async () => {
     const { router, res, clock } = setup(['a', 'b'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     res.a!.behave = (_n, signal) =>
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
@@ -520,7 +530,7 @@ describe('createRouter: cancellation, concurrency, fallback', () => {
 describe('createRouter: events', () => {
   it('emits selected, failed and skipped with ids, names and timings only', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     const log: unknown[] = [];
     router.onSelected((e) => log.push(['selected', e]));

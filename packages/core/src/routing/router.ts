@@ -249,7 +249,7 @@ class RouterImpl<R> implements Router<R> {
  *   protection: {
  *     attemptTimeoutMs: 2_000,
  *     retry: { attempts: 2 },
- *     circuit: { failureThreshold: 5, openDurationMs: 30_000 },
+ *     circuit: {}, // the breaker's defaults: the standard circuit
  *   },
  * });
  * const user = await router.execute((client, { signal }) => client.getUser(id, { signal }));

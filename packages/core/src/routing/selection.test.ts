@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHealthRegistry } from '../health/registry.js';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { sequenceRandom } from '../time/random.js';
 import { createRouter } from './router.js';
@@ -33,7 +34,7 @@ describe('priority selection', () => {
   it('sends exactly one recovery probe to a recovered preferred provider; others use alternatives (probe-busy)', async () => {
     const { router, res, clock } = setup(['a', 'b', 'c'], {
       selection: { type: 'priority', priorities: { a: 10, b: 5 } },
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await expect(run(router)).resolves.toBe('ok:b');
@@ -66,7 +67,7 @@ describe('priority selection', () => {
 
   it('a failed recovery probe re-opens the circuit for a full cooldown', async () => {
     const { router, res, clock } = setup(['a', 'b'], {
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.a!);
     await run(router);
@@ -146,7 +147,7 @@ describe('sticky selection', () => {
   it('moves on when the sticky provider’s circuit refuses', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
       selection: { type: 'sticky' },
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
     });
     failing(res.b!);
     failing(res.a!);
@@ -220,7 +221,7 @@ describe('power-of-two selection', () => {
   it('only picks among healthy providers and still fails over to the rest', async () => {
     const { router, res } = setup(['a', 'b', 'c'], {
       selection: 'power-of-two',
-      protection: { circuit: { failureThreshold: 1, openDurationMs: 1000 } },
+      protection: { circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 } },
       random: () => 0,
     });
     failing(res.a!);

@@ -208,9 +208,9 @@ export interface RouteHealthOptions<R> {
   intervalMs?: number;
   /** A probe running longer than this (ms) is a failure. Defaults to 2 000. */
   timeoutMs?: number;
-  /** Consecutive failures that open a provider in the router's own registry (the breaker's name). Defaults to 3. */
+  /** Consecutive failures that open a provider in the router's own registry (the breaker's name). Defaults to the breaker's, 5. */
   failureThreshold?: number;
-  /** How long a provider stays open in the router's own registry, in ms (the breaker's name). Defaults to 30 000. */
+  /** How long a provider stays open in the router's own registry, in ms (the breaker's name). Defaults to the breaker's, 200. */
   openDurationMs?: number;
 }
 
