@@ -169,3 +169,73 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     );
   });
 });
+
+describe('failureSpanMs: the failure-rate window waits for distinct moments too', () => {
+  const standard = {
+    failureThreshold: 5,
+    failureSpanMs: 500,
+    window: { type: 'time', sizeMs: 10_000, minimumCalls: 100, failureRateThreshold: 0.5 },
+  } as const;
+
+  it('does not open when a cold client stalls and its first 64 calls all fail at once (soak, r5)', () => {
+    // Recorded in the soak's cold start: the first 64 calls, sent together, all timed out
+    // behind 1–2 s of starvation; the next 36 succeeded: 64% of the window's first 100.
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ ...standard, clock });
+    clock.advance(1_500);
+    for (let i = 0; i < 64; i++) breaker.onFailure(1_500 - i / 10);
+    for (let i = 0; i < 36; i++) {
+      clock.advance(3);
+      breaker.onSuccess(3);
+    }
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('still opens on a partial outage whose failures keep coming, once they fell at 5 moments', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ ...standard, clock });
+    // Every 10 ms one call succeeds and two fail: the streak never reaches 5, the window's rate does.
+    let ms = 0;
+    while (breaker.state === 'closed' && ms < 5_000) {
+      clock.advance(10);
+      ms += 10;
+      breaker.onSuccess(5);
+      breaker.onFailure(5);
+      breaker.onFailure(5);
+    }
+    expect(breaker.state).toBe('open');
+    // 100 calls are seen at 340 ms; the fifth moment (100 ms apart) comes at 410 ms.
+    expect(ms).toBeGreaterThanOrEqual(400);
+    expect(ms).toBeLessThan(600);
+  });
+
+  it('counts moments afresh once the time window has forgotten them (a client idle, then a stall)', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ ...standard, clock });
+    // A healthy minute with scattered failures: plenty of moments, never open.
+    for (let i = 0; i < 600; i++) {
+      clock.advance(100);
+      if (i % 20 === 0) breaker.onFailure(5);
+      else breaker.onSuccess(5);
+    }
+    expect(breaker.state).toBe('closed');
+    // Idle for 30 s, then the burst of a stall fills the emptied window.
+    clock.advance(30_000);
+    for (let i = 0; i < 64; i++) breaker.onFailure(1_000);
+    for (let i = 0; i < 36; i++) breaker.onSuccess(3);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('without a span the window judges every failure, as before', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({
+      ...standard,
+      failureSpanMs: 0,
+      failureThreshold: 1_000,
+      clock,
+    });
+    for (let i = 0; i < 64; i++) breaker.onFailure(1_000);
+    for (let i = 0; i < 36; i++) breaker.onSuccess(3);
+    expect(breaker.state).toBe('open');
+  });
+});

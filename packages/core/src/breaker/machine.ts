@@ -32,6 +32,15 @@ export interface CircuitBreakerState {
   readonly streakMoments: number;
   /** Clock time of the latest of those moments (read only with `failureSpanMs`). */
   readonly streakMomentAt: number;
+  /**
+   * Distinct moments of failure since the circuit last closed (or was created; counted
+   * afresh when a time window has forgotten the latest), by the streak's rule but not
+   * reset by a success: the window judges failures only once there are
+   * `failureThreshold` of them (read only with `failureSpanMs`).
+   */
+  readonly failureMoments: number;
+  /** Clock time of the latest of those moments (read only with `failureSpanMs`). */
+  readonly failureMomentAt: number;
   /** Clock time the circuit last opened. */
   readonly openedAt: number;
   /** Cool-down in force: the base, multiplied by each failed probe, capped. */
@@ -64,6 +73,8 @@ export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircui
     streakStartedAt: 0,
     streakMoments: 0,
     streakMomentAt: 0,
+    failureMoments: 0,
+    failureMomentAt: 0,
     openedAt: 0,
     openDurationMs: config.openDurationMs,
     probesAdmitted: 0,
@@ -194,15 +205,20 @@ export function settle(
         m.streakStartedAt = now;
         m.streakMoments = 1;
         m.streakMomentAt = now;
-      } else if (
-        now - m.streakMomentAt >= c.failureSpanMs / c.failureThreshold &&
-        // A call sent before the latest moment tells nothing new: after a stall, a starved
-        // process may take hundreds of ms to work through the burst of deadlines of the calls
-        // in flight, and the clock moves on meanwhile. An outage fails calls sent since.
-        (durationMs === undefined || now - durationMs >= m.streakMomentAt)
-      ) {
+      } else if (isNewMoment(c, now, durationMs, m.streakMomentAt)) {
         m.streakMoments += 1;
         m.streakMomentAt = now;
+      }
+      if (
+        m.failureMoments === 0 ||
+        // The time window has forgotten every earlier moment: count afresh.
+        (c.window?.type === 'time' && now - m.failureMomentAt >= c.window.sizeMs)
+      ) {
+        m.failureMoments = 1;
+        m.failureMomentAt = now;
+      } else if (isNewMoment(c, now, durationMs, m.failureMomentAt)) {
+        m.failureMoments += 1;
+        m.failureMomentAt = now;
       }
       // The span alone is not enough: one failure just before an event-loop stall and the
       // deadline timers that all fire right after it span the stall, yet land at two
@@ -216,11 +232,16 @@ export function settle(
     }
     if (m.window !== undefined && c.window !== undefined) {
       const now = clock();
+      // With a span, the window judges failures only once they fell at `failureThreshold`
+      // distinct moments since the circuit closed: a window that has seen few calls (a
+      // client starting cold, or one just closed) is filled by one burst otherwise — the
+      // calls in flight through a stall all failing at once.
+      const countFailures = c.failureSpanMs === 0 || m.failureMoments >= c.failureThreshold;
       // An unknown duration is never slow.
       const slow =
         c.slowCall !== undefined && durationMs !== undefined && durationMs >= c.slowCall.durationMs;
       recordCall(m.window, (failed ? CODE_FAILED : 0) | (slow ? CODE_SLOW : 0), now);
-      tripped ||= windowTripped(m.window, c.window, c.slowCall, now);
+      tripped ||= windowTripped(m.window, c.window, c.slowCall, now, countFailures);
       if (tripped) open(m, now, m.openDurationMs);
     } else if (tripped) {
       open(m, clock(), m.openDurationMs);
@@ -242,10 +263,31 @@ export function settle(
   // Open: nothing is admitted in an open generation, so a stray report changes nothing.
 }
 
+/**
+ * Whether a failure at `now` (its call lasting `durationMs`, when known) is a new moment
+ * after the moment at `previousAt`: at least `failureSpanMs / failureThreshold` later, and
+ * of a call sent at or after it. A call sent before the latest moment tells nothing new:
+ * after a stall, a starved process may take hundreds of ms to work through the burst of
+ * deadlines of the calls in flight, and the clock moves on meanwhile. An outage fails
+ * calls sent since.
+ */
+function isNewMoment(
+  c: CircuitBreakerConfig,
+  now: number,
+  durationMs: number | undefined,
+  previousAt: number,
+): boolean {
+  return (
+    now - previousAt >= c.failureSpanMs / c.failureThreshold &&
+    (durationMs === undefined || now - durationMs >= previousAt)
+  );
+}
+
 /** Closes the circuit: counters and window cleared, cool-down back to base. @internal */
 export function closeCircuit(m: MutableCircuit, now: number): void {
   transition(m, 'closed', now);
   m.consecutiveFailures = 0;
+  m.failureMoments = 0;
   m.openDurationMs = m.config.openDurationMs;
   m.isolated = false;
   if (m.window !== undefined) clearWindow(m.window);

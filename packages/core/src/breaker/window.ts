@@ -110,7 +110,8 @@ export function recordCall(w: RateWindowState, code: number, now: number): void 
 /**
  * True when the window's rate rule trips at `now`: at least `minimumCalls`
  * calls, and (failures + slow successes) / calls reaching
- * `failureRateThreshold`, or slow calls / calls reaching `slowCall.rateThreshold`.
+ * `failureRateThreshold` (judged only when `failures` is true), or slow calls /
+ * calls reaching `slowCall.rateThreshold`.
  * @internal
  */
 export function windowTripped(
@@ -118,6 +119,7 @@ export function windowTripped(
   config: FailureRateWindow,
   slowCall: SlowCallRule | undefined,
   now: number,
+  failures = true,
 ): boolean {
   let fastOk: number;
   let fastFail: number;
@@ -145,6 +147,8 @@ export function windowTripped(
   const calls = fastOk + fastFail + slowOk + slowFail;
   const minimumCalls = config.minimumCalls ?? (config.type === 'count' ? config.size : 1);
   if (calls === 0 || calls < minimumCalls) return false;
-  if ((fastFail + slowFail + slowOk) / calls >= config.failureRateThreshold) return true;
+  if (failures && (fastFail + slowFail + slowOk) / calls >= config.failureRateThreshold) {
+    return true;
+  }
   return slowCall !== undefined && (slowOk + slowFail) / calls >= slowCall.rateThreshold;
 }
