@@ -226,6 +226,24 @@ describe('failureSpanMs: the failure-rate window waits for distinct moments too'
     expect(breaker.state).toBe('closed');
   });
 
+  it('with the streak off (failureThreshold: Infinity), the window waits for the default 5 moments', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({
+      ...standard,
+      failureThreshold: Number.POSITIVE_INFINITY,
+      clock,
+    });
+    for (let i = 0; i < 64; i++) breaker.onFailure(1_000);
+    for (let i = 0; i < 36; i++) breaker.onSuccess(3);
+    expect(breaker.state).toBe('closed');
+    // Failures that keep coming, 100 ms apart: the fifth moment lets the window judge them.
+    for (let i = 0; i < 4; i++) {
+      clock.advance(100);
+      breaker.onFailure(5);
+    }
+    expect(breaker.state).toBe('open');
+  });
+
   it('without a span the window judges every failure, as before', () => {
     const clock = createManualClock(0);
     const breaker = createCircuitBreaker({

@@ -6,6 +6,7 @@
  * @internal
  */
 import type { Clock } from '../time/clock.js';
+import { DEFAULT_CIRCUIT_BREAKER_OPTIONS } from './config.js';
 import type { CallOutcome, CircuitBreakerConfig, CircuitState } from './types.js';
 import {
   CODE_FAILED,
@@ -236,7 +237,7 @@ export function settle(
       // distinct moments since the circuit closed: a window that has seen few calls (a
       // client starting cold, or one just closed) is filled by one burst otherwise — the
       // calls in flight through a stall all failing at once.
-      const countFailures = c.failureSpanMs === 0 || m.failureMoments >= c.failureThreshold;
+      const countFailures = c.failureSpanMs === 0 || m.failureMoments >= momentsNeeded(c);
       // An unknown duration is never slow.
       const slow =
         c.slowCall !== undefined && durationMs !== undefined && durationMs >= c.slowCall.durationMs;
@@ -264,6 +265,16 @@ export function settle(
 }
 
 /**
+ * Distinct moments a streak, and the window's failures, must fall at with a span:
+ * `failureThreshold`, or the default threshold when it is `Infinity` (the window alone).
+ */
+function momentsNeeded(c: CircuitBreakerConfig): number {
+  return Number.isFinite(c.failureThreshold)
+    ? c.failureThreshold
+    : DEFAULT_CIRCUIT_BREAKER_OPTIONS.failureThreshold;
+}
+
+/**
  * Whether a failure at `now` (its call lasting `durationMs`, when known) is a new moment
  * after the moment at `previousAt`: at least `failureSpanMs / failureThreshold` later, and
  * of a call sent at or after it. A call sent before the latest moment tells nothing new:
@@ -278,7 +289,7 @@ function isNewMoment(
   previousAt: number,
 ): boolean {
   return (
-    now - previousAt >= c.failureSpanMs / c.failureThreshold &&
+    now - previousAt >= c.failureSpanMs / momentsNeeded(c) &&
     (durationMs === undefined || now - durationMs >= previousAt)
   );
 }

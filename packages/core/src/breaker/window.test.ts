@@ -19,9 +19,14 @@ function play(s: S, outcomes: string, now = 0): S {
   }
   return s;
 }
-// The consecutive rule is off, so only the window can open these circuits.
+// The consecutive rule is off, so only the window can open these circuits; no span, so the
+// window judges failures from the first (the span's gate on it: failure-span.test.ts).
 const windowed = (config: Partial<CircuitBreakerConfig>) =>
-  createCircuitBreakerState({ failureThreshold: Number.POSITIVE_INFINITY, ...config });
+  createCircuitBreakerState({
+    failureThreshold: Number.POSITIVE_INFINITY,
+    failureSpanMs: 0,
+    ...config,
+  });
 
 describe('count window', () => {
   const config = {

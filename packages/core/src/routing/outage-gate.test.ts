@@ -8,7 +8,7 @@ import { call, type FakeResource, fake, setup } from './test-helpers/fake-provid
 import type { RouterOptions } from './types.js';
 
 const INTERVAL = 200;
-const circuit = { failureThreshold: 1, openDurationMs: INTERVAL };
+const circuit = { failureSpanMs: 0, failureThreshold: 1, openDurationMs: INTERVAL };
 const IDS = ['a', 'b', 'c'];
 
 type Setup = ReturnType<typeof setup>;
