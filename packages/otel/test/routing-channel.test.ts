@@ -100,6 +100,7 @@ describe('otelTelemetry through grpc-js createRoutingChannel (real chaos servers
   it('a dead target whose circuit opens: the refusals and transitions, counted once', async () => {
     const sdk = otelSdk();
     const { live, client, channel } = await deadAndLive(sdk.telemetry, {
+      failureSpanMs: 0,
       failureThreshold: 2,
       openDurationMs: 60_000,
     });

@@ -100,7 +100,7 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
           { id: 'up', link: batchLink(up.url) },
         ],
         hedge: { delayMs: 60_000, attempts: 2 },
-        protection: { circuit: { failureThreshold: 1, openDurationMs: 60_000 } },
+        protection: { circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 } },
         telemetry: counted,
       }),
     ]);

@@ -18,7 +18,7 @@ async function failoverPair(extra: { idempotent?: TRPCIdempotent } = {}) {
         { id: 'secondary', link: batchLink(secondary.url) },
       ],
       selection: { type: 'priority', priorities: { primary: 1, secondary: 0 } },
-      protection: { circuit: { failureThreshold: 2, openDurationMs: 300 } },
+      protection: { circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 300 } },
     }),
   ]);
   return { primary, secondary, client, recovered };
