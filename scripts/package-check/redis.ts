@@ -36,7 +36,8 @@ async function main(): Promise<void> {
   const rateLimit = createRedisTokenBucket({ ...shared, capacity: 10, refillPerSecond: 5 });
   const budget = createRedisRetryBudget({ ...shared, ratio: 0.1 });
   const perUser = createRedisKeyedLimiter({ ...shared, capacity: 2, refillPerSecond: 1 });
-  const breaker = { failureThreshold: 1, openDurationMs: 60_000 };
+  // A count alone opens it (the default 500 ms span would keep one failure from opening it).
+  const breaker = { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 60_000 };
   const circuit = createRedisCircuitBreaker({ ...shared, breaker });
   const otherProcess = createRedisCircuitBreaker({ client: two, name, timeoutMs, breaker });
   closing.push(circuit, otherProcess);
