@@ -456,8 +456,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   // target's recovery call go now instead of after its circuit's open duration (a passing
   // probe still does not close the circuit: that call does).
   const answersAgain = (id: string) => {
-    registry.halfOpen(id);
-    for (const r of routers) r.circuit(id)?.halfOpen();
+    for (const r of routers) r.signalHealthy(id);
   };
   checker?.onProbeResult((e) => {
     if (e.healthy) answersAgain(e.provider);

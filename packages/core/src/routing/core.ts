@@ -147,6 +147,23 @@ export class RouterCore<R> implements VisitEnv {
     });
   }
 
+  /**
+   * A health signal from outside the router (a passing health check, a
+   * connection back): `p`'s open circuit and the registry's half-open at
+   * once, and while every provider is ejected the outage gate lets `p`'s
+   * probe go with the next request. A circuit already half-open — its last
+   * probe found no connection and was neutral — is signalled too: the state
+   * change alone would miss it. The signal never closes a circuit; the probe does.
+   */
+  signalHealthy(p: ProviderRuntime<R>): void {
+    this.health.halfOpen(p.id);
+    const breaker = p.breaker;
+    if (breaker === undefined) return;
+    breaker.halfOpen();
+    const gate = this.gate;
+    if (gate !== undefined && breaker.state === 'half-open') gate.signalled = p.index;
+  }
+
   /** One probe per interval while every provider is ejected; `undefined` when the panic rule is off. */
   private readonly gate: OutageGate | undefined;
   /** The permit of the provider the last `takeOutageProbe()` admitted. */

@@ -289,12 +289,6 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
           }),
         );
 
-  // A passing health check says the provider answers again: its open circuit half-opens at once,
-  // so the next request probes it instead of waiting out the open duration.
-  checker?.onProbeResult((e) => {
-    if (!e.healthy) return;
-    providers[ids.indexOf(e.provider)]?.breaker?.halfOpen();
-    health.halfOpen(e.provider);
-  });
+  // The router hears the checker's passing probes (a health signal: `RouterCore.signalHealthy`).
   return { ...config, checker };
 }

@@ -145,6 +145,39 @@ describe('router: the outage gate (every provider ejected)', () => {
     expect(s.router.circuit('c')?.state).toBe('closed');
   });
 
+  it('a health signal reaches a circuit left half-open by probes that found no connection', async () => {
+    // The gRPC case: while the server is stopped, each outage probe fails at once without a
+    // connection (neverSent), which says nothing about the provider: the probe is neutral and
+    // the circuit stays half-open. A later signal (the channel READY again) changes no state,
+    // yet must let the probe go at once, not at the next turn of the cadence.
+    const s = setup(IDS, {
+      protection: { circuit },
+      classify: () => ({ retry: false, failover: true, neverSent: true }),
+    });
+    const log = await outage(s);
+    await offer(s, 3 * INTERVAL + 10);
+    expect(log.length).toBeGreaterThanOrEqual(3);
+    expect(IDS.some((id) => s.router.circuit(id)?.state === 'half-open')).toBe(true);
+    const half = IDS.find((id) => s.router.circuit(id)?.state === 'half-open') as string;
+    // Just after a probe: the cadence's next turn is ~200 ms away.
+    const before = log.length;
+    (s.res[half] as FakeResource).behave = async () => `ok:${half}`;
+    s.router.signalHealthy(half);
+    await s.clock.advanceAsync(1);
+    await expect(run(s.router)).resolves.toBe(`ok:${half}`);
+    expect(log.length).toBe(before);
+    expect(s.router.circuit(half)?.state).toBe('closed');
+  });
+
+  it('signalHealthy: an unknown provider is a TypeError; a closed circuit stays closed', () => {
+    const s = setup(IDS, { protection: { circuit } });
+    expect(() => s.router.signalHealthy('nope')).toThrow(
+      /signalHealthy\(providerId\): unknown provider "nope"/,
+    );
+    s.router.signalHealthy('a');
+    expect(s.router.circuit('a')?.state).toBe('closed');
+  });
+
   it('routers over the same circuits (an adapter twin) share one cadence', async () => {
     const clock = createManualClock(1_000_000);
     const res: Record<string, FakeResource> = {};

@@ -102,6 +102,11 @@ class RouterImpl<R> implements Router<R> {
     this.onFailed = core.failed.on;
     this.onHedged = core.hedged.on;
     this.onRecovered = core.recovered.on;
+    // A passing health check says the provider answers again: the next request probes it
+    // instead of waiting out the open duration.
+    config.checker?.onProbeResult((e) => {
+      if (e.healthy) this.signalHealthy(e.provider);
+    });
   }
 
   get health() {
@@ -122,6 +127,16 @@ class RouterImpl<R> implements Router<R> {
       throw new TypeError(`circuit(providerId): unknown provider ${JSON.stringify(providerId)}`);
     }
     return p.breaker;
+  }
+
+  signalHealthy(providerId: string): void {
+    const p = this.config.providers.find((x) => x.id === providerId);
+    if (p === undefined) {
+      throw new TypeError(
+        `signalHealthy(providerId): unknown provider ${JSON.stringify(providerId)}`,
+      );
+    }
+    this.core.signalHealthy(p);
   }
 
   stop(): void {

@@ -333,6 +333,15 @@ export interface Router<R> {
   readonly health: HealthRegistry;
   /** A provider's circuit, or `undefined` when it has none. Throws for an unknown id. */
   circuit(providerId: string): CircuitBreaker | undefined;
+  /**
+   * A health signal from outside the router — a passing check of your own, a
+   * connection back to ready: the provider's open circuit (and the registry's)
+   * half-opens at once, and while every provider is ejected the next request
+   * probes it ahead of the outage cadence. It never closes a circuit: that
+   * probe does. The router's own health checks signal this way. Throws for an
+   * unknown id.
+   */
+  signalHealthy(providerId: string): void;
   /** Requests holding a slot now. */
   readonly active: number;
   /** Requests waiting for a slot now. */
