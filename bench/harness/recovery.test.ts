@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { attemptsPerCall, firstSuccessAfter, peakRate, successBetween } from './recovery.js';
+import {
+  attemptsPerCall,
+  countBetween,
+  firstSuccessAfter,
+  peakRate,
+  successBetween,
+} from './recovery.js';
 
 const call = (startedAt: number, latencyMs: number, ok: boolean, callId = `c-${startedAt}`) => ({
   startedAt,
@@ -38,6 +44,11 @@ describe('recovery figures', () => {
     // Bin [1000, 1100) holds 3 arrivals → 30/s; 999 and 2000+ are outside the window.
     expect(peakRate(arrivals, 1000)).toBe(30);
     expect(peakRate([], 1000)).toBe(0);
+  });
+
+  it('count between: the times in [from, to), the end excluded', () => {
+    expect(countBetween([999, 1000, 1500, 1999.9, 2000], 1000, 2000)).toBe(3);
+    expect(countBetween([], 0, 10)).toBe(0);
   });
 
   it('attempts per call: server attempts of the calls started in the window over their number', () => {

@@ -45,6 +45,13 @@ export function successBetween(
   return started === 0 ? undefined : ok / started;
 }
 
+/** How many of `times` fall in `[from, to)`. */
+export function countBetween(times: readonly number[], from: number, to: number): number {
+  let n = 0;
+  for (const t of times) if (t >= from && t < to) n++;
+  return n;
+}
+
 /**
  * The busiest `binMs` bin of `arrivals` in `[at, at + windowMs)`, as a rate
  * per second (a bin of 100 ms with 30 arrivals is 300/s); 0 without arrivals.
