@@ -61,12 +61,16 @@ describe('pnpm demo: the report draws from the Breakwater lanes’ OpenTelemetry
     }
   });
 
-  it('no refusal and no circuit transition while healthy; refusals counted during the outage', () => {
+  it('no target refused and no circuit transition while healthy; refusals counted during the outage', () => {
     for (const m of result.metrics) {
       const healthy = m.phases.find((p) => p.kind === 'healthy');
       const outage = m.phases.find((p) => p.kind === 'outage');
       expect(healthy?.calls, m.lane).toBeGreaterThan(0);
-      expect(healthy?.refusals, m.lane).toEqual({});
+      // No call or target refused while healthy. A loaded machine can make attempts slower than
+      // the 150 ms hedge delay; the budget refusing some of those hedges is the budget at work.
+      const { 'budget-exhausted': budgetRefused = 0, ...refused } = healthy?.refusals ?? {};
+      expect(refused, m.lane).toEqual({});
+      if (budgetRefused > 0) expect(healthy?.hedges, m.lane).toBeGreaterThan(0);
       expect(healthy?.transitions, m.lane).toEqual({});
       expect(sum(outage?.refusals ?? {}), m.lane).toBeGreaterThan(0);
       expect(outage?.refusals['circuit-open'] ?? 0, m.lane).toBeGreaterThan(0);
