@@ -46,6 +46,7 @@ describe('compareClosedLoop', () => {
       expect(v.p99).toHaveLength(3);
       // In one process nothing measures CPU per call.
       expect(v.clientCpuUs).toEqual([]);
+      expect(v.clientBytes).toEqual([]);
       expect(v.serverCpuUs).toEqual([]);
     }
     const { fast, slow } = out as Record<'fast' | 'slow', VariantRounds>;

@@ -55,6 +55,8 @@ export interface RoundFigures {
   calls: number;
   /** Client CPU time per completed call, µs (user + system of the client process), when measured. */
   clientCpuUs?: number;
+  /** Bytes the client process allocated on the JS heap per completed call, when measured. */
+  clientBytes?: number;
   /** Server CPU time per completed call, µs, when measured. */
   serverCpuUs?: number;
 }
@@ -85,6 +87,8 @@ export interface VariantRounds {
   p99: number[];
   /** Client CPU µs per call of each round (empty when not measured). */
   clientCpuUs: number[];
+  /** Client heap bytes allocated per call of each round (empty when not measured). */
+  clientBytes: number[];
   /** Server CPU µs per call of each round (empty when not measured). */
   serverCpuUs: number[];
 }
@@ -119,7 +123,10 @@ export async function compareRounds(
   const { rounds, roundMs, warmupMs = 300 } = options;
   for (const run of Object.values(variants)) await run(warmupMs);
   const figures: Record<string, Omit<VariantRounds, 'throughput'>> = Object.fromEntries(
-    Object.keys(variants).map((name) => [name, { p99: [], clientCpuUs: [], serverCpuUs: [] }]),
+    Object.keys(variants).map((name) => [
+      name,
+      { p99: [], clientCpuUs: [], clientBytes: [], serverCpuUs: [] },
+    ]),
   );
   const round = (name: string, run: RoundRunner) => async () => {
     const r = await run(roundMs);
@@ -129,6 +136,7 @@ export async function compareRounds(
     const mine = figures[name] as Omit<VariantRounds, 'throughput'>;
     mine.p99.push(r.p99);
     if (r.clientCpuUs !== undefined) mine.clientCpuUs.push(r.clientCpuUs);
+    if (r.clientBytes !== undefined) mine.clientBytes.push(r.clientBytes);
     if (r.serverCpuUs !== undefined) mine.serverCpuUs.push(r.serverCpuUs);
     return r.throughput;
   };

@@ -5,6 +5,7 @@
 // prints {"ready":true}, then answers {"id":N,"op":"run","concurrency":C,"ms":T}
 // with one closed-loop round's figures, and exits when its stdin closes.
 import { adapterLane, type LaneSpec } from '../suites/adapter-lanes.js';
+import { AllocationMeter } from './allocation.js';
 import { closedLoop, type RoundFigures, roundFigures } from './closed-loop.js';
 import { serveCommands } from './command-loop.js';
 
@@ -21,12 +22,18 @@ interface Command {
   ms: number;
 }
 
+const allocation = new AllocationMeter();
+
 async function handle(command: Command): Promise<RoundFigures> {
+  allocation.start();
   const before = process.cpuUsage();
   const loop = await closedLoop(call, command.concurrency, command.ms);
   const cpu = process.cpuUsage(before);
+  const bytes = allocation.stop();
   const round = roundFigures(loop);
-  return { ...round, clientCpuUs: (cpu.user + cpu.system) / Math.max(1, round.calls) };
+  const calls = Math.max(1, round.calls);
+  // The loop's own latency list is allocated too, alike in every lane (8 B a call or less).
+  return { ...round, clientCpuUs: (cpu.user + cpu.system) / calls, clientBytes: bytes / calls };
 }
 
 serveCommands({ ready: true }, handle, () => {

@@ -127,9 +127,14 @@ function cpuPerCall(r: Measured, v: Variant): number[] | undefined {
 }
 
 /** Median of the per-round CPU figure `figure` of `v`, µs. */
-function cpuCell(r: Measured, v: Variant, figure: 'clientCpuUs' | 'serverCpuUs'): string {
+function cpuCell(
+  r: Measured,
+  v: Variant,
+  figure: 'clientCpuUs' | 'serverCpuUs' | 'clientBytes',
+  digits = 1,
+): string {
   const series = r.rounds[v]?.[figure];
-  return series && series.length > 0 ? fmt(spread(series).median, 1) : '–';
+  return series && series.length > 0 ? fmt(spread(series).median, digits) : '–';
 }
 
 /**
@@ -226,7 +231,7 @@ export const adaptersSuite: Suite = {
                 const base: Variant = r.rounds.bareDeadline ? 'bareDeadline' : 'bare';
                 for (const v of Object.keys(r.rounds) as Variant[]) {
                   console.log(
-                    `    ${v}/${base} ${ratioCell(paired(r, v, base))} · client CPU ${cpuCell(r, v, 'clientCpuUs')} µs/call`,
+                    `    ${v}/${base} ${ratioCell(paired(r, v, base))} · client CPU ${cpuCell(r, v, 'clientCpuUs')} µs/call · ${cpuCell(r, v, 'clientBytes', 0)} B/call`,
                   );
                 }
               }
@@ -305,6 +310,7 @@ export const adaptersSuite: Suite = {
         'Capacity stack / bare (median [min–max])',
         'Capacity, stack without its deadline / bare',
         'Capacity A/A (bare / bare)',
+        'Client heap bytes / call: bare, bare + deadline, stack',
       ],
       rows: results.map((r) => [
         r.adapter,
@@ -316,9 +322,10 @@ export const adaptersSuite: Suite = {
         ratioCell(capacity(r, 'stack', 'bare')),
         ratioCell(capacity(r, 'stackNoDeadline', 'bare')),
         ratioCell(capacity(r, 'bareAgain', 'bare')),
+        `${cpuCell(r, 'bare', 'clientBytes', 0)}, ${cpuCell(r, 'bareDeadline', 'clientBytes', 0)}, ${cpuCell(r, 'stack', 'clientBytes', 0)}`,
       ]),
       notes: [
-        "Client CPU is the lane process's user + system time over its round; server CPU is the server process's run time over the same round (all threads, /proc/<pid>/task/*/schedstat), each divided by the calls the round completed. Capacity = (bare client + server CPU per call) / (stack client + server CPU per call): the throughput ratio a CPU-bound client and server would reach. Stalls of the machine lengthen a round without adding CPU time, so this view moves less than throughput; it does not see waiting (timers, wake-ups) that costs no CPU.",
+        "Client CPU is the lane process's user + system time over its round; server CPU is the server process's run time over the same round (all threads, /proc/<pid>/task/*/schedstat), each divided by the calls the round completed. Client heap bytes: what the lane process allocated on the JS heap over its round (the used heap's growth plus what each garbage collection freed, from V8's GCProfiler) per completed call, median of rounds; buffers' off-heap memory is not counted. Capacity = (bare client + server CPU per call) / (stack client + server CPU per call): the throughput ratio a CPU-bound client and server would reach. Stalls of the machine lengthen a round without adding CPU time, so this view moves less than throughput; it does not see waiting (timers, wake-ups) that costs no CPU.",
       ],
     };
     return {
