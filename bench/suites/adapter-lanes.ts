@@ -3,6 +3,7 @@
  * variant, server address) so that each can be built inside its own client
  * process by `harness/lane-child.ts`.
  */
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import {
   breakwaterGrpcLane,
   breakwaterGrpcOptions,
@@ -25,9 +26,9 @@ export type AdapterName = 'grpc-js' | 'nice-grpc' | 'trpc';
  * `bareAgain` is a second, identical bare client (A/A); `bareDeadline` the
  * bare client sending the stack's deadline; `stackNoDeadline` the stack
  * without its deadline part (the last two only where the stack sends one).
- * `passThroughDeadline` (nice-grpc only, not in a default run): the bare +
- * deadline client with one middleware that only passes calls on — the
- * framework's own cost of a middleware.
+ * `passThroughDeadline` (gRPC adapters, not in a default run): the bare +
+ * deadline client with one interceptor (grpc-js) or middleware (nice-grpc)
+ * that only passes calls on — the framework's own cost of a pass-through layer.
  */
 export type Variant =
   | 'bare'
@@ -74,6 +75,9 @@ export const STACK_DESCRIPTIONS: Readonly<Record<AdapterName, string>> = {
   trpc: 'resilienceLink: bulkhead, rate limit, timeout 10 s, retry (3 attempts, budget), circuit breaker',
 };
 
+/** A grpc-js interceptor that only passes calls on: what any interceptor costs in grpc-js itself. */
+const passThroughInterceptor: Interceptor = (options, next) => new InterceptingCall(next(options));
+
 /** Builds the client of `spec`. */
 export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
   const bulkhead = BULKHEAD;
@@ -86,6 +90,13 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return grpcLane(variant, address);
         case 'bareDeadline':
           return grpcLane(variant, address, {}, DEADLINE_MS);
+        case 'passThroughDeadline':
+          return grpcLane(
+            variant,
+            address,
+            { interceptors: [passThroughInterceptor] },
+            DEADLINE_MS,
+          );
         case 'stack':
           return breakwaterGrpcLane(
             variant,
