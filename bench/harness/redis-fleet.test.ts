@@ -35,20 +35,18 @@ describe('redis-fleet: is redis-server there', () => {
 });
 
 describe('redisFleetSettings', () => {
-  it('10 s windows, a 30 s outage and 20 trips; quick: 3 s, 5 s, 5 trips, warm-ups capped at 2 s', () => {
+  it('10 s windows, a 30 s outage and 20 trips; quick: 3 s, 5 s, 5 trips', () => {
     expect(redisFleetSettings(false, {})).toEqual({
       seconds: 10,
       keyedOnly: false,
       outageS: 30,
       trips: 20,
-      maxWarmMs: Number.POSITIVE_INFINITY,
     });
     expect(redisFleetSettings(true, { BENCH_REDIS_KEYED: '1' })).toEqual({
       seconds: 3,
       keyedOnly: true,
       outageS: 5,
       trips: 5,
-      maxWarmMs: 2000,
     });
   });
 });

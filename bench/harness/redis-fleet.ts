@@ -17,8 +17,6 @@ export interface RedisFleetSettings {
   outageS: number;
   /** Trips timed for the spread row (20; 5 quick). */
   trips: number;
-  /** Longest warm-up of a fleet run, ms (`Infinity`; 2 s quick: a smoke run need not reach the steady rate). */
-  maxWarmMs: number;
 }
 
 /** The settings from the runner's `--quick` and `BENCH_REDIS_KEYED`. */
@@ -31,7 +29,6 @@ export function redisFleetSettings(
     keyedOnly: env.BENCH_REDIS_KEYED === '1',
     outageS: quick ? 5 : 30,
     trips: quick ? 5 : 20,
-    maxWarmMs: quick ? 2000 : Number.POSITIVE_INFINITY,
   };
 }
 
