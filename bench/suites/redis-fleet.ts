@@ -36,6 +36,9 @@ import {
 import type { Suite } from '../harness/report.js';
 import { percentile, sorted } from '../harness/stats.js';
 
+/** How long the spread row waits for the other breakers to open before it fails, ms. */
+const SPREAD_WAIT_MS = 5000;
+
 /** p50/p99 of `decide` in ns over `n` calls, one call timed at a time. */
 async function latency(decide: () => unknown, n = 20_000): Promise<[number, number]> {
   const samples: number[] = [];
@@ -115,6 +118,8 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
     // 1. Accuracy: 4 processes, open loop at 3x the limit each.
     for (const [label, goal, shape, processes, offered, rate, warmShared, warmLocal] of ACCURACY) {
       if (s.keyedOnly && shape.kind !== 'keyed') continue;
+      // A window shorter than one refill per key measures nothing (quick, 0.1/s: 0 of 3,000).
+      const seconds = Math.max(s.seconds, Math.ceil(1 / shape.refillPerSecond));
       // The shared and the local limiters are measured in separate runs: feeding
       // both from one process halves the load it can offer on a small machine.
       const run = (side: 'shared' | 'local') =>
@@ -123,7 +128,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
           name: `bench-${shape.kind}-${rate}-${side}`,
           // Quick runs keep the warm-ups: a shorter one leaves keys undrained and the row meaningless.
           warmMs: side === 'shared' ? warmShared : warmLocal,
-          measureMs: s.seconds * 1000,
+          measureMs: seconds * 1000,
           offeredPerSecond: offered,
           localShare: 1 / processes,
           side,
@@ -137,7 +142,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
         processes,
         offeredPerProcess: offered,
         limitPerSecond: rate,
-        seconds: s.seconds,
+        seconds,
         shared: {
           offered: total.offered,
           admitted: total.shared,
@@ -149,7 +154,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
         localAdmitted: local.local,
       };
       data.accuracy.push(row);
-      console.log(`  redis-fleet accuracy ${label}: ${row.shared.admitted}/${rate * s.seconds}`);
+      console.log(`  redis-fleet accuracy ${label}: ${row.shared.admitted}/${rate * seconds}`);
     }
     if (s.keyedOnly) return data;
 
@@ -247,7 +252,8 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
       createRedisCircuitBreaker({
         client: connect(),
         name: 'spread',
-        breaker: { failureThreshold: 1 },
+        // One failure opens it: no failure span (the default span would wait for a second).
+        breaker: { failureSpanMs: 0, failureThreshold: 1 },
       }),
     );
     toClose.push(...breakers);
@@ -270,7 +276,15 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
       const t0 = performance.now();
       const first = breakers[0];
       first?.release(first.tryAcquire(), 'failure');
-      const times = await Promise.all(opened);
+      // A breaker that never opens fails the suite instead of hanging it.
+      const times = await Promise.race([
+        Promise.all(opened),
+        systemSleep(SPREAD_WAIT_MS).then(() => {
+          throw new Error(
+            `trip ${i}: 3 other breakers not open ${SPREAD_WAIT_MS} ms after the trip`,
+          );
+        }),
+      ]);
       spreads.push(Math.max(...times) - t0);
     }
     const spread = sorted(spreads);
@@ -350,7 +364,7 @@ export const redisFleetSuite: Suite = {
     return {
       ...redisFleetReport(data),
       notes: [
-        `redis-server on a free loopback port, started and stopped by the suite. Fleet accuracy: 4 client processes, each offering 3× the fleet's limit on an open-loop schedule for ${s.seconds} s after a warm-up longer than a full bucket lasts, to one shared object; the local core objects get the same schedule in a separate run. Fleet children use \`timeoutMs\` 250.${s.keyedOnly ? ' This run measured only the keyed limiter rows (`--keyed`).' : ''}`,
+        `redis-server on a free loopback port, started and stopped by the suite. Fleet accuracy: 4 client processes, each offering 3× the fleet's limit on an open-loop schedule for ${s.seconds} s after a warm-up longer than a full bucket lasts, to one shared object (at least one refill per key: 10 s for 0.1/s); the local core objects get the same schedule in a separate run. Fleet children use \`timeoutMs\` 250.${s.keyedOnly ? ' This run measured only the keyed limiter rows (`--keyed`).' : ''}`,
         ...(s.keyedOnly
           ? []
           : [
