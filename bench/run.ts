@@ -191,7 +191,7 @@ async function main(): Promise<void> {
     const why = skipped.get(suite.name);
     if (why) console.log(`== ${suite.name} SKIPPED: ${why}`);
     else console.log(`   load average ${load.one} / ${load.five} / ${load.fifteen}`);
-    const result = why ? skippedResult(why) : await runInChild(suite.name, quick);
+    const result = why ? skippedResult(suite.name, why) : await runInChild(suite.name, quick);
     const seconds = (performance.now() - t0) / 1000;
     if (!why) console.log(`== ${suite.name} done in ${seconds.toFixed(1)} s`);
     done[suite.name] = {

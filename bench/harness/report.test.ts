@@ -31,9 +31,16 @@ describe('unavailableSuites', () => {
     expect([...unavailableSuites(suites, false)]).toEqual([
       ['redis-fleet', 'redis-server is not on PATH'],
     ]);
-    expect(skippedResult('redis-server is not on PATH')).toEqual({
+    expect(skippedResult('redis-fleet', 'redis-server is not on PATH')).toEqual({
       tables: [],
-      targets: [],
+      targets: [
+        {
+          target: 'every target of redis-fleet',
+          figure: '–',
+          met: null,
+          note: 'skipped: redis-server is not on PATH',
+        },
+      ],
       notes: ['**Skipped:** redis-server is not on PATH.'],
       data: null,
       skipped: 'redis-server is not on PATH',

@@ -83,13 +83,19 @@ export function unavailableSuites(
   return out;
 }
 
-/** What a suite that did not run reports: the reason, under its heading and in `skipped`. */
+/**
+ * What a suite that did not run reports: the reason, under its heading, in
+ * the targets table (its targets were not measured) and in `skipped`.
+ */
 export function skippedResult(
+  name: string,
   reason: string,
 ): Omit<SuiteResult, 'name' | 'title' | 'ranAt' | 'seconds'> {
   return {
     tables: [],
-    targets: [],
+    targets: [
+      { target: `every target of ${name}`, figure: '–', met: null, note: `skipped: ${reason}` },
+    ],
     notes: [`**Skipped:** ${reason}.`],
     data: null,
     skipped: reason,
