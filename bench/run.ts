@@ -1,10 +1,10 @@
 // The benchmark suite: `pnpm bench` runs everything; `pnpm bench --only <name>[,<name>]` runs
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
-// prints the suite names. The issue-19 suites take `--outages 2,30` (outage lengths, s),
-// `--outage-mode unavailable|stopped`, `--rate <calls/s per client>`, `--repeat <runs>`,
-// `--group <clients at a time>` (outage-recovery), `--duration <s per stack>`, `--stacks
-// <substring,...>` (only the stacks whose name contains one) and `--parallel <N>` (the stacks
-// split across N child processes run at once) (soak).
+// prints the suite names and the settings each suite reads (harness/args.ts: e.g. `--outages`,
+// `--rate`, `--group` for outage-recovery, `--duration`, `--stacks`, `--parallel` for soak,
+// `--otel-rounds`, `--otel-calls`, `--own-only`, `--base-core`, `--base-otel` for otel-cost,
+// `--keyed` for redis-fleet). An unknown flag, or a setting no selected suite reads, is refused.
+// redis-fleet needs redis-server on PATH: without it a plain run skips it and says so.
 // Writes bench/results/summary.json (the tables, targets and notes: small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
 // regenerates the generated section of BENCHMARKS.md (results of suites not run this time
 // are kept from the last run's summary).
@@ -13,19 +13,24 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs, SETTING_FLAGS, UsageError } from './harness/args.js';
 import { type MachineInfo, machineInfo } from './harness/machine.js';
 import {
   type Suite,
   type SuiteResult,
+  skippedResult,
   tableMarkdown,
   targetsMarkdown,
+  unavailableSuites,
   withoutRawData,
 } from './harness/report.js';
 import { adaptersSuite } from './suites/adapters.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
+import { otelCostSuite } from './suites/otel-cost.js';
 import { outageRecoverySuite } from './suites/recovery/outage-recovery.js';
 import { soakSuite } from './suites/recovery/soak.js';
+import { redisFleetSuite } from './suites/redis-fleet.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const summaryFile = join(here, 'results', 'summary.json');
@@ -34,7 +39,15 @@ const markdownFile = join(here, '..', 'BENCHMARKS.md');
 const BEGIN = '<!-- bench:generated:begin -->';
 const END = '<!-- bench:generated:end -->';
 
-const suites: Suite[] = [microSuite, adaptersSuite, ...faultSuites, outageRecoverySuite, soakSuite];
+const suites: Suite[] = [
+  microSuite,
+  otelCostSuite,
+  adaptersSuite,
+  ...faultSuites,
+  outageRecoverySuite,
+  soakSuite,
+  redisFleetSuite,
+];
 
 /** One suite's result as the runner keeps it; `data` (raw figures) only in raw.json. */
 type StoredSuite = Omit<SuiteResult, 'data'> & {
@@ -60,54 +73,6 @@ interface LoadAverages {
 function loadNow(): LoadAverages {
   const [one = 0, five = 0, fifteen = 0] = loadavg().map((x) => Math.round(x * 100) / 100);
   return { one, five, fifteen };
-}
-
-interface Args {
-  only: string[] | undefined;
-  quick: boolean;
-  list: boolean;
-  /** Internal: run this one suite in this process and write its result to `out`. */
-  child: { suite: string; out: string } | undefined;
-}
-
-/** Suite settings on the command line and the environment variables that carry them. */
-const SETTING_FLAGS = [
-  ['--outages', 'BENCH_OUTAGES'],
-  ['--outage-mode', 'BENCH_OUTAGE_MODE'],
-  ['--rate', 'BENCH_RATE'],
-  ['--repeat', 'BENCH_REPEAT'],
-  ['--group', 'BENCH_GROUP'],
-  ['--duration', 'BENCH_SOAK_SECONDS'],
-  ['--stacks', 'BENCH_SOAK_STACKS'],
-  ['--parallel', 'BENCH_SOAK_PARALLEL'],
-] as const;
-
-function parseArgs(argv: string[]): Args {
-  const args = argv.filter((a) => a !== '--');
-  let only: string[] | undefined;
-  const i = args.findIndex((a) => a === '--only' || a.startsWith('--only='));
-  if (i >= 0) {
-    const arg = args[i] as string;
-    const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[i + 1];
-    if (!value) throw new Error('--only needs a suite name');
-    only = value.split(',').map((s) => s.trim());
-  }
-  // Suite settings travel to the suite's own process as environment variables.
-  for (const [flag, env] of SETTING_FLAGS) {
-    const at = args.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
-    if (at < 0) continue;
-    const arg = args[at] as string;
-    const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1];
-    if (!value) throw new Error(`${flag} needs a value`);
-    process.env[env] = value;
-  }
-  const c = args.indexOf('--child');
-  return {
-    child: c >= 0 ? { suite: args[c + 1] as string, out: args[c + 2] as string } : undefined,
-    only: only ?? (process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : undefined),
-    quick: args.includes('--quick') || process.env.BENCH_QUICK === '1',
-    list: args.includes('--list'),
-  };
 }
 
 function renderMarkdown(results: Results): string {
@@ -179,7 +144,13 @@ async function runInChild(name: string, quick: boolean): Promise<SuiteOutput> {
 }
 
 async function main(): Promise<void> {
-  const { only, quick, list, child } = parseArgs(process.argv.slice(2));
+  const names = suites.map((s) => s.name);
+  const { only, quick, list, child, settings } = parseArgs(process.argv.slice(2), {
+    suites: names,
+    // pnpm runs the script in bench/; a relative path means the caller's directory.
+    cwd: process.env.INIT_CWD ?? process.cwd(),
+    env: process.env,
+  });
   if (child) {
     const suite = suites.find((s) => s.name === child.suite);
     if (!suite) throw new Error(`unknown suite ${child.suite}`);
@@ -187,16 +158,25 @@ async function main(): Promise<void> {
     return;
   }
   if (list) {
-    for (const s of suites) console.log(`${s.name.padEnd(12)} ${s.title}`);
+    for (const s of suites) {
+      console.log(`${s.name.padEnd(16)} ${s.title}`);
+      for (const f of SETTING_FLAGS.filter((x) => x.suites.includes(s.name))) {
+        console.log(`${''.padEnd(18)}${f.flag}${f.kind === 'switch' ? '' : ' <value>'}: ${f.help}`);
+      }
+    }
     return;
   }
-  const unknown = only?.filter((n) => !suites.some((s) => s.name === n)) ?? [];
-  if (unknown.length > 0) {
-    throw new Error(
-      `unknown suite ${unknown.join(', ')}; known: ${suites.map((s) => s.name).join(', ')}`,
-    );
-  }
+  // Suite settings travel to each suite's own process in its environment.
+  Object.assign(process.env, settings);
   const selected = suites.filter((s) => !only || only.includes(s.name));
+  for (const s of selected) {
+    try {
+      s.checkSettings?.(quick);
+    } catch (e) {
+      throw new UsageError(`${s.name}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  const skipped = unavailableSuites(selected, only !== undefined);
   const machine = machineInfo();
   const previous: Results | undefined = existsSync(summaryFile)
     ? (JSON.parse(readFileSync(summaryFile, 'utf8')) as Results)
@@ -208,17 +188,19 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const ranAt = new Date().toISOString();
     const load = loadNow();
-    console.log(`   load average ${load.one} / ${load.five} / ${load.fifteen}`);
-    const result = await runInChild(suite.name, quick);
+    const why = skipped.get(suite.name);
+    if (why) console.log(`== ${suite.name} SKIPPED: ${why}`);
+    else console.log(`   load average ${load.one} / ${load.five} / ${load.fifteen}`);
+    const result = why ? skippedResult(suite.name, why) : await runInChild(suite.name, quick);
     const seconds = (performance.now() - t0) / 1000;
-    console.log(`== ${suite.name} done in ${seconds.toFixed(1)} s`);
+    if (!why) console.log(`== ${suite.name} done in ${seconds.toFixed(1)} s`);
     done[suite.name] = {
       name: suite.name,
       title: suite.title,
       ranAt,
       seconds,
       machine,
-      load,
+      ...(why ? {} : { load }),
       ...result,
     };
   }
@@ -250,12 +232,19 @@ async function main(): Promise<void> {
       `\nwrote ${summaryFile}, ${rawFile} and BENCHMARKS.md (${totalSeconds.toFixed(0)} s)`,
     );
   }
+  for (const s of Object.values(done)) {
+    if (s.skipped) console.log(`  [skipped] ${s.name}: ${s.skipped}`);
+  }
   for (const t of Object.values(done).flatMap((s) => s.targets)) {
     const status = t.met === null ? 'not measured' : t.met ? 'met' : 'NOT MET';
     console.log(`  [${status}] ${t.target}: ${t.figure}${t.note ? ` — ${t.note}` : ''}`);
   }
 }
 
-await main();
+await main().catch((e: unknown) => {
+  // A usage error reads better without the stack; anything else keeps it.
+  console.error(e instanceof UsageError ? `bench: ${e.message}` : e);
+  process.exit(2);
+});
 // Sockets of closed gRPC channels can keep the loop alive for a while; the results are written.
 process.exit(0);

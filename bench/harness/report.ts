@@ -3,6 +3,7 @@
  * data (tables, targets and notes in `bench/results/summary.json`, raw figures
  * in the gitignored `bench/results/raw.json`); rendering happens here only.
  */
+import { UsageError } from './args.js';
 
 /** A table as rows of already formatted cells. */
 export interface Table {
@@ -39,6 +40,8 @@ export interface SuiteResult {
   notes: string[];
   /** Raw figures for anyone who wants to recompute. */
   data: unknown;
+  /** Why the suite did not run (e.g. a program it needs is missing); absent when it ran. */
+  skipped?: string;
 }
 
 /** A suite the runner can start. */
@@ -48,6 +51,55 @@ export interface Suite {
   run(options: {
     quick: boolean;
   }): Promise<Omit<SuiteResult, 'name' | 'title' | 'ranAt' | 'seconds'>>;
+  /**
+   * Why the suite cannot run on this machine, or `undefined` when it can.
+   * A plain `pnpm bench` then skips it and says so; `--only` naming it fails.
+   */
+  unavailable?(): string | undefined;
+  /**
+   * Reads and checks the suite's settings (throws on a bad one); the runner
+   * calls it before any suite runs, so a typo fails at once, not after an hour.
+   */
+  checkSettings?(quick: boolean): void;
+}
+
+/**
+ * The selected suites that cannot run here, with the reason. When the
+ * command line named them (`--only`), that is an error (a "skipped" would
+ * replace their last results and measure nothing); a plain run skips them.
+ */
+export function unavailableSuites(
+  selected: readonly Pick<Suite, 'name' | 'unavailable'>[],
+  named: boolean,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of selected) {
+    const why = s.unavailable?.();
+    if (why) out.set(s.name, why);
+  }
+  if (named && out.size > 0) {
+    throw new UsageError([...out].map(([name, why]) => `cannot run ${name}: ${why}`).join('; '));
+  }
+  return out;
+}
+
+/**
+ * What a suite that did not run reports: the reason, under its heading, in
+ * the targets table (its targets were not measured) and in `skipped`.
+ */
+export function skippedResult(
+  name: string,
+  reason: string,
+): Omit<SuiteResult, 'name' | 'title' | 'ranAt' | 'seconds'> {
+  return {
+    tables: [],
+    targets: [
+      { target: `every target of ${name}`, figure: '–', met: null, note: `skipped: ${reason}` },
+    ],
+    notes: [`**Skipped:** ${reason}.`],
+    data: null,
+    skipped: reason,
+  };
 }
 
 /** Formats a number with `digits` decimals, or "–" when missing/not finite. */

@@ -3,6 +3,7 @@ import {
   iqr,
   latencySummary,
   median,
+  pairedDifferences,
   pairedRatios,
   percentile,
   quantile,
@@ -65,6 +66,12 @@ describe('ratios', () => {
   it('pairedRatios divides round by round and checks lengths', () => {
     expect(pairedRatios([2, 9], [1, 3])).toEqual([2, 3]);
     expect(() => pairedRatios([1], [1, 2])).toThrow(RangeError);
+  });
+
+  it('pairedDifferences subtracts round by round (not medians) and checks lengths', () => {
+    // Medians 5 and 4 would say +1; the rounds say +3 and −1 (median 1) — and -1 is kept.
+    expect(pairedDifferences([8, 2], [5, 3])).toEqual([3, -1]);
+    expect(() => pairedDifferences([1], [1, 2])).toThrow(RangeError);
   });
 });
 

@@ -106,6 +106,17 @@ export function pairedRatios(a: readonly number[], b: readonly number[]): number
 }
 
 /**
+ * Per-round differences `a[i] − b[i]` of two interleaved series (same length):
+ * what one variant adds to another, round by round (see `pairedRatios`).
+ */
+export function pairedDifferences(a: readonly number[], b: readonly number[]): number[] {
+  if (a.length !== b.length) {
+    throw new RangeError(`pairedDifferences: lengths differ (${a.length} vs ${b.length})`);
+  }
+  return a.map((x, i) => x - (b[i] as number));
+}
+
+/**
  * Latency summary (nearest-rank p50/p99/p99.9 and max) of one group of samples,
  * sorted on a copy: the scenario runner's own function, so the fault tables and
  * the scenario reports agree.
