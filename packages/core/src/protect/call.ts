@@ -39,6 +39,8 @@ export interface RunnerShared {
   readonly wheel: TimerWheel;
   /** The wheel reads the telemetry's clock: one reading serves a call's start and its first deadline. */
   readonly shareClock: boolean;
+  /** The telemetry reads `monotonicClock`: a success's end reading serves the breaker too (see `release`). */
+  readonly monotonicTelemetry: boolean;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -666,12 +668,17 @@ export class Call<T> extends WheelEntry {
   ): void {
     this.settled = true;
     const shared = this.shared;
-    this.tel?.end(
-      told,
-      told === 'refused' ? 0 : this.attempt,
-      told === 'failure' ? errorTypeOf(this.lastError) : undefined,
-      this.takeTelAt(),
-    );
+    const tel = this.tel;
+    let telNow: number | undefined;
+    if (tel !== undefined) {
+      telNow = this.takeTelAt();
+      tel.end(
+        told,
+        told === 'refused' ? 0 : this.attempt,
+        told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+        telNow,
+      );
+    }
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {
@@ -679,7 +686,9 @@ export class Call<T> extends WheelEntry {
       // sent before its latest failure from one sent since: a burst after a stall is not an outage.
       const ms =
         outcome === 'failure' && shared.timed ? shared.wheel.time() - this.startedAt : undefined;
-      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms);
+      // A success's end as telemetry read it is its time for the breaker too: one read, not two.
+      const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
+      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
       this.permit = -1;
     }
     this.callerSignal?.removeEventListener('abort', this);
