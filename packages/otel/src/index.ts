@@ -230,6 +230,8 @@ class OtelCall implements CallTelemetry {
   private attemptPending: Attributes | undefined = undefined;
   /** The end reading of the attempt in {@link OtelCall.attemptPending}. */
   private attemptEndAt = 0;
+  /** `end` was told: a late attempt is recorded at once, nothing would record it later. */
+  private ended = false;
 
   constructor(
     readonly owner: OtelTelemetry,
@@ -249,6 +251,7 @@ class OtelCall implements CallTelemetry {
     this.laterStarts = undefined;
     this.attemptSpans = undefined;
     this.attemptPending = undefined;
+    this.ended = false;
     this.startedAt = now;
     this.firstStart = Number.NaN;
     return this;
@@ -309,7 +312,7 @@ class OtelCall implements CallTelemetry {
       const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
       if (started === undefined || Number.isNaN(started)) {
         // No start was told (an adapter's pass-through call): no duration to record.
-      } else if (outcome === 'success' && started === this.startedAt) {
+      } else if (outcome === 'success' && started === this.startedAt && !this.ended) {
         this.attemptPending = attributes;
         this.attemptEndAt = now;
       } else {
@@ -411,6 +414,7 @@ class OtelCall implements CallTelemetry {
     errorType: string | undefined,
     now: number,
   ): void {
+    this.ended = true;
     try {
       const { owner } = this;
       const attributes =

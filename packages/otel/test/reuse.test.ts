@@ -215,5 +215,16 @@ describe('otelTelemetry on protect’s success path', () => {
       [METRICS.callDuration, 0.007],
       [METRICS.callAttempts, 2],
     ]);
+
+    // An attempt told after its call's end (a driver's late report) is not held for an end to come.
+    records.length = 0;
+    const late = start(30);
+    late.attemptStart(1, 30);
+    late.end('cancelled', 1, undefined, 31);
+    late.attemptEnd(1, 'success', undefined, 32);
+    expect(records).toEqual([
+      [METRICS.callDuration, 0.001],
+      [METRICS.attemptDuration, 0.002],
+    ]);
   });
 });
