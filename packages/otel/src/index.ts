@@ -220,6 +220,18 @@ class OtelCall implements CallTelemetry {
   /** Start of attempts 2…, created by the second attempt. */
   private laterStarts: number[] | undefined = undefined;
   private attemptSpans: Array<Span | undefined> | undefined = undefined;
+  /**
+   * A successful attempt that started with the call, its duration left for
+   * {@link OtelCall.end} to record (its attribute set; `undefined` for none):
+   * when the attempt ends the call, both durations are one number, which
+   * then goes to the meter as one value (a double handed to a function that
+   * is not inlined is boxed: one box, not two).
+   */
+  private attemptPending: Attributes | undefined = undefined;
+  /** The end reading of the attempt in {@link OtelCall.attemptPending}. */
+  private attemptEndAt = 0;
+  /** `end` was told: a late attempt is recorded at once, nothing would record it later. */
+  private ended = false;
 
   constructor(
     readonly owner: OtelTelemetry,
@@ -238,6 +250,8 @@ class OtelCall implements CallTelemetry {
     this.parent = parent;
     this.laterStarts = undefined;
     this.attemptSpans = undefined;
+    this.attemptPending = undefined;
+    this.ended = false;
     this.startedAt = now;
     this.firstStart = Number.NaN;
     return this;
@@ -296,8 +310,12 @@ class OtelCall implements CallTelemetry {
           : attrs.with('breakwater.outcome', outcome, errorType);
       attrs.count(attributes);
       const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
-      // No start was told (an adapter's pass-through call): no duration to record.
-      if (started !== undefined && !Number.isNaN(started)) {
+      if (started === undefined || Number.isNaN(started)) {
+        // No start was told (an adapter's pass-through call): no duration to record.
+      } else if (outcome === 'success' && started === this.startedAt && !this.ended) {
+        this.attemptPending = attributes;
+        this.attemptEndAt = now;
+      } else {
         owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
       }
       if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
@@ -396,13 +414,27 @@ class OtelCall implements CallTelemetry {
     errorType: string | undefined,
     now: number,
   ): void {
+    this.ended = true;
     try {
       const { owner } = this;
       const attributes =
         outcome === 'success'
           ? this.attrs.callOk
           : this.attrs.with('breakwater.outcome', outcome, errorType);
-      owner.instruments.callDuration.record((now - this.startedAt) / 1_000, attributes);
+      const seconds = (now - this.startedAt) / 1_000;
+      const pending = this.attemptPending;
+      if (pending !== undefined) {
+        this.attemptPending = undefined;
+        // The call's one number twice when the attempt ended it (the usual success).
+        if (this.attemptEndAt === now) owner.instruments.attemptDuration.record(seconds, pending);
+        else {
+          owner.instruments.attemptDuration.record(
+            (this.attemptEndAt - this.startedAt) / 1_000,
+            pending,
+          );
+        }
+      }
+      owner.instruments.callDuration.record(seconds, attributes);
       // One attempt is what a call costs when nothing goes wrong: those calls are the
       // call.duration count minus this histogram's (see the README), so the SDK records once less.
       if (attempts !== 1) owner.instruments.callAttempts.record(attempts, attributes);

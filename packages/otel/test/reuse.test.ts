@@ -1,7 +1,7 @@
-import { createManualClock, protect } from '@breakwater/core';
-import { trace } from '@opentelemetry/api';
+import { type CallTelemetry, createManualClock, protect } from '@breakwater/core';
+import { type Histogram, type Meter, type MeterProvider, metrics, trace } from '@opentelemetry/api';
 import { describe, expect, it, vi } from 'vitest';
-import { METRICS } from '../src/index.js';
+import { METRICS, otelTelemetry } from '../src/index.js';
 import { otelSdk } from './sdk.js';
 
 class FlakyError extends Error {
@@ -163,5 +163,68 @@ describe('otelTelemetry on protect’s success path', () => {
     const call = await sdk.histogram(METRICS.callDuration, q);
     expect(call.count).toBe(2);
     expect(call.sum).toBeCloseTo(0.21, 9);
+  });
+
+  it('a first attempt that ends its call reaches the meter with the call, as the same value; one that does not, at its own end', () => {
+    // What the meter hears, in order: the API's no-op meter, its histograms spied on.
+    const records: Array<[string, number]> = [];
+    const noop = metrics.getMeterProvider().getMeter('noop');
+    const meter: Meter = Object.create(noop);
+    meter.createHistogram = (name) =>
+      ({ record: (value: number) => records.push([name, value]) }) as Histogram;
+    const meterProvider: MeterProvider = { getMeter: () => meter };
+    const telemetry = otelTelemetry({ meterProvider, spanEvents: false });
+    const target = { name: 't' };
+    const start = (now: number) => telemetry.startCall(target, now) as Required<CallTelemetry>;
+
+    const ended = start(0);
+    ended.attemptStart(1, 0);
+    ended.attemptEnd(1, 'success', undefined, 5);
+    // Held for the call's end: one number then goes to both histograms.
+    expect(records).toEqual([]);
+    ended.end('success', 1, undefined, 5);
+    expect(records).toEqual([
+      [METRICS.attemptDuration, 0.005],
+      [METRICS.callDuration, 0.005],
+    ]);
+
+    records.length = 0;
+    const later = start(10);
+    later.attemptStart(1, 10);
+    later.attemptEnd(1, 'success', undefined, 14);
+    later.end('success', 1, undefined, 18);
+    expect(records).toEqual([
+      [METRICS.attemptDuration, (14 - 10) / 1_000],
+      [METRICS.callDuration, (18 - 10) / 1_000],
+    ]);
+
+    // A failed attempt, or one that started after the call (a retry), is recorded when it ends.
+    records.length = 0;
+    const retried = start(20);
+    retried.attemptStart(1, 20);
+    retried.attemptEnd(1, 'failure', 'FlakyError', 21);
+    expect(records).toEqual([[METRICS.attemptDuration, 0.001]]);
+    retried.attemptStart(2, 25);
+    retried.attemptEnd(2, 'success', undefined, 27);
+    expect(records).toEqual([
+      [METRICS.attemptDuration, 0.001],
+      [METRICS.attemptDuration, 0.002],
+    ]);
+    retried.end('success', 2, undefined, 27);
+    expect(records.slice(2)).toEqual([
+      [METRICS.callDuration, 0.007],
+      [METRICS.callAttempts, 2],
+    ]);
+
+    // An attempt told after its call's end (a driver's late report) is not held for an end to come.
+    records.length = 0;
+    const late = start(30);
+    late.attemptStart(1, 30);
+    late.end('cancelled', 1, undefined, 31);
+    late.attemptEnd(1, 'success', undefined, 32);
+    expect(records).toEqual([
+      [METRICS.callDuration, 0.001],
+      [METRICS.attemptDuration, 0.002],
+    ]);
   });
 });

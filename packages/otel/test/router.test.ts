@@ -1,4 +1,4 @@
-import { createManualClock, createRouter } from '@breakwater/core';
+import { type CallTelemetry, createManualClock, createRouter } from '@breakwater/core';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
 import { otelSdk } from './sdk.js';
@@ -155,5 +155,55 @@ describe('otelTelemetry through the router', () => {
       sum: 0,
     });
     expect(await sdk.sum(METRICS.deadlinesExceeded)).toBe(0);
+  });
+
+  it('a routed success tells its start and end with two clock readings: the first visit starts with the request, the winning visit ends it', async () => {
+    // Every read moves the clock on, so readings shared show as equal numbers and others do not.
+    let t = 0;
+    const clock = () => ++t;
+    const told: Array<[string, number]> = [];
+    const call: CallTelemetry = {
+      attemptStart: (n, now) => told.push([`start ${n}`, now]),
+      attemptEnd: (n, outcome, _type, now) => told.push([`${outcome} ${n}`, now]),
+      end: (outcome, _n, _type, now) => told.push([outcome, now]),
+    };
+    const router = createRouter({
+      providers: [
+        { id: 'eu', resource: 'eu' },
+        { id: 'us', resource: 'us' },
+      ],
+      clock,
+      telemetry: {
+        startCall: (_target, now) => {
+          told.push(['call', now]);
+          return call;
+        },
+      },
+    });
+    expect(await router.execute(async (resource) => resource)).toBe('eu');
+    const at = Object.fromEntries(told);
+    expect(told.map(([event]) => event)).toEqual(['call', 'start 1', 'success 1', 'success']);
+    expect(at['start 1']).toBe(at.call);
+    expect(at.success).toBe(at['success 1']);
+
+    // A visit after a failure (a failover) reads its own start; the failure's end is not it.
+    told.length = 0;
+    expect(
+      await router.execute(async (resource) => {
+        if (resource === 'eu') throw new DownError('eu is down');
+        return resource;
+      }),
+    ).toBe('us');
+    const failover = Object.fromEntries(told);
+    expect(told.map(([event]) => event)).toEqual([
+      'call',
+      'start 1',
+      'failure 1',
+      'start 2',
+      'success 2',
+      'success',
+    ]);
+    expect(failover['start 2']).toBeGreaterThan(failover['failure 1'] as number);
+    expect(failover.success).toBe(failover['success 2']);
   });
 });

@@ -305,8 +305,8 @@ export function createRedisCircuitBreaker(
       }
       return local.tryAcquire();
     },
-    release(permit: number, outcome: CallOutcome, durationMs?: number) {
-      local.release(permit, outcome, durationMs);
+    release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number) {
+      local.release(permit, outcome, durationMs, monotonicNow);
     },
     async execute(run, callOptions) {
       const signal = callOptions?.signal;

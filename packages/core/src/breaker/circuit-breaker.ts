@@ -9,7 +9,7 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
-import type { Clock } from '../time/clock.js';
+import { type Clock, systemClock, systemTimeAt } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
   admit,
@@ -174,10 +174,15 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     return permit;
   }
 
-  release(permit: number, outcome: CallOutcome, durationMs?: number): void {
+  release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void {
     if (permit < 0) return;
     const from = this.m.state;
-    settle(this.m, this.clock, permitGeneration(permit), outcome, durationMs);
+    // A reading the caller took already stands for this breaker's own when it is the system clock.
+    const at =
+      monotonicNow !== undefined && this.clock === systemClock
+        ? systemTimeAt(monotonicNow)
+        : undefined;
+    settle(this.m, this.clock, permitGeneration(permit), outcome, durationMs, at);
     this.announce(from);
   }
 

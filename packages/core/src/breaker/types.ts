@@ -183,8 +183,14 @@ export interface CircuitBreaker {
   onFailure(durationMs?: number): void;
   /** Admits one call: a permit `>= 0`, or `-1` when refused. */
   tryAcquire(): number;
-  /** Reports the outcome of a call admitted by `tryAcquire`. */
-  release(permit: number, outcome: CallOutcome, durationMs?: number): void;
+  /**
+   * Reports the outcome of a call admitted by `tryAcquire`. `monotonicNow`,
+   * when the caller has one, is a `monotonicClock()` reading taken as the
+   * call ended: a breaker on the system clock derives the outcome's time from
+   * it instead of reading the clock again (protect hands its telemetry's end
+   * reading on). Defaults to none.
+   */
+  release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void;
   /** Milliseconds until a probe may be admitted (0 when closed or admitting). */
   retryAfterMs(): number;
   /**

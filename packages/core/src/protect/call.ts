@@ -39,6 +39,8 @@ export interface RunnerShared {
   readonly wheel: TimerWheel;
   /** The wheel reads the telemetry's clock: one reading serves a call's start and its first deadline. */
   readonly shareClock: boolean;
+  /** The telemetry reads `monotonicClock`: a success's end reading serves the breaker too (see `release`). */
+  readonly monotonicTelemetry: boolean;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -158,12 +160,15 @@ export class Call<T> extends WheelEntry {
   /** What hears this call's telemetry; `undefined` (one check per event) without the option. A spare keeps its last one, ended. */
   private tel: SafeCallTelemetry | undefined = undefined;
   /**
-   * A telemetry clock reading the next event shares (NaN for none): the
-   * call's start, taken by attempt 1 (or a refusal); then the end of the
+   * A telemetry clock reading the next event shares (`undefined` for none):
+   * the call's start, taken by attempt 1 (or a refusal); then the end of the
    * attempt that may end the call, taken by {@link Call.finish}. So a
    * success reads the clock twice, once of them shared with the deadline.
+   * `undefined`, not NaN, for none: the field then holds the clock's own
+   * number as it is, so handing it on allocates nothing (a field that only
+   * ever holds numbers keeps them unboxed, and each read hands out a new box).
    */
-  private telAt = Number.NaN;
+  private telAt: number | undefined = undefined;
   /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
   private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
   private readonly onError = (error: unknown): void => this.watchedSettled(false, error);
@@ -211,8 +216,8 @@ export class Call<T> extends WheelEntry {
   /** The pending telemetry clock reading ({@link Call.telAt}), else a new one; leaves none pending. */
   private takeTelAt(): number {
     const at = this.telAt;
-    if (Number.isNaN(at)) return (this.shared.config.telemetry as SafeTelemetry).clock();
-    this.telAt = Number.NaN;
+    if (at === undefined) return (this.shared.config.telemetry as SafeTelemetry).clock();
+    this.telAt = undefined;
     return at;
   }
 
@@ -333,7 +338,7 @@ export class Call<T> extends WheelEntry {
   queue(pool: SlotPool, signal: AbortSignal | undefined): Promise<T> {
     const p = this.promise();
     // Attempt 1 starts after the wait, on a reading of its own.
-    this.telAt = Number.NaN;
+    this.telAt = undefined;
     pool
       .run(
         () =>
@@ -443,7 +448,7 @@ export class Call<T> extends WheelEntry {
     );
     this.ctx = ctx;
     const tel = this.tel;
-    let now = Number.NaN;
+    let now: number | undefined;
     if (tel !== undefined) {
       now = this.takeTelAt();
       tel.attemptStart(n, now);
@@ -477,7 +482,7 @@ export class Call<T> extends WheelEntry {
    * call's when that comes first (the engine never starts a retry at or past
    * it, so at least 1 ms is left).
    */
-  private armDeadline(config: ProtectConfig, n: number, telNow: number): void {
+  private armDeadline(config: ProtectConfig, n: number, telNow: number | undefined): void {
     let ms = config.attemptTimeoutMs;
     this.timerMs = ms;
     if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
@@ -489,11 +494,7 @@ export class Call<T> extends WheelEntry {
     }
     const shared = this.shared;
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
-    const now = shared.wheel.schedule(
-      this,
-      ms,
-      shared.shareClock && !Number.isNaN(telNow) ? telNow : undefined,
-    );
+    const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
     if (n === 1) this.startedAt = now;
   }
 
@@ -614,7 +615,7 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     this.previousDelayMs = delay;
     // The failed attempt's end is not the next one's start.
-    this.telAt = Number.NaN;
+    this.telAt = undefined;
     this.tel?.retry(this.attempt, delay, errorTypeOf(error));
     const onRetry = shared.config.onRetry;
     if (shared.retries.active || onRetry !== undefined) {
@@ -667,12 +668,17 @@ export class Call<T> extends WheelEntry {
   ): void {
     this.settled = true;
     const shared = this.shared;
-    this.tel?.end(
-      told,
-      told === 'refused' ? 0 : this.attempt,
-      told === 'failure' ? errorTypeOf(this.lastError) : undefined,
-      this.takeTelAt(),
-    );
+    const tel = this.tel;
+    let telNow: number | undefined;
+    if (tel !== undefined) {
+      telNow = this.takeTelAt();
+      tel.end(
+        told,
+        told === 'refused' ? 0 : this.attempt,
+        told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+        telNow,
+      );
+    }
     shared.running--;
     this.leaveDeadline();
     if (this.permit >= 0) {
@@ -680,7 +686,9 @@ export class Call<T> extends WheelEntry {
       // sent before its latest failure from one sent since: a burst after a stall is not an outage.
       const ms =
         outcome === 'failure' && shared.timed ? shared.wheel.time() - this.startedAt : undefined;
-      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms);
+      // A success's end as telemetry read it is its time for the breaker too: one read, not two.
+      const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
+      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
       this.permit = -1;
     }
     this.callerSignal?.removeEventListener('abort', this);

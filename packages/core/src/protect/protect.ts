@@ -5,6 +5,7 @@ import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
+import { monotonicClock } from '../time/clock.js';
 import { systemSleep } from '../time/sleep.js';
 import { Call, type RunnerShared } from './call.js';
 import { type ProtectConfig, resolveProtectOptions } from './options.js';
@@ -31,6 +32,7 @@ class Runner implements RunnerShared {
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
   readonly shareClock: boolean;
+  readonly monotonicTelemetry: boolean;
   readonly spare: Call<unknown>[] = [];
   running = 0;
 
@@ -42,6 +44,7 @@ class Runner implements RunnerShared {
     // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
     this.wheel = timerWheelFor(this.timed ? config.sleep : undefined, config.clock);
     this.shareClock = config.telemetry !== undefined && config.telemetry.clock === this.wheel.now;
+    this.monotonicTelemetry = config.telemetry?.clock === monotonicClock;
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });

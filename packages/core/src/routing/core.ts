@@ -49,21 +49,39 @@ import {
 export class RouteTelemetry {
   /** Visits started. */
   visits = 0;
+  /**
+   * A telemetry clock reading the next event shares (`undefined` for none):
+   * the request's start, taken by a visit that starts with it (before
+   * {@link RouteTelemetry.watch}); then a successful visit's end, taken by
+   * the request's end. So a routed success reads the clock twice, not four
+   * times. `undefined`, not NaN, for none: the field keeps the clock's own
+   * number, and handing it on boxes nothing.
+   */
+  private at: number | undefined;
   constructor(
     readonly tel: SafeCallTelemetry,
     /** The router's telemetry clock. */
     readonly clock: Clock,
-  ) {}
+    /** The reading the request's start was told with. */
+    startedAt: number,
+  ) {
+    this.at = startedAt;
+  }
 
   /** A visit starts; returns its number. */
   visit(): number {
-    this.tel.attemptStart(++this.visits, this.clock());
+    const at = this.at;
+    this.at = undefined;
+    this.tel.attemptStart(++this.visits, at ?? this.clock());
     return this.visits;
   }
 
   /** Visit `visit` succeeded. */
   succeeded(visit: number): void {
-    this.tel.attemptEnd(visit, 'success', undefined, this.clock());
+    const now = this.clock();
+    // The visit that answers ends the request: the request's end is this reading.
+    this.at = now;
+    this.tel.attemptEnd(visit, 'success', undefined, now);
   }
 
   /** Visit `visit` failed with `failure`; `failover` is the engine's answer (or 1 when none was asked). */
@@ -77,10 +95,15 @@ export class RouteTelemetry {
     }
   }
 
-  /** Ends the request when `routed` settles. */
+  /**
+   * Ends the request when `routed` settles. Told once its traversal's
+   * synchronous part has run: a visit that starts later (after a wait or a
+   * failure) reads a start of its own.
+   */
   watch(routed: Promise<unknown>, signal: AbortSignal): void {
+    this.at = undefined;
     routed.then(
-      () => this.tel.end('success', this.visits, undefined, this.clock()),
+      () => this.tel.end('success', this.visits, undefined, this.at ?? this.clock()),
       (error: unknown) =>
         this.tel.end(
           signal.aborted ? 'cancelled' : 'failure',
@@ -597,8 +620,9 @@ export class RouterCore<R> implements VisitEnv {
     const { hedge, selection, telemetry } = this.config;
     let rt: RouteTelemetry | undefined;
     if (telemetry !== undefined) {
-      const tel = telemetry.startCall(ROUTER_TARGET, telemetry.clock());
-      if (tel !== undefined) rt = new RouteTelemetry(tel, telemetry.clock);
+      const now = telemetry.clock();
+      const tel = telemetry.startCall(ROUTER_TARGET, now);
+      if (tel !== undefined) rt = new RouteTelemetry(tel, telemetry.clock, now);
     }
     const routed =
       hedge === undefined && selection.type !== 'race'
