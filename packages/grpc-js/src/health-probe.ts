@@ -29,7 +29,8 @@ export interface GrpcHealthProbeOptions {
   /**
    * Watch `grpc.health.v1.Health/Watch` (server streaming: each status change
    * is pushed) instead of polling `Check`; a target answering `UNIMPLEMENTED`
-   * is polled with `Check`. Defaults to true.
+   * is polled with `Check`. An open stream keeps the process alive until the
+   * checker running the probe stops. Defaults to true.
    */
   watch?: boolean;
 }
