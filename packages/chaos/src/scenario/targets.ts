@@ -16,8 +16,8 @@ export interface ChaosFault {
   /**
    * The server's health service reports `NOT_SERVING` while this fault holds,
    * and `SERVING` again once the fault is cleared (gRPC: `grpc.health.v1`,
-   * pushed to `Watch` streams; tRPC has no standard health service and ignores
-   * it). Defaults to false: health stays `SERVING`.
+   * pushed to `Watch` streams; tRPC: the chaos server's `/healthz`, pushed to
+   * its event-stream watchers). Defaults to false: health stays `SERVING`.
    */
   notServing?: boolean;
 }
@@ -53,6 +53,7 @@ export function trpcPlanFor(fault: ChaosFault | undefined): TrpcFaultPlan {
     ...(fault.errorRate ? { errorRate: fault.errorRate, error: { type: 'status' } } : {}),
     ...(fault.hangRate ? { hangRate: fault.hangRate } : {}),
     ...(fault.latency ? { latency: fault.latency } : {}),
+    ...(fault.notServing ? { notServing: true } : {}),
   };
 }
 
