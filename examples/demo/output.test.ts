@@ -148,12 +148,14 @@ describe('demo output', () => {
     const won = synthetic(true);
     const first = computeFindings(won.report, won.calls, won.attempts).protocols[0];
     expect(first?.comeback).toEqual([
-      'After “recovered”, first success: none 12 ms, usual 12 ms, breakwater 12 ms (Breakwater first).',
+      'After “recovered”, first success: none 12 ms, usual 12 ms, breakwater 12 ms (Breakwater first). Its first call started after the recovery succeeded.',
       why,
     ]);
     const lost = synthetic(false);
     const last = computeFindings(lost.report, lost.calls, lost.attempts).protocols[0];
-    expect(last?.comeback[0]).toMatch(/breakwater 1012 ms \(Breakwater last\)\.$/);
+    expect(last?.comeback[0]).toMatch(
+      /breakwater 1012 ms \(Breakwater last\)\. Its first 10 calls started after the recovery failed or were refused\.$/,
+    );
     expect(last?.comeback[1]).toBe('Why: see “How Breakwater comes back” above.');
     expect(last?.losses).toContain(
       `How Breakwater comes back: ${LANE_DESCRIPTIONS['grpc/breakwater']?.recovery}`,
