@@ -138,7 +138,10 @@ export function createTrpcLanes(
         selection: 'round-robin',
         hedge: { delayMs: 150, attempts: 2 },
         protection: { circuit: STANDARD_RESILIENCE.circuit },
-        health: { probe: healthProbe(servers) },
+        // The router's registry only records (as the gRPC routing channel's does): a
+        // consulted count of failures in a row would be a second circuit on top of each
+        // server's, and would eject a server over a cluster of hedged or slow calls.
+        health: { probe: healthProbe(servers), failureThreshold: Number.MAX_SAFE_INTEGER },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
         ...(telemetry === undefined ? {} : { telemetry }),
       }),
