@@ -211,15 +211,24 @@ export function computeFindings(
           );
           const key = row.restores ? 'restoredMs' : 'firstSuccessMs';
           const mine = row[key];
+          // Within TIE_MS is a tie: which client's next call started first, not how it recovers.
           const faster = all.filter((r) => {
             const t = r[key];
-            return t !== undefined && (mine === undefined || t < mine);
+            return t !== undefined && (mine === undefined || t < mine - TIE_MS);
+          }).length;
+          const level = all.filter((r) => {
+            const t = r[key];
+            return (
+              r !== row && t !== undefined && mine !== undefined && Math.abs(t - mine) <= TIE_MS
+            );
           }).length;
           const place =
             mine === undefined
               ? 'not back'
               : faster === 0
-                ? 'first'
+                ? level === 0
+                  ? 'first'
+                  : 'level with the fastest'
                 : faster === all.length - 1
                   ? 'last'
                   : `behind ${faster}`;
@@ -285,6 +294,12 @@ export function computeFindings(
   );
   return { protocols, recovery };
 }
+
+/**
+ * Recovery times this close are ties in the findings' ranking: the clients
+ * start calls on their own schedules and loopback latency varies by a few ms.
+ */
+export const TIE_MS = 10;
 
 /**
  * How Breakwater's own calls fared once the servers were back: the clients
