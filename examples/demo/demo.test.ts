@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ScenarioReport } from '@breakwater/chaos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDemoArgs } from './src/args.js';
+import { computeFindings } from './src/findings.js';
 import { LANE_DESCRIPTIONS } from './src/lane-descriptions.js';
 import { runDemo } from './src/main.js';
 import { TAIL_LATENCY } from './src/scenarios.js';
@@ -104,6 +105,12 @@ describe('pnpm demo --quick', () => {
 const BREAKWATER_OUTAGE_MAX = 1;
 /** The same over the second half of the outage, every circuit open: measured 0.03-0.2 (design at most 0.25). */
 const BREAKWATER_OPEN_MAX = 0.4;
+/** Calls per second per client in a quick run. */
+const QUICK_RATE = 20;
+/** Beyond one call interval, how much later than the slowest plain client Breakwater may first succeed after the outage: the calls' own latency on a loaded machine. */
+const RECOVERY_MARGIN_MS = 25;
+/** How long after the servers healed a pushed SERVING may take to reach the client on a loaded machine. */
+const PUSH_MS = 20;
 
 // The other two scenarios, end to end: each asserts the behaviour it exists to show.
 describe('pnpm demo --scenario', () => {
@@ -156,6 +163,29 @@ describe('pnpm demo --scenario', () => {
       );
       const lateLoad = late.reduce((n, c) => n + (perCall.get(c.callId) ?? 0), 0) / late.length;
       expect(lateLoad, protocol).toBeLessThanOrEqual(BREAKWATER_OPEN_MAX);
+    }
+    // The servers push SERVING when they heal (gRPC Health/Watch, the tRPC servers'
+    // /healthz event stream), so Breakwater's next call goes to one: it is back with the
+    // plain clients, not an outage-gate interval (200 ms) later (before the watch:
+    // 168 ms against 3-6 ms). A plain client's call started while the servers were
+    // being healed can count as its first success, so Breakwater may be one call later.
+    const rows = computeFindings(report, calls, attempts).recovery;
+    const first = (lane: string) =>
+      rows.find((r) => r.client === lane)?.firstSuccessMs ?? Number.POSITIVE_INFINITY;
+    const recovery = report.phases.find((p) => p.kind === 'recovery');
+    if (!recovery) throw new Error('the outage scenario has a recovery phase');
+    const ready = report.startedAt + recovery.readyMs;
+    for (const protocol of ['grpc', 'trpc']) {
+      const slowestPeer = Math.max(first(`${protocol}/none`), first(`${protocol}/usual`));
+      expect(first(`${protocol}/breakwater`), JSON.stringify(rows)).toBeLessThanOrEqual(
+        slowestPeer + 1_000 / QUICK_RATE + RECOVERY_MARGIN_MS,
+      );
+      // Sharper: its first call started once the push has had time to land succeeds
+      // (the outage gate alone lets one through only every 200 ms).
+      const next = calls
+        .filter((c) => c.client === `${protocol}/breakwater` && c.startedAt >= ready + PUSH_MS)
+        .sort((a, b) => a.startedAt - b.startedAt)[0];
+      expect(next?.ok, protocol).toBe(true);
     }
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import { type AttemptRecord, analyzeScenario, type CallRecord } from '@breakwater/chaos';
 import { describe, expect, it } from 'vitest';
-import { computeFindings } from './src/findings.js';
+import { computeFindings, TIE_MS } from './src/findings.js';
 import { LANE_DESCRIPTIONS } from './src/lane-descriptions.js';
 import { barLayout, linesView } from './src/progress.js';
 import { renderReport } from './src/report-html.js';
@@ -143,17 +143,31 @@ describe('demo output', () => {
     expect(html.match(/class="how"/g)?.length).toBeGreaterThanOrEqual(6);
   });
 
+  it('ranks recovery times within TIE_MS as level, not last; beyond it, last', () => {
+    const place = (extraMs: number) => {
+      const run = synthetic(true);
+      const calls = run.calls.map((c) =>
+        c.client === 'grpc/breakwater' ? { ...c, latencyMs: c.latencyMs + extraMs } : c,
+      );
+      return computeFindings(run.report, calls, run.attempts).protocols[0]?.comeback[0];
+    };
+    expect(place(TIE_MS - 1)).toMatch(/\(Breakwater level with the fastest\)/);
+    expect(place(TIE_MS + 5)).toMatch(/\(Breakwater last\)/);
+  });
+
   it('findings say how Breakwater came back after each recovery and why, won or lost', () => {
     const why = `Why: ${LANE_DESCRIPTIONS['grpc/breakwater']?.recovery}`;
     const won = synthetic(true);
     const first = computeFindings(won.report, won.calls, won.attempts).protocols[0];
     expect(first?.comeback).toEqual([
-      'After “recovered”, first success: none 12 ms, usual 12 ms, breakwater 12 ms (Breakwater first).',
+      'After “recovered”, first success: none 12 ms, usual 12 ms, breakwater 12 ms (Breakwater level with the fastest). Its first call started after the recovery succeeded.',
       why,
     ]);
     const lost = synthetic(false);
     const last = computeFindings(lost.report, lost.calls, lost.attempts).protocols[0];
-    expect(last?.comeback[0]).toMatch(/breakwater 1012 ms \(Breakwater last\)\.$/);
+    expect(last?.comeback[0]).toMatch(
+      /breakwater 1012 ms \(Breakwater last\)\. Its first 10 calls started after the recovery failed or were refused\.$/,
+    );
     expect(last?.comeback[1]).toBe('Why: see “How Breakwater comes back” above.');
     expect(last?.losses).toContain(
       `How Breakwater comes back: ${LANE_DESCRIPTIONS['grpc/breakwater']?.recovery}`,

@@ -211,21 +211,30 @@ export function computeFindings(
           );
           const key = row.restores ? 'restoredMs' : 'firstSuccessMs';
           const mine = row[key];
+          // Within TIE_MS is a tie: which client's next call started first, not how it recovers.
           const faster = all.filter((r) => {
             const t = r[key];
-            return t !== undefined && (mine === undefined || t < mine);
+            return t !== undefined && (mine === undefined || t < mine - TIE_MS);
+          }).length;
+          const level = all.filter((r) => {
+            const t = r[key];
+            return (
+              r !== row && t !== undefined && mine !== undefined && Math.abs(t - mine) <= TIE_MS
+            );
           }).length;
           const place =
             mine === undefined
               ? 'not back'
               : faster === 0
-                ? 'first'
+                ? level === 0
+                  ? 'first'
+                  : 'level with the fastest'
                 : faster === all.length - 1
                   ? 'last'
                   : `behind ${faster}`;
           const what = row.restores ? 'answered by the restored replica' : 'first success';
           comeback.push(
-            `After “${row.phase}”, ${what}: ${all.map((r) => `${flavour(r.client)} ${r[key] === undefined ? 'not seen' : ms(r[key])}`).join(', ')} (Breakwater ${place}).`,
+            `After “${row.phase}”, ${what}: ${all.map((r) => `${flavour(r.client)} ${r[key] === undefined ? 'not seen' : ms(r[key])}`).join(', ')} (Breakwater ${place}).${row.restores ? '' : firstCallsAfter(report, row.phase, byClient.get(bw.client) ?? [])}`,
           );
         }
         // Said once: above with the losses when Breakwater lost, else here.
@@ -284,6 +293,33 @@ export function computeFindings(
     },
   );
   return { protocols, recovery };
+}
+
+/**
+ * Recovery times this close are ties in the findings' ranking: the clients
+ * start calls on their own schedules and loopback latency varies by a few ms.
+ */
+export const TIE_MS = 10;
+
+/**
+ * How Breakwater's own calls fared once the servers were back: the clients
+ * start calls on their own schedules, so a peer's call started while the
+ * servers were being healed can count as its first success; what Breakwater
+ * did with the calls it started after the recovery is its own measure.
+ */
+function firstCallsAfter(
+  report: ScenarioReport,
+  phaseName: string,
+  own: readonly CallRecord[],
+): string {
+  const phase = report.phases.find((p) => p.name === phaseName);
+  if (!phase) return '';
+  const ready = report.startedAt + phase.readyMs;
+  const after = own.filter((c) => c.startedAt >= ready).sort((a, b) => a.startedAt - b.startedAt);
+  const firstOk = after.findIndex((c) => c.ok);
+  if (firstOk === 0) return ' Its first call started after the recovery succeeded.';
+  if (firstOk < 0) return '';
+  return ` Its first ${firstOk} call${firstOk === 1 ? '' : 's'} started after the recovery failed or ${firstOk === 1 ? 'was' : 'were'} refused.`;
 }
 
 /** Formats a recovery row's numbers for a table. */

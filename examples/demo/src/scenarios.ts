@@ -71,7 +71,12 @@ const defaultScenario: Builder = (t, totalMs) => {
   ];
 };
 
-/** Every replica answers UNAVAILABLE/503 for a while: shows retry amplification and load shedding. */
+/**
+ * Every replica answers UNAVAILABLE/503 for a while: shows retry amplification
+ * and load shedding. As in a real outage, the gRPC replicas' health services
+ * say NOT_SERVING while they fail and SERVING once healed (pushed to
+ * `Health/Watch` streams); tRPC has no standard health service.
+ */
 const outageScenario: Builder = (t, totalMs) => {
   const [healthy, down, back] = split(totalMs, [1, 2, 1]) as [number, number, number];
   const all = [t.grpc.a, t.grpc.b, t.grpc.c, t.trpc.a, t.trpc.b];
@@ -81,7 +86,7 @@ const outageScenario: Builder = (t, totalMs) => {
       name: 'all replicas failing',
       kind: 'outage',
       durationMs: down,
-      enter: () => both(...all.map((x) => x.setFault({ errorRate: 1 }))),
+      enter: () => both(...all.map((x) => x.setFault({ errorRate: 1, notServing: true }))),
     },
     {
       name: 'recovered',

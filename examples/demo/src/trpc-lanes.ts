@@ -1,10 +1,12 @@
-import type { ChaosTrpcRouter, ScenarioClient } from '@breakwater/chaos';
+import { type ChaosTrpcRouter, type ScenarioClient, TRPC_HEALTH_PATH } from '@breakwater/chaos';
 import {
   createRetryBudget,
   isRoutingError,
+  type Probe,
   STANDARD_RESILIENCE,
   type Telemetry,
 } from '@breakwater/core';
+import { createHttpProbe } from '@breakwater/core/node';
 import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
 import {
   createTRPCClient,
@@ -69,6 +71,30 @@ function lane(name: string, client: Client): ScenarioClient {
   };
 }
 
+/**
+ * The servers' health endpoints as a routingLink probe (whose target is an
+ * endpoint's link, so the URL comes from the provider id): watched as an
+ * event stream (`createHttpProbe({ watch: true })`), each pushed status
+ * recorded at once; polled only where a server cannot be watched.
+ */
+function healthProbe(servers: ReadonlyArray<{ id: string; url: string }>): Probe<unknown> {
+  const http = createHttpProbe({ watch: true });
+  const urls = new Map(servers.map((s) => [s.id, `${s.url}${TRPC_HEALTH_PATH}`]));
+  const urlOf = (provider: string) => urls.get(provider) ?? 'invalid:';
+  const watch = http.watch;
+  return Object.assign(
+    (_link: unknown, ctx: Parameters<typeof http>[1]) => http(urlOf(ctx.provider), ctx),
+    {
+      ...(watch === undefined
+        ? {}
+        : {
+            watch: (_link: unknown, ctx: Parameters<typeof watch>[1]) =>
+              watch(urlOf(ctx.provider), ctx),
+          }),
+    },
+  );
+}
+
 /** Builds the three tRPC lanes: no resilience, tRPC's own retryLink, Breakwater (reporting to `telemetry`, when given). */
 export function createTrpcLanes(
   servers: ReadonlyArray<{ id: string; url: string }>,
@@ -95,8 +121,9 @@ export function createTrpcLanes(
   // Breakwater: the core router over both servers as routingLink's docs set
   // it up — round-robin, the standard circuit per server
   // (STANDARD_RESILIENCE.circuit: a server whose circuit is open gets no calls
-  // but one probe every 200 ms), failover, hedging of queries slower than
-  // 150 ms, and a retry budget that caps hedges.
+  // but one probe every 200 ms), the servers' health endpoints watched (a
+  // pushed SERVING half-opens a circuit at once), failover, hedging of queries
+  // slower than 150 ms, and a retry budget that caps hedges.
   const breakwater = createTRPCClient<ChaosTrpcRouter>({
     links: [
       routingLink<ChaosTrpcRouter>({
@@ -111,6 +138,10 @@ export function createTrpcLanes(
         selection: 'round-robin',
         hedge: { delayMs: 150, attempts: 2 },
         protection: { circuit: STANDARD_RESILIENCE.circuit },
+        // The router's registry only records (as the gRPC routing channel's does): a
+        // consulted count of failures in a row would be a second circuit on top of each
+        // server's, and would eject a server over a cluster of hedged or slow calls.
+        health: { probe: healthProbe(servers), failureThreshold: Number.MAX_SAFE_INTEGER },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
         ...(telemetry === undefined ? {} : { telemetry }),
       }),

@@ -102,9 +102,12 @@ export { all, any } from './health/combinators.js';
 export type {
   HealthVerdict,
   Probe,
+  ProbeCheck,
   ProbeContext,
   ProbeResult,
   ProbeSetting,
+  ProbeWatch,
+  ProbeWatchContext,
 } from './health/probe.js';
 export type {
   BelowLimitOptions,

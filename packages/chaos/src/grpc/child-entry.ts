@@ -33,6 +33,8 @@ async function main(): Promise<void> {
       switch (command.cmd) {
         case 'faults':
           server.setFaults(command.faults as never);
+          // In the same step, so the server says SERVING the moment it answers again.
+          if (command.health !== undefined) server.setHealth(command.health as never);
           break;
         case 'health':
           server.setHealth(command.status as never, command.service as string | undefined);

@@ -33,8 +33,12 @@ export interface ChildGrpcChaosServer {
   readonly address: string;
   /** Process id of the current child, or undefined while it is dead. */
   readonly pid: number | undefined;
-  /** Replaces the fault schedule in the child. */
-  setFaults(rules: readonly GrpcFaultRule[]): Promise<void>;
+  /**
+   * Replaces the fault schedule in the child and, when `health` is given, sets
+   * the overall health in the same step (faults first). Defaults to leaving
+   * health as it is.
+   */
+  setFaults(rules: readonly GrpcFaultRule[], health?: ServingStatus): Promise<void>;
   /** Sets the health status in the child (default: overall and the Echo service). */
   setHealth(status: ServingStatus, service?: string): Promise<void>;
   /** What the child has seen since it (re)started. */
@@ -158,8 +162,8 @@ export async function spawnGrpcChaosServer(
     get pid() {
       return child?.pid;
     },
-    setFaults: async (faults) => {
-      await command('faults', { faults });
+    setFaults: async (faults, health) => {
+      await command('faults', health === undefined ? { faults } : { faults, health });
     },
     setHealth: async (status, service) => {
       await command('health', service === undefined ? { status } : { status, service });

@@ -1,5 +1,6 @@
-import { status } from '@grpc/grpc-js';
+import { credentials, makeClientConstructor, status } from '@grpc/grpc-js';
 import { createTRPCClient, httpLink } from '@trpc/client';
+import { service as healthService } from 'grpc-health-check';
 import { describe, expect, it } from 'vitest';
 import { spawnGrpcChaosServer } from '../grpc/child.js';
 import { echoUnary } from '../grpc/echo-calls.js';
@@ -58,6 +59,34 @@ describe('trpcServerTarget', () => {
 });
 
 describe('grpcChildTarget', () => {
+  it('notServing: health says NOT_SERVING while the fault holds, SERVING once healed, and after a restart', async () => {
+    const server = await spawnGrpcChaosServer({ replica: 'h' });
+    const target = grpcChildTarget(server, 'h');
+    const Health = makeClientConstructor(healthService as never, 'grpc.health.v1.Health');
+    const health = new Health(server.address, credentials.createInsecure()) as unknown as {
+      Check(r: { service: string }, cb: (e: Error | null, v?: { status: string }) => void): void;
+      close(): void;
+    };
+    const check = () =>
+      new Promise<string | undefined>((resolve) =>
+        health.Check({ service: '' }, (e, v) => resolve(e ? e.message : v?.status)),
+      );
+    try {
+      expect(await check()).toBe('SERVING');
+      await target.setFault({ errorRate: 1, notServing: true });
+      expect(await check()).toBe('NOT_SERVING');
+      await target.kill();
+      await target.restart();
+      // The new process starts SERVING: the fault's health is re-applied.
+      await expect.poll(check, { timeout: 5_000 }).toBe('NOT_SERVING');
+      await target.setFault({ errorRate: 1 });
+      expect(await check()).toBe('SERVING');
+    } finally {
+      health.close();
+      await server.close();
+    }
+  });
+
   it('keeps the attempts a killed child saw and re-applies the fault after a restart', async () => {
     const server = await spawnGrpcChaosServer({ replica: 'g' });
     const target = grpcChildTarget(server, 'g');

@@ -13,6 +13,13 @@ export interface ChaosFault {
   latency?: LatencySpec;
   /** Share of attempts never answered, in [0, 1]. Defaults to 0. */
   hangRate?: number;
+  /**
+   * The server's health service reports `NOT_SERVING` while this fault holds,
+   * and `SERVING` again once the fault is cleared (gRPC: `grpc.health.v1`,
+   * pushed to `Watch` streams; tRPC: the chaos server's `/healthz`, pushed to
+   * its event-stream watchers). Defaults to false: health stays `SERVING`.
+   */
+  notServing?: boolean;
 }
 
 /** A chaos server a scenario phase can act on, whatever its protocol. */
@@ -46,6 +53,7 @@ export function trpcPlanFor(fault: ChaosFault | undefined): TrpcFaultPlan {
     ...(fault.errorRate ? { errorRate: fault.errorRate, error: { type: 'status' } } : {}),
     ...(fault.hangRate ? { hangRate: fault.hangRate } : {}),
     ...(fault.latency ? { latency: fault.latency } : {}),
+    ...(fault.notServing ? { notServing: true } : {}),
   };
 }
 
@@ -64,11 +72,24 @@ export function grpcChildTarget(server: ChildGrpcChaosServer, id: string): Chaos
     return out;
   };
   let fault: ChaosFault | undefined;
+  // What the child's health service reports: a new process starts SERVING.
+  let serving = true;
+  /**
+   * Faults and health in one step (faults first), as a real server's health
+   * follows its state: it says SERVING again the moment it answers.
+   */
+  const apply = async () => {
+    const want = fault?.notServing !== true;
+    // Only a change is sent: every setStatus pushes to the Watch streams, changed or not.
+    const health = want === serving ? undefined : want ? 'SERVING' : 'NOT_SERVING';
+    await server.setFaults(grpcRulesFor(fault), health);
+    serving = want;
+  };
   return {
     id,
     async setFault(next) {
       fault = next;
-      if (server.pid !== undefined) await server.setFaults(grpcRulesFor(next));
+      if (server.pid !== undefined) await apply();
     },
     async kill() {
       archived.push(...(await current()));
@@ -76,8 +97,9 @@ export function grpcChildTarget(server: ChildGrpcChaosServer, id: string): Chaos
     },
     async restart() {
       await server.restart();
-      // A new process starts with the options it was spawned with: re-apply the current fault.
-      await server.setFaults(grpcRulesFor(fault));
+      // A new process starts with the options it was spawned with (and SERVING): re-apply the current fault.
+      serving = true;
+      await apply();
     },
     async attempts() {
       return [...archived, ...(await current())];

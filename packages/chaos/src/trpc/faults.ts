@@ -65,6 +65,11 @@ export interface TrpcFaultPlan {
   dropStreamTimes?: number;
   /** Only requests touching one of these procedure paths get faults. Defaults to all. */
   paths?: readonly string[];
+  /**
+   * The server's `/healthz` says `NOT_SERVING` (503) while this plan holds,
+   * pushed to its watchers; `SERVING` (200) otherwise. Defaults to false.
+   */
+  notServing?: boolean;
 }
 
 /** What the fault layer decided for one request. @internal */
@@ -93,6 +98,9 @@ function count(name: string, value: number | undefined): void {
 export function checkFaultPlan(plan: TrpcFaultPlan): void {
   if (typeof plan !== 'object' || plan === null) {
     throw new TypeError(`faults must be an object, got ${String(plan)}`);
+  }
+  if (plan.notServing !== undefined && typeof plan.notServing !== 'boolean') {
+    throw new TypeError(`faults.notServing must be a boolean, got ${String(plan.notServing)}`);
   }
   rate('faults.errorRate', plan.errorRate);
   rate('faults.hangRate', plan.hangRate);

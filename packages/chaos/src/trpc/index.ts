@@ -10,4 +10,5 @@ export {
   type ChaosTrpcServer,
   type ChaosTrpcServerOptions,
   createChaosTrpcServer,
+  TRPC_HEALTH_PATH,
 } from './server.js';

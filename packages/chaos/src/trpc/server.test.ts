@@ -1,7 +1,8 @@
+import { createHttpProbe } from '@breakwater/core/node';
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChaosTrpcRouter } from './router.js';
-import { type ChaosTrpcServer, createChaosTrpcServer } from './server.js';
+import { type ChaosTrpcServer, createChaosTrpcServer, TRPC_HEALTH_PATH } from './server.js';
 
 const servers: ChaosTrpcServer[] = [];
 async function serve(options: Parameters<typeof createChaosTrpcServer>[0]) {
@@ -200,5 +201,32 @@ describe('createChaosTrpcServer', () => {
     expect(() => s.setFaults({ latency: { kind: 'uniform', minMs: 5, maxMs: 1 } })).toThrow(
       /maxMs/,
     );
+  });
+
+  it('/healthz: SERVING 200, NOT_SERVING 503 while the plan says notServing, pushed to watchers; not counted', async () => {
+    const s = await serve({ name: 'h' });
+    const reports: string[] = [];
+    const ac = new AbortController();
+    const watch = createHttpProbe({ watch: true }).watch;
+    const ended = watch?.(`${s.url}${TRPC_HEALTH_PATH}`, {
+      provider: 'h',
+      signal: ac.signal,
+      report: (healthy, reason) => reports.push(`${healthy}:${reason}`),
+    });
+    ended?.catch(() => {});
+    await expect.poll(() => reports).toEqual(['true:SERVING']);
+    expect((await fetch(`${s.url}${TRPC_HEALTH_PATH}`)).status).toBe(200);
+    s.setFaults({ errorRate: 1, notServing: true });
+    await expect.poll(() => reports).toEqual(['true:SERVING', 'false:NOT_SERVING']);
+    const down = await fetch(`${s.url}${TRPC_HEALTH_PATH}`);
+    expect([down.status, await down.text()]).toEqual([503, 'NOT_SERVING']);
+    // A plan with the same health pushes nothing.
+    s.setFaults({ errorRate: 0.5, notServing: true });
+    s.setFaults({});
+    await expect.poll(() => reports).toHaveLength(3);
+    expect(reports[2]).toBe('true:SERVING');
+    ac.abort();
+    expect(s.stats().calls).toBe(0);
+    expect(() => s.setFaults({ notServing: 'yes' as never })).toThrow(/faults.notServing/);
   });
 });

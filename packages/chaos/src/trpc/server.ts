@@ -40,6 +40,9 @@ export interface ChaosTrpcServerOptions {
   clock?: Clock;
 }
 
+/** Path of the chaos tRPC server's health endpoint. */
+export const TRPC_HEALTH_PATH = '/healthz';
+
 /** A running chaos tRPC server. */
 export interface ChaosTrpcServer {
   /** Name given in the options. */
@@ -50,7 +53,10 @@ export interface ChaosTrpcServer {
   readonly url: string;
   /** Whether the listener is open (false after `stop()`: connections are refused). */
   readonly listening: boolean;
-  /** Replaces the fault schedule; applies to requests that arrive afterwards. */
+  /**
+   * Replaces the fault schedule; applies to requests that arrive afterwards.
+   * Its `notServing` sets what `/healthz` says, pushed to its watchers at once.
+   */
   setFaults(faults: TrpcFaultPlan): void;
   /** A copy of what the server saw since start or `resetStats()`. */
   stats(): ChaosTrpcStats;
@@ -113,8 +119,33 @@ export async function createChaosTrpcServer(
   };
   const trpc = createHTTPHandler({ router: chaosTrpcRouter, createContext: () => context });
 
+  /** Open `/healthz` event streams, each told every status change. */
+  const watchers = new Set<ServerResponse>();
+  const healthStatus = () => (plan.notServing === true ? 'NOT_SERVING' : 'SERVING');
+  /**
+   * `GET|HEAD /healthz`: 200 `SERVING` or 503 `NOT_SERVING`; with `accept:
+   * text/event-stream`, a stream of `data: <status>` events, the current one
+   * first (a health watch). Not counted as attempts.
+   */
+  const health = (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.headers.accept ?? '').includes('text/event-stream')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.write(`data: ${healthStatus()}\n\n`);
+      watchers.add(res);
+      res.once('close', () => watchers.delete(res));
+      return;
+    }
+    const status = healthStatus();
+    res.writeHead(status === 'SERVING' ? 200 : 503, { 'content-type': 'text/plain' });
+    res.end(req.method === 'HEAD' ? undefined : status);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://chaos.invalid');
+    if (url.pathname === TRPC_HEALTH_PATH) {
+      health(req, res);
+      return;
+    }
     const paths = procedurePaths(url);
     const callId = (req.headers['x-call-id'] as string | undefined) ?? `${req.method} ${req.url}`;
     const record = recorder.request(paths, callId, clock());
@@ -204,8 +235,11 @@ export async function createChaosTrpcServer(
     },
     setFaults(faults) {
       checkFaultPlan(faults);
+      const before = healthStatus();
       plan = faults;
       streamsDropped = 0;
+      const after = healthStatus();
+      if (after !== before) for (const w of watchers) w.write(`data: ${after}\n\n`);
     },
     stats: () => recorder.snapshot(),
     resetStats: () => recorder.reset(),

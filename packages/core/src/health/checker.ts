@@ -1,6 +1,7 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { redactUrls } from '../internal/redact-url.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {
   checkFunction,
@@ -10,9 +11,17 @@ import {
   type KnownKeys,
   optionPath,
 } from '../internal/validate.js';
+import { createBackoff } from '../retry/backoff.js';
 import type { Clock } from '../time/clock.js';
+import type { RandomSource } from '../time/random.js';
 import { backgroundSleep, type Sleep } from '../time/sleep.js';
-import { type HealthVerdict, type ProbeSetting, runProbe } from './probe.js';
+import {
+  describeFailure,
+  type HealthVerdict,
+  type ProbeSetting,
+  type ProbeWatch,
+  runProbe,
+} from './probe.js';
 import type { HealthRecorder } from './registry.js';
 import { type HealthTargets, normalizeTargets } from './targets.js';
 
@@ -37,6 +46,8 @@ export interface HealthCheckerOptions<T = string> {
   clock?: Clock;
   /** Waits between rounds and for probe timeouts. Defaults to an `unref`'d host timer. */
   sleep?: Sleep;
+  /** Jitter of the delay before a watch is restarted, in `[0, 1)`. Defaults to `systemRandom`. */
+  random?: RandomSource;
 }
 
 /** Keys of {@link HealthCheckerOptions}. @internal */
@@ -49,6 +60,7 @@ export const HEALTH_CHECKER_KEYS = {
   keepStreak: true,
   clock: true,
   sleep: true,
+  random: true,
 } as const satisfies KnownKeys<HealthCheckerOptions>;
 
 /** One recorded probe outcome. Carries the provider name, a reason and timing only. */
@@ -59,7 +71,10 @@ export interface ProbeResultEvent {
   healthy: boolean;
   /** Human-readable reason from the probe (or the timeout). */
   reason: string;
-  /** How long the probe took, in clock ms. */
+  /**
+   * How long the probe took, in clock ms. For a watch: from its start to its
+   * first report, 0 for later reports.
+   */
   durationMs: number;
 }
 
@@ -77,11 +92,21 @@ export interface HealthChecker {
 
 const TIMED_OUT: unique symbol = Symbol('timed out');
 
+/** First delay before a watch that ended or failed is restarted, in ms (then doubling up to `intervalMs`). */
+const WATCH_RESTART_BASE_MS = 200;
+
 /**
  * Probes `targets` in the background — the first round at once, then every
  * `intervalMs` — and records each outcome with its latency into `registry`.
  * A probe that exceeds `timeoutMs` is a failure; a probe cut by `stop()`
  * records nothing. Rounds never overlap.
+ *
+ * A probe with a `watch` is not polled: each target keeps one watch, whose
+ * every reported status is recorded like a probe result (and emitted). A
+ * watch that fails is recorded as a failure, as is one that reports nothing
+ * within `timeoutMs` (it is then cut); a watch that ended or failed is
+ * restarted after a backoff (exponential from 200 ms, full jitter, capped at
+ * `intervalMs`). A target whose watch resolves `'unsupported'` is polled.
  * @example
  * const checker = createHealthChecker({ registry, targets: { a: 'http://a/healthz' },
  *   probe: httpProbe, intervalMs: 5000, timeoutMs: 2000 });
@@ -100,6 +125,7 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
   const timeoutMs = checkNumber('timeoutMs', options.timeoutMs, { above: 0 });
   checkFunction('clock', options.clock);
   checkFunction('sleep', options.sleep);
+  checkFunction('random', options.random);
   const clock = saneClock(options.clock);
   const sleep = options.sleep ?? backgroundSleep;
   const keepStreak = options.keepStreak === true;
@@ -108,25 +134,47 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
   const stopper = new AbortController();
   const inFlight = new Map<string, Promise<ProbeResultEvent | undefined>>();
   let stopped = probe === 'none';
+  const watch = probe === 'none' ? undefined : probe.watch;
+  if (watch !== undefined) checkFunction('probe.watch', watch, false);
+  // Targets probed by rounds: all of them, or (with a watch) those that cannot be watched.
+  const polled = watch === undefined ? targets : [];
 
-  const record = (provider: string, verdict: HealthVerdict, durationMs: number) => {
+  /** `durationMs` feeds the registry's latency unless `pushed` (a watch's later report: no round trip). */
+  const record = (provider: string, verdict: HealthVerdict, durationMs: number, pushed = false) => {
     if (verdict.healthy)
-      registry.success(provider, durationMs, keepStreak ? { keepStreak } : undefined);
+      registry.success(
+        provider,
+        pushed ? undefined : durationMs,
+        keepStreak ? { keepStreak } : undefined,
+      );
     else registry.failure(provider);
     const event = { provider, healthy: verdict.healthy, reason: verdict.reason, durationMs };
     emitter.emit(event);
     return event;
   };
 
-  const probeOnce = async (provider: string, target: T, run: Exclude<ProbeSetting<T>, 'none'>) => {
-    const probeAbort = new AbortController();
-    // Separate from the probe's signal so a finished probe can release its timeout sleep.
-    const timerAbort = new AbortController();
+  /**
+   * Signals for one probe or watch, both aborted by `stop()`: its own, and its
+   * timeout sleep's — separate, so a finished probe (or a watch's first report)
+   * can release the sleep. `release()` drops both and the stop listener.
+   */
+  const linkToStop = () => {
+    const own = new AbortController();
+    const timer = new AbortController();
     const onStop = () => {
-      probeAbort.abort(new OperationAbortedError({ message: 'Health checker stopped' }));
-      timerAbort.abort();
+      own.abort(new OperationAbortedError({ message: 'Health checker stopped' }));
+      timer.abort();
     };
     stopper.signal.addEventListener('abort', onStop, { once: true });
+    const release = () => {
+      timer.abort();
+      stopper.signal.removeEventListener('abort', onStop);
+    };
+    return { own, timer, release };
+  };
+
+  const probeOnce = async (provider: string, target: T, run: Exclude<ProbeSetting<T>, 'none'>) => {
+    const { own: probeAbort, timer: timerAbort, release } = linkToStop();
     const started = clock();
     try {
       const outcome = await Promise.race([
@@ -144,8 +192,7 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
       // Only a cut probe rejects here (runProbe turns probe errors into verdicts).
       return undefined;
     } finally {
-      timerAbort.abort();
-      stopper.signal.removeEventListener('abort', onStop);
+      release();
     }
   };
 
@@ -158,26 +205,110 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
     return p;
   };
 
-  const round = async (): Promise<ProbeResultEvent[]> => {
-    const results = await Promise.all(targets.map(({ name, target }) => probeTarget(name, target)));
+  const round = async (
+    list: readonly { name: string; target: T }[] = targets,
+  ): Promise<ProbeResultEvent[]> => {
+    const results = await Promise.all(list.map(({ name, target }) => probeTarget(name, target)));
     return results.filter((r): r is ProbeResultEvent => r !== undefined);
   };
 
   const loop = async () => {
     while (!stopped) {
       const started = clock();
-      await round();
+      await round(polled);
       if (stopped) return;
       await sleep(Math.max(0, started + intervalMs - clock()), stopper.signal);
     }
   };
 
-  // The loop never rejects (probe errors are verdicts); the catch only guards against bugs
-  // surfacing as unhandled rejections in a background task.
-  if (!stopped) loop().catch(() => {});
+  const restartBackoff = createBackoff({
+    baseDelayMs: Math.min(WATCH_RESTART_BASE_MS, intervalMs),
+    strategy: 'exponential',
+    maxDelayMs: intervalMs,
+    jitter: 'full',
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+
+  /** Runs one watch until it ends; resolves with how it ended. */
+  const watchOnce = async (
+    provider: string,
+    target: T,
+    run: ProbeWatch<T>,
+  ): Promise<'unsupported' | 'ended'> => {
+    const { own: watchAbort, timer: timerAbort, release } = linkToStop();
+    const started = clock();
+    let reported = false;
+    const report = (healthy: boolean, reason?: string) => {
+      if (stopped || watchAbort.signal.aborted) return;
+      const text =
+        reason === undefined ? (healthy ? 'ok' : 'unhealthy') : redactUrls(String(reason));
+      // Only the first report is a round trip: later ones are pushed, with no latency to speak of.
+      const pushed = reported;
+      if (!reported) {
+        reported = true;
+        timerAbort.abort();
+      }
+      const durationMs = pushed ? 0 : clock() - started;
+      record(provider, { healthy: healthy === true, reason: text }, durationMs, pushed);
+    };
+    const silent = sleep(timeoutMs, timerAbort.signal).then(() =>
+      // A sleep released by the first report (or stop) never wins the race.
+      timerAbort.signal.aborted ? new Promise<never>(() => {}) : TIMED_OUT,
+    );
+    try {
+      const outcome = await Promise.race([
+        run(target, { provider, signal: watchAbort.signal, report }),
+        silent,
+      ]);
+      if (outcome === TIMED_OUT) {
+        watchAbort.abort(new DeadlineExceededError(timeoutMs));
+        if (!stopped) {
+          const reason = `watch reported nothing within ${timeoutMs} ms`;
+          record(provider, { healthy: false, reason }, clock() - started);
+        }
+        return 'ended';
+      }
+      return outcome === 'unsupported' ? 'unsupported' : 'ended';
+    } catch (error) {
+      if (!stopped) {
+        record(provider, { healthy: false, reason: describeFailure(error) }, clock() - started);
+      }
+      return 'ended';
+    } finally {
+      watchAbort.abort();
+      release();
+    }
+  };
+
+  /** Keeps one watch on `target` while running; falls back to polling it when unsupported. */
+  const watchLoop = async (name: string, target: T, run: ProbeWatch<T>) => {
+    let restarts = 0;
+    while (!stopped) {
+      const started = clock();
+      if ((await watchOnce(name, target, run)) === 'unsupported') {
+        if (!stopped) polled.push({ name, target });
+        // Probed now rather than at the next round, so the target is never left unchecked.
+        await probeTarget(name, target);
+        return;
+      }
+      if (stopped) return;
+      // A watch that held for an interval was a working one: its restart starts the schedule over.
+      restarts = clock() - started >= intervalMs ? 1 : restarts + 1;
+      await sleep(restartBackoff.delayFor(restarts), stopper.signal);
+    }
+  };
+
+  // The loops never reject (probe and watch errors are verdicts); the catch only guards against
+  // bugs surfacing as unhandled rejections in a background task.
+  if (!stopped) {
+    loop().catch(() => {});
+    if (watch !== undefined) {
+      for (const { name, target } of targets) watchLoop(name, target, watch).catch(() => {});
+    }
+  }
 
   return {
-    checkNow: round,
+    checkNow: () => round(),
     stop() {
       if (stopper.signal.aborted) return;
       stopped = true;

@@ -1,8 +1,21 @@
 import http from 'node:http';
 import https from 'node:https';
 import { redactUrl } from '../internal/redact-url.js';
-import { checkOneOf, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
-import { describeFailure, type HealthVerdict, type Probe } from './probe.js';
+import {
+  checkOneOf,
+  checkOptions,
+  describeValue,
+  type KnownKeys,
+  optionalNumber,
+  optionTypeError,
+} from '../internal/validate.js';
+import {
+  describeFailure,
+  type HealthVerdict,
+  type Probe,
+  type ProbeWatch,
+  type ProbeWatchContext,
+} from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
 /** Options of {@link createHttpProbe}. */
@@ -13,6 +26,15 @@ export interface HttpProbeOptions {
   method?: 'HEAD' | 'GET';
   /** Redirects followed per request before the probe fails. Defaults to 5. */
   maxRedirects?: number;
+  /**
+   * Also watch the target (HTTP has no standard health watch; this is a small
+   * convention): `GET` it with `accept: text/event-stream`; a 2xx event stream
+   * is kept open and each event's data is a status, `SERVING` healthy and
+   * anything else unhealthy. A target answering anything but an event stream
+   * is polled instead. The watch's socket does not keep the process alive.
+   * Defaults to false.
+   */
+  watch?: boolean;
 }
 
 /** Keys of {@link HttpProbeOptions}. @internal */
@@ -20,6 +42,7 @@ export const HTTP_PROBE_KEYS = {
   timeoutMs: true,
   method: true,
   maxRedirects: true,
+  watch: true,
 } as const satisfies KnownKeys<HttpProbeOptions>;
 
 /** A URL an HTTP probe checks. */
@@ -77,6 +100,65 @@ async function follow(
   }
 }
 
+/** Parses a `target` for the probe, or explains why not (never echoing it: it may hold a secret). */
+function parseTarget(target: HttpTarget): URL | string {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return 'invalid URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return `unsupported protocol ${url.protocol}`;
+  }
+  return url;
+}
+
+/** Reports each server-sent event's data as a status; resolves how the stream ended. */
+function watchEvents(url: URL, ctx: ProbeWatchContext): Promise<'unsupported' | undefined> {
+  const lib = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const headers = { accept: 'text/event-stream' };
+    const req = lib.request(url, { headers, signal: ctx.signal, agent: false }, (res) => {
+      const status = res.statusCode ?? 0;
+      if (!(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        res.destroy();
+        resolve('unsupported');
+        return;
+      }
+      if (status < 200 || status >= 300) {
+        res.destroy();
+        reject(new Error(`GET ${redactUrl(url)} answered ${status}`));
+        return;
+      }
+      res.setEncoding('utf8');
+      let pending = '';
+      let data: string[] = [];
+      res.on('data', (chunk: string) => {
+        pending += chunk;
+        for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
+          const line = pending.slice(0, i).replace(/\r$/, '');
+          pending = pending.slice(i + 1);
+          if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+          else if (line === '' && data.length > 0) {
+            const value = data.join('\n');
+            data = [];
+            ctx.report(value.trim() === 'SERVING', value);
+          }
+        }
+      });
+      res.once('close', () => {
+        if (res.complete) resolve(undefined);
+        else reject(new Error(`event stream from ${redactUrl(url)} was cut`));
+      });
+    });
+    // A background watch must never keep the process alive.
+    req.once('socket', (socket) => socket.unref());
+    req.once('error', reject);
+    req.end();
+  });
+}
+
 /**
  * Creates an HTTP probe: `HEAD` the target following redirects; on 405 or 501
  * retry as `GET`; any non-2xx final status is unhealthy. Uses `node:http(s)`.
@@ -93,17 +175,21 @@ export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarge
     min: 0,
     integer: true,
   });
-  return async (target, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(target);
-    } catch {
-      // Not echoed: an unparseable target may still hold a password or token.
-      return { healthy: false, reason: 'invalid URL' };
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return { healthy: false, reason: `unsupported protocol ${url.protocol}` };
-    }
+  if (options.watch !== undefined && typeof options.watch !== 'boolean') {
+    throw optionTypeError(
+      'watch',
+      `must be a boolean, got ${describeValue(options.watch)}`,
+      'createHttpProbe',
+    );
+  }
+  const watch: ProbeWatch<HttpTarget> = async (target, ctx) => {
+    const url = parseTarget(target);
+    if (typeof url === 'string') throw new Error(url);
+    return watchEvents(url, ctx);
+  };
+  const probe: Probe<HttpTarget> = async (target, ctx) => {
+    const url = parseTarget(target);
+    if (typeof url === 'string') return { healthy: false, reason: url };
     return withProbeTimeout(
       ctx.signal,
       timeoutMs,
@@ -124,6 +210,7 @@ export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarge
       },
     );
   };
+  return options.watch === true ? Object.assign(probe, { watch }) : probe;
 }
 
 /** The HTTP probe with default options (`HEAD`, GET fallback, 5 redirects, 5 s). */

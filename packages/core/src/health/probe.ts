@@ -35,8 +35,43 @@ export interface ProbeContext {
  *   if (!res.ok) return { healthy: false, reason: `status ${res.status}` };
  * };
  */
+export type Probe<T = string> = ProbeCheck<T> & {
+  /**
+   * Optional: watches the target instead of being polled. A health checker
+   * running this probe keeps one watch per target and restarts it after a
+   * backoff when it ends; a watch resolving `'unsupported'` sends that target
+   * back to polling with the probe itself. Defaults to none (polled).
+   */
+  watch?: ProbeWatch<T>;
+};
+
+/** One health check of a target: the callable part of a {@link Probe}. */
 // biome-ignore lint/suspicious/noConfusingVoidType: `async () => {}` (Promise<void>) must be a valid probe.
-export type Probe<T = string> = (target: T, ctx: ProbeContext) => Promise<ProbeResult | void>;
+export type ProbeCheck<T = string> = (target: T, ctx: ProbeContext) => Promise<ProbeResult | void>;
+
+/** What a {@link ProbeWatch} receives besides its target. */
+export interface ProbeWatchContext extends ProbeContext {
+  /**
+   * Records a status the target pushed, like a probe result (the reason
+   * defaults to `'ok'` or `'unhealthy'`). Ignored once the watch has ended or
+   * its signal has aborted.
+   */
+  report(healthy: boolean, reason?: string): void;
+}
+
+/**
+ * A pushed health signal: calls `ctx.report` with each status the target
+ * sends, and settles when the watch ends. Rejecting means the watch failed
+ * (recorded as a failure, like a failed probe); resolving means it ended
+ * cleanly (nothing recorded); resolving `'unsupported'` means the target
+ * cannot be watched (it is polled instead). It must stop, and settle, when
+ * `ctx.signal` aborts.
+ */
+export type ProbeWatch<T = string> = (
+  target: T,
+  ctx: ProbeWatchContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: `async () => {}` must be a valid watch.
+) => Promise<'unsupported' | void>;
 
 /** A probe, or `'none'`: nothing is checked and nothing is recorded. */
 export type ProbeSetting<T = string> = Probe<T> | 'none';

@@ -284,6 +284,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
             intervalMs: h?.intervalMs ?? 10_000,
             timeoutMs: h?.timeoutMs ?? 2_000,
             clock,
+            random,
             // Without an injected sleep the checker keeps its own unref'd timer.
             ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
           }),

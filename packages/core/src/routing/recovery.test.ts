@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRoutingError } from '../errors/routing-error.js';
+import type { Probe, ProbeWatchContext } from '../health/probe.js';
 import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 import { call, type FakeResource, failing, setup } from './test-helpers/fake-providers.js';
 
@@ -170,6 +171,64 @@ describe('router: a passing health check half-opens the circuit at once', () => 
     } finally {
       router.stop();
     }
+  });
+});
+
+describe('router: a watched health status (pushed, not polled)', () => {
+  /** A probe whose watch reports NOT_SERVING at once and then whatever `push` sends. */
+  function watching() {
+    const open = new Map<string, ProbeWatchContext>();
+    const probe: Probe<FakeResource> = Object.assign(async () => {}, {
+      watch: (_r: FakeResource, ctx: ProbeWatchContext) =>
+        new Promise<void>((resolve) => {
+          open.set(ctx.provider, ctx);
+          ctx.report(false, 'NOT_SERVING');
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    });
+    const push = (id: string, healthy: boolean) => open.get(id)?.report(healthy);
+    return { probe, push };
+  }
+
+  it('over a long outage a pushed SERVING lets ONE probe go; once healed the next call succeeds', async () => {
+    const { probe, push } = watching();
+    const { router, res, clock } = setup(['a', 'b', 'c'], {
+      protection: {
+        circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 200 },
+      },
+      // Polling every 10 s would not see the recovery for seconds: only the watch can.
+      health: { probe, intervalMs: 10_000, timeoutMs: 50, failureThreshold: 100 },
+    });
+    try {
+      await clock.flush();
+      const ok = { a: res.a!.behave, b: res.b!.behave, c: res.c!.behave };
+      for (const r of [res.a!, res.b!, res.c!]) failing(r);
+      const attempts = () => res.a!.calls + res.b!.calls + res.c!.calls;
+      // 10 s of outage, a request every 10 ms, and a (false) SERVING pushed every second.
+      let requests = 0;
+      for (let t = 0; t < 10_000; t += 10) {
+        if (t % 1000 === 500) push(['a', 'b', 'c'][(t / 1000) % 3] as string, true);
+        await run(router).catch(() => {});
+        requests += 1;
+        await clock.advanceAsync(10);
+      }
+      // The outage cadence (one probe per 200 ms: 50) plus one probe per signal (10),
+      // plus the three calls that opened the circuits.
+      expect(attempts()).toBeLessThanOrEqual(50 + 10 + 3);
+      expect(attempts() / requests).toBeLessThanOrEqual(0.2);
+      res.a!.behave = ok.a;
+      res.b!.behave = ok.b;
+      res.c!.behave = ok.c;
+      const before = attempts();
+      // Just after an outage probe went out: the cadence alone would refuse the next calls.
+      push('b', true);
+      await expect(run(router)).resolves.toBe('ok:b');
+      expect(attempts()).toBe(before + 1);
+      expect(router.circuit('b')?.state).toBe('closed');
+    } finally {
+      router.stop();
+    }
+    expect(clock.pending).toBe(0);
   });
 });
 
