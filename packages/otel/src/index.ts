@@ -212,26 +212,20 @@ interface WatchedCircuit {
  */
 class OtelCall implements CallTelemetry {
   private attrs: TargetAttributes;
-  /** The caller's context when the call started (its span gets the events); dropped at the end. */
+  /**
+   * The caller's context when the call started (its span gets the events);
+   * dropped at the end. Taken at the start although most calls never use it:
+   * an event may be told later from a timer that runs in another call's
+   * context (the shared deadline wheel, a retry's wait), where only this
+   * copy still names the caller.
+   */
   private parent: Context | undefined;
   private startedAt: number;
-  /** Start of attempt 1. */
+  /** Start of attempt 1 (NaN: not told, e.g. an adapter's pass-through call). */
   private firstStart = Number.NaN;
   /** Start of attempts 2…, created by the second attempt. */
   private laterStarts: number[] | undefined = undefined;
   private attemptSpans: Array<Span | undefined> | undefined = undefined;
-  /**
-   * A successful attempt that started with the call, its duration left for
-   * {@link OtelCall.end} to record (its attribute set; `undefined` for none):
-   * when the attempt ends the call, both durations are one number, which
-   * then goes to the meter as one value (a double handed to a function that
-   * is not inlined is boxed: one box, not two).
-   */
-  private attemptPending: Attributes | undefined = undefined;
-  /** The end reading of the attempt in {@link OtelCall.attemptPending}. */
-  private attemptEndAt = 0;
-  /** `end` was told: a late attempt is recorded at once, nothing would record it later. */
-  private ended = false;
 
   constructor(
     readonly owner: OtelTelemetry,
@@ -250,8 +244,6 @@ class OtelCall implements CallTelemetry {
     this.parent = parent;
     this.laterStarts = undefined;
     this.attemptSpans = undefined;
-    this.attemptPending = undefined;
-    this.ended = false;
     this.startedAt = now;
     this.firstStart = Number.NaN;
     return this;
@@ -259,8 +251,8 @@ class OtelCall implements CallTelemetry {
 
   /**
    * The caller's recording span, looked up when an event needs it: the
-   * context was captured at the call's start, so events go to the caller's
-   * span even when told from a timer that runs in another call's context.
+   * context was captured at the start, so events go to the caller's span
+   * even when told from a timer that runs in another call's context.
    */
   private get span(): Span | undefined {
     const parent = this.parent;
@@ -303,25 +295,59 @@ class OtelCall implements CallTelemetry {
     now: number,
   ): void {
     try {
-      const { owner, attrs } = this;
-      const attributes =
-        outcome === 'success'
-          ? attrs.attemptOk
-          : attrs.with('breakwater.outcome', outcome, errorType);
-      attrs.count(attributes);
-      const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
-      if (started === undefined || Number.isNaN(started)) {
-        // No start was told (an adapter's pass-through call): no duration to record.
-      } else if (outcome === 'success' && started === this.startedAt && !this.ended) {
-        this.attemptPending = attributes;
-        this.attemptEndAt = now;
-      } else {
-        owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
-      }
-      if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
+      this.attemptEnded(attempt, outcome, errorType, now, Number.NaN);
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
+  }
+
+  /**
+   * What {@link OtelCall.attemptEnd} then {@link OtelCall.end} record, from
+   * the same helpers: the only difference is that the two durations are one
+   * number when attempt 1 started with the call (the start reading is the
+   * same, so are the end readings), computed once and recorded twice.
+   */
+  firstAttemptSucceeded(now: number): void {
+    try {
+      const seconds = (now - this.startedAt) / 1_000;
+      this.attemptEnded(1, 'success', undefined, now, seconds);
+      this.callEnded('success', 1, undefined, seconds);
+    } catch {
+      // A broken meter or tracer never breaks the call it observes.
+    }
+    // The object may wait for reuse: it keeps none of the caller's objects alive.
+    this.parent = undefined;
+  }
+
+  /**
+   * Counts and records attempt `attempt`'s end. `callSeconds` is the call's
+   * duration when this end is the call's end too (NaN otherwise): an attempt
+   * that started at the call's start reading then lasted exactly as long.
+   */
+  private attemptEnded(
+    attempt: number,
+    outcome: TelemetryAttemptOutcome,
+    errorType: string | undefined,
+    now: number,
+    callSeconds: number,
+  ): void {
+    const attrs = this.attrs;
+    const attributes =
+      outcome === 'success'
+        ? attrs.attemptOk
+        : attrs.with('breakwater.outcome', outcome, errorType);
+    attrs.count(attributes);
+    const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
+    // No start told (an adapter's pass-through call): no duration to record.
+    if (started !== undefined && !Number.isNaN(started)) {
+      this.owner.instruments.attemptDuration.record(
+        started === this.startedAt && !Number.isNaN(callSeconds)
+          ? callSeconds
+          : (now - started) / 1_000,
+        attributes,
+      );
+    }
+    if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
   }
 
   private endAttemptSpan(
@@ -414,45 +440,41 @@ class OtelCall implements CallTelemetry {
     errorType: string | undefined,
     now: number,
   ): void {
-    this.ended = true;
     try {
-      const { owner } = this;
-      const attributes =
-        outcome === 'success'
-          ? this.attrs.callOk
-          : this.attrs.with('breakwater.outcome', outcome, errorType);
-      const seconds = (now - this.startedAt) / 1_000;
-      const pending = this.attemptPending;
-      if (pending !== undefined) {
-        this.attemptPending = undefined;
-        // The call's one number twice when the attempt ended it (the usual success).
-        if (this.attemptEndAt === now) owner.instruments.attemptDuration.record(seconds, pending);
-        else {
-          owner.instruments.attemptDuration.record(
-            (this.attemptEndAt - this.startedAt) / 1_000,
-            pending,
-          );
-        }
-      }
-      owner.instruments.callDuration.record(seconds, attributes);
-      // One attempt is what a call costs when nothing goes wrong: those calls are the
-      // call.duration count minus this histogram's (see the README), so the SDK records once less.
-      if (attempts !== 1) owner.instruments.callAttempts.record(attempts, attributes);
-      // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
-      const spans = this.attemptSpans;
-      if (spans !== undefined) {
-        for (const span of spans) {
-          if (span === undefined) continue;
-          span.setAttribute('breakwater.outcome', 'abandoned');
-          span.end();
-        }
-        this.attemptSpans = undefined;
-      }
+      this.callEnded(outcome, attempts, errorType, (now - this.startedAt) / 1_000);
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
     // The object may wait for reuse: it keeps none of the caller's objects alive.
     this.parent = undefined;
+  }
+
+  /** Records the call's end after `attempts` attempts and `seconds`, and ends the attempts it abandoned. */
+  private callEnded(
+    outcome: TelemetryCallOutcome,
+    attempts: number,
+    errorType: string | undefined,
+    seconds: number,
+  ): void {
+    const { instruments } = this.owner;
+    const attributes =
+      outcome === 'success'
+        ? this.attrs.callOk
+        : this.attrs.with('breakwater.outcome', outcome, errorType);
+    instruments.callDuration.record(seconds, attributes);
+    // One attempt is what a call costs when nothing goes wrong: those calls are the
+    // call.duration count minus this histogram's (see the README), so the SDK records once less.
+    if (attempts !== 1) instruments.callAttempts.record(attempts, attributes);
+    // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
+    const spans = this.attemptSpans;
+    if (spans !== undefined) {
+      for (const span of spans) {
+        if (span === undefined) continue;
+        span.setAttribute('breakwater.outcome', 'abandoned');
+        span.end();
+      }
+      this.attemptSpans = undefined;
+    }
   }
 }
 

@@ -165,7 +165,7 @@ describe('otelTelemetry on protect’s success path', () => {
     expect(call.sum).toBeCloseTo(0.21, 9);
   });
 
-  it('a first attempt that ends its call reaches the meter with the call, as the same value; one that does not, at its own end', () => {
+  it('firstAttemptSucceeded records one duration for the attempt and the call when attempt 1 started with it; attemptEnd records at once', () => {
     // What the meter hears, in order: the API's no-op meter, its histograms spied on.
     const records: Array<[string, number]> = [];
     const noop = metrics.getMeterProvider().getMeter('noop');
@@ -177,54 +177,54 @@ describe('otelTelemetry on protect’s success path', () => {
     const target = { name: 't' };
     const start = (now: number) => telemetry.startCall(target, now) as Required<CallTelemetry>;
 
-    const ended = start(0);
-    ended.attemptStart(1, 0);
-    ended.attemptEnd(1, 'success', undefined, 5);
-    // Held for the call's end: one number then goes to both histograms.
-    expect(records).toEqual([]);
-    ended.end('success', 1, undefined, 5);
+    const fused = start(0);
+    fused.attemptStart(1, 0);
+    fused.firstAttemptSucceeded(5);
     expect(records).toEqual([
       [METRICS.attemptDuration, 0.005],
       [METRICS.callDuration, 0.005],
     ]);
 
+    // A call that queued: its attempt started after the call, so the two durations differ.
     records.length = 0;
-    const later = start(10);
-    later.attemptStart(1, 10);
-    later.attemptEnd(1, 'success', undefined, 14);
-    later.end('success', 1, undefined, 18);
+    const queued = start(10);
+    queued.attemptStart(1, 14);
+    queued.firstAttemptSucceeded(18);
     expect(records).toEqual([
-      [METRICS.attemptDuration, (14 - 10) / 1_000],
+      [METRICS.attemptDuration, (18 - 14) / 1_000],
       [METRICS.callDuration, (18 - 10) / 1_000],
     ]);
 
-    // A failed attempt, or one that started after the call (a retry), is recorded when it ends.
+    // No attempt start told (an adapter's pass-through call): the call's duration only.
     records.length = 0;
-    const retried = start(20);
-    retried.attemptStart(1, 20);
-    retried.attemptEnd(1, 'failure', 'FlakyError', 21);
-    expect(records).toEqual([[METRICS.attemptDuration, 0.001]]);
-    retried.attemptStart(2, 25);
-    retried.attemptEnd(2, 'success', undefined, 27);
+    start(20).firstAttemptSucceeded(23);
+    expect(records).toEqual([[METRICS.callDuration, 0.003]]);
+
+    // The separate hooks record each end when told, with the same figures.
+    records.length = 0;
+    const separate = start(30);
+    separate.attemptStart(1, 30);
+    separate.attemptEnd(1, 'success', undefined, 35);
+    expect(records).toEqual([[METRICS.attemptDuration, 0.005]]);
+    separate.end('success', 1, undefined, 35);
     expect(records).toEqual([
-      [METRICS.attemptDuration, 0.001],
-      [METRICS.attemptDuration, 0.002],
-    ]);
-    retried.end('success', 2, undefined, 27);
-    expect(records.slice(2)).toEqual([
-      [METRICS.callDuration, 0.007],
-      [METRICS.callAttempts, 2],
+      [METRICS.attemptDuration, 0.005],
+      [METRICS.callDuration, 0.005],
     ]);
 
-    // An attempt told after its call's end (a driver's late report) is not held for an end to come.
+    // A failed attempt, then a retry that succeeded: each attempt at its end, then the call.
     records.length = 0;
-    const late = start(30);
-    late.attemptStart(1, 30);
-    late.end('cancelled', 1, undefined, 31);
-    late.attemptEnd(1, 'success', undefined, 32);
-    expect(records).toEqual([
-      [METRICS.callDuration, 0.001],
+    const retried = start(40);
+    retried.attemptStart(1, 40);
+    retried.attemptEnd(1, 'failure', 'FlakyError', 41);
+    expect(records).toEqual([[METRICS.attemptDuration, 0.001]]);
+    retried.attemptStart(2, 45);
+    retried.attemptEnd(2, 'success', undefined, 47);
+    retried.end('success', 2, undefined, 47);
+    expect(records.slice(1)).toEqual([
       [METRICS.attemptDuration, 0.002],
+      [METRICS.callDuration, 0.007],
+      [METRICS.callAttempts, 2],
     ]);
   });
 });

@@ -60,6 +60,15 @@ export interface CallTelemetry {
     errorType: string | undefined,
     now: number,
   ): void;
+  /**
+   * Attempt 1 succeeded at `now`, and so the call ended with success at
+   * `now`: the usual call, told in one hook instead of `attemptEnd(1,
+   * 'success', undefined, now)` then `end('success', 1, undefined, now)`.
+   * Drivers tell it whenever that is what happened, from the same reading,
+   * and then tell neither of those two; a telemetry without it hears those
+   * two instead (the guard calls them), so it means exactly what they mean.
+   */
+  firstAttemptSucceeded?(now: number): void;
   /** Attempt `attempt` failed with `reason` and the next one starts after `delayMs`. */
   retry?(attempt: number, delayMs: number, reason: string): void;
   /** A hedged attempt, number `attempt`, was sent while earlier ones still run. */
@@ -171,6 +180,20 @@ class GuardedCall implements CallTelemetry {
     } catch {
       // As above.
     }
+  }
+  firstAttemptSucceeded(now: number): void {
+    const inner = this.inner;
+    if (inner.firstAttemptSucceeded !== undefined) {
+      try {
+        inner.firstAttemptSucceeded(now);
+      } catch {
+        // As above.
+      }
+      return;
+    }
+    // A telemetry without the fused hook hears what it stands for.
+    this.attemptEnd(1, 'success', undefined, now);
+    this.end('success', 1, undefined, now);
   }
   retry(attempt: number, delayMs: number, reason: string): void {
     try {

@@ -549,12 +549,15 @@ export class Call<T> extends WheelEntry {
       // The attempt's end is the call's end too when it ends the call: finish takes this reading.
       const now = (this.shared.config.telemetry as SafeTelemetry).clock();
       this.telAt = now;
-      tel.attemptEnd(
-        ctx.attempt,
-        ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
-        ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
-        now,
-      );
+      // A first attempt's success ends the call: finish tells both in one hook (see there).
+      if (!ok || ctx.reason !== undefined || ctx.attempt !== 1) {
+        tel.attemptEnd(
+          ctx.attempt,
+          ctx.reason !== undefined ? 'timeout' : ok ? 'success' : 'failure',
+          ok && ctx.reason === undefined ? undefined : errorTypeOf(ctx.reason ?? value),
+          now,
+        );
+      }
     }
     // Under 'wait' a timed-out attempt still fails with the deadline, whatever the callback did.
     if (ctx.reason !== undefined) this.attemptFailed(ctx.reason);
@@ -672,12 +675,17 @@ export class Call<T> extends WheelEntry {
     let telNow: number | undefined;
     if (tel !== undefined) {
       telNow = this.takeTelAt();
-      tel.end(
-        told,
-        told === 'refused' ? 0 : this.attempt,
-        told === 'failure' ? errorTypeOf(this.lastError) : undefined,
-        telNow,
-      );
+      // Only attempt 1's success (attemptSettled, which left its attemptEnd to this) ends a call
+      // with success after one attempt: one hook for the attempt's end and the call's.
+      if (told === 'success' && this.attempt === 1) tel.firstAttemptSucceeded(telNow);
+      else {
+        tel.end(
+          told,
+          told === 'refused' ? 0 : this.attempt,
+          told === 'failure' ? errorTypeOf(this.lastError) : undefined,
+          telNow,
+        );
+      }
     }
     shared.running--;
     this.leaveDeadline();

@@ -58,6 +58,12 @@ export class RouteTelemetry {
    * number, and handing it on boxes nothing.
    */
   private at: number | undefined;
+  /**
+   * Visit 1's success reading while it is the request's only visit: that
+   * success ends the request, told with the request's end in one hook
+   * (`firstAttemptSucceeded`). `undefined` otherwise.
+   */
+  private firstWonAt: number | undefined = undefined;
   constructor(
     readonly tel: SafeCallTelemetry,
     /** The router's telemetry clock. */
@@ -81,7 +87,16 @@ export class RouteTelemetry {
     const now = this.clock();
     // The visit that answers ends the request: the request's end is this reading.
     this.at = now;
-    this.tel.attemptEnd(visit, 'success', undefined, now);
+    if (visit === 1 && this.visits === 1) this.firstWonAt = now;
+    else this.tel.attemptEnd(visit, 'success', undefined, now);
+  }
+
+  /** Tells visit 1's held success on its own: the request did not end with it alone. */
+  private tellFirstWon(): void {
+    const at = this.firstWonAt;
+    if (at === undefined) return;
+    this.firstWonAt = undefined;
+    this.tel.attemptEnd(1, 'success', undefined, at);
   }
 
   /** Visit `visit` failed with `failure`; `failover` is the engine's answer (or 1 when none was asked). */
@@ -103,14 +118,24 @@ export class RouteTelemetry {
   watch(routed: Promise<unknown>, signal: AbortSignal): void {
     this.at = undefined;
     routed.then(
-      () => this.tel.end('success', this.visits, undefined, this.at ?? this.clock()),
-      (error: unknown) =>
+      () => {
+        const won = this.firstWonAt;
+        if (won !== undefined && this.visits === 1) {
+          this.tel.firstAttemptSucceeded(won);
+          return;
+        }
+        this.tellFirstWon();
+        this.tel.end('success', this.visits, undefined, this.at ?? this.clock());
+      },
+      (error: unknown) => {
+        this.tellFirstWon();
         this.tel.end(
           signal.aborted ? 'cancelled' : 'failure',
           this.visits,
           errorTypeOf(error),
           this.clock(),
-        ),
+        );
+      },
     );
   }
 }

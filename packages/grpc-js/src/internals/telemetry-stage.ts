@@ -23,6 +23,11 @@ const observer: CallObserver<TelemetryScope> = {
       return;
     }
     const ok = status.code === Status.OK;
+    if (ok && !scope.driven) {
+      // Its own single attempt succeeded: that attempt's end and the call's, in one hook.
+      tel.firstAttemptSucceeded(now);
+      return;
+    }
     const type = ok ? undefined : grpcStatusName(status.code);
     if (!scope.driven) tel.attemptEnd(1, ok ? 'success' : 'failure', type, now);
     if (status.code === Status.DEADLINE_EXCEEDED) tel.deadlineExceeded('call');

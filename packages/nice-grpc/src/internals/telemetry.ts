@@ -49,8 +49,8 @@ export function telemetryStage(
       );
       // A call the attempt stage passed through (a client stream) is its own single attempt.
       const now = telemetry.clock();
-      if (!scope.driven) tel.attemptEnd(1, 'success', undefined, now);
-      tel.end('success', scope.driven ? scope.attempts : 1, undefined, now);
+      if (scope.driven) tel.end('success', scope.attempts, undefined, now);
+      else tel.firstAttemptSucceeded(now);
       return result;
     } catch (error) {
       const refusal =
