@@ -295,23 +295,44 @@ class OtelCall implements CallTelemetry {
     now: number,
   ): void {
     try {
-      this.attemptEnded(attempt, outcome, errorType, now, Number.NaN);
+      const attrs = this.attrs;
+      const attributes =
+        outcome === 'success'
+          ? attrs.attemptOk
+          : attrs.with('breakwater.outcome', outcome, errorType);
+      attrs.count(attributes);
+      this.recordAttempt(
+        attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2],
+        now,
+        attributes,
+      );
+      if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
   }
 
   /**
-   * What {@link OtelCall.attemptEnd} then {@link OtelCall.end} record, from
-   * the same helpers: the only difference is that the two durations are one
-   * number when attempt 1 started with the call (the start reading is the
-   * same, so are the end readings), computed once and recorded twice.
+   * {@link OtelCall.attemptEnd} of a successful attempt 1, then
+   * {@link OtelCall.end} of a successful one-attempt call, in one hook and
+   * on the same helpers. Attempt 1 started at the call's start reading
+   * (unless the call waited in a queue), and this end reading is the call's,
+   * so the two durations are equal by construction: one number, computed
+   * once and recorded in both histograms.
    */
   firstAttemptSucceeded(now: number): void {
     try {
-      const seconds = (now - this.startedAt) / 1_000;
-      this.attemptEnded(1, 'success', undefined, now, seconds);
-      this.callEnded('success', 1, undefined, seconds);
+      const { attrs, startedAt } = this;
+      const { instruments } = this.owner;
+      attrs.count(attrs.attemptOk);
+      const seconds = (now - startedAt) / 1_000;
+      const started = this.firstStart;
+      if (started === startedAt) instruments.attemptDuration.record(seconds, attrs.attemptOk);
+      else this.recordAttempt(started, now, attrs.attemptOk);
+      if (this.attemptSpans !== undefined) this.endAttemptSpan(1, 'success', undefined);
+      // One attempt: not in breakwater.call.attempts (see end).
+      instruments.callDuration.record(seconds, attrs.callOk);
+      this.abandonAttempts();
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
@@ -319,35 +340,11 @@ class OtelCall implements CallTelemetry {
     this.parent = undefined;
   }
 
-  /**
-   * Counts and records attempt `attempt`'s end. `callSeconds` is the call's
-   * duration when this end is the call's end too (NaN otherwise): an attempt
-   * that started at the call's start reading then lasted exactly as long.
-   */
-  private attemptEnded(
-    attempt: number,
-    outcome: TelemetryAttemptOutcome,
-    errorType: string | undefined,
-    now: number,
-    callSeconds: number,
-  ): void {
-    const attrs = this.attrs;
-    const attributes =
-      outcome === 'success'
-        ? attrs.attemptOk
-        : attrs.with('breakwater.outcome', outcome, errorType);
-    attrs.count(attributes);
-    const started = attempt === 1 ? this.firstStart : this.laterStarts?.[attempt - 2];
-    // No start told (an adapter's pass-through call): no duration to record.
+  /** Records the duration of an attempt that started at `started`; none when no start was told (`undefined`, NaN: an adapter's pass-through call). */
+  private recordAttempt(started: number | undefined, now: number, attributes: Attributes): void {
     if (started !== undefined && !Number.isNaN(started)) {
-      this.owner.instruments.attemptDuration.record(
-        started === this.startedAt && !Number.isNaN(callSeconds)
-          ? callSeconds
-          : (now - started) / 1_000,
-        attributes,
-      );
+      this.owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
     }
-    if (this.attemptSpans !== undefined) this.endAttemptSpan(attempt, outcome, errorType);
   }
 
   private endAttemptSpan(
@@ -441,7 +438,16 @@ class OtelCall implements CallTelemetry {
     now: number,
   ): void {
     try {
-      this.callEnded(outcome, attempts, errorType, (now - this.startedAt) / 1_000);
+      const { instruments } = this.owner;
+      const attributes =
+        outcome === 'success'
+          ? this.attrs.callOk
+          : this.attrs.with('breakwater.outcome', outcome, errorType);
+      instruments.callDuration.record((now - this.startedAt) / 1_000, attributes);
+      // One attempt is what a call costs when nothing goes wrong: those calls are the
+      // call.duration count minus this histogram's (see the README), so the SDK records once less.
+      if (attempts !== 1) instruments.callAttempts.record(attempts, attributes);
+      this.abandonAttempts();
     } catch {
       // A broken meter or tracer never breaks the call it observes.
     }
@@ -449,32 +455,16 @@ class OtelCall implements CallTelemetry {
     this.parent = undefined;
   }
 
-  /** Records the call's end after `attempts` attempts and `seconds`, and ends the attempts it abandoned. */
-  private callEnded(
-    outcome: TelemetryCallOutcome,
-    attempts: number,
-    errorType: string | undefined,
-    seconds: number,
-  ): void {
-    const { instruments } = this.owner;
-    const attributes =
-      outcome === 'success'
-        ? this.attrs.callOk
-        : this.attrs.with('breakwater.outcome', outcome, errorType);
-    instruments.callDuration.record(seconds, attributes);
-    // One attempt is what a call costs when nothing goes wrong: those calls are the
-    // call.duration count minus this histogram's (see the README), so the SDK records once less.
-    if (attempts !== 1) instruments.callAttempts.record(attempts, attributes);
-    // Attempts abandoned by the call's end (a losing hedge, a caller's cancel) end with it.
+  /** Ends the attempt spans the call's end abandoned (a losing hedge, a caller's cancel). */
+  private abandonAttempts(): void {
     const spans = this.attemptSpans;
-    if (spans !== undefined) {
-      for (const span of spans) {
-        if (span === undefined) continue;
-        span.setAttribute('breakwater.outcome', 'abandoned');
-        span.end();
-      }
-      this.attemptSpans = undefined;
+    if (spans === undefined) return;
+    for (const span of spans) {
+      if (span === undefined) continue;
+      span.setAttribute('breakwater.outcome', 'abandoned');
+      span.end();
     }
+    this.attemptSpans = undefined;
   }
 }
 
