@@ -250,6 +250,8 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
         return;
       }
     }
+    // One clock reading serves the circuit's start and the call's deadline.
+    let now: number | undefined;
     const circuit = stack.circuit;
     if (circuit !== undefined) {
       const permit = circuit.tryAcquire();
@@ -260,7 +262,8 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
         return;
       }
       this.permit = permit;
-      this.startedAt = stack.clock();
+      now = stack.clock();
+      this.startedAt = now;
     }
     this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
     if (this.probe) {
@@ -274,7 +277,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
       if (ms !== Number.POSITIVE_INFINITY) {
         this.ms = ms;
-        this.deadlineAt = stack.clock() + ms;
+        this.deadlineAt = (now ?? stack.clock()) + ms;
         // A per-call `context.timeoutMs` of 0, below or NaN expires at the wheel's next tick.
         // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
         sharedTimerWheel.schedule(this, ms > 0 ? ms : 0);
