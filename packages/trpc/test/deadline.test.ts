@@ -1,7 +1,10 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { isDeadlineExceededError } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { deadlineLink } from '../src/index.js';
+import { deadlineLink, resilienceLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf, slowCallInBatch } from './helpers.js';
 
 describe('deadlineLink inside httpBatchLink', () => {
@@ -43,6 +46,38 @@ describe('deadlineLink inside httpBatchLink', () => {
     await slow;
     expect(performance.now() - started).toBeLessThan(400);
     await expect(other).resolves.toMatchObject({ sleptMs: 150 });
+  });
+
+  it('arms no host timer per call: 50 pending calls with a call and an attempt deadline hold a few at most', async () => {
+    // A server that never answers keeps every call pending on its deadlines.
+    const server = createServer(() => {});
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = clientOf([
+      resilienceLink({
+        timeoutMs: 20_000,
+        attemptTimeoutMs: 10_000,
+        retry: false,
+        circuit: false,
+        budget: false,
+        concurrency: false,
+      }),
+      batchLink(url),
+    ]);
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const ac = new AbortController();
+    const calls = Array.from({ length: 50 }, (_, i) =>
+      errorOf(client.echo.query(`x${i}`, { signal: ac.signal })),
+    );
+    await once(server, 'request');
+    // A host timer per deadline would be 100 here; the calls share the core's timer wheel.
+    expect(timers() - before).toBeLessThan(5);
+    ac.abort();
+    expect((await Promise.all(calls)).every((e) => e instanceof TRPCClientError)).toBe(true);
+    server.closeAllConnections();
+    server.close();
   });
 
   it('rejects invalid durations at construction, naming the option', () => {

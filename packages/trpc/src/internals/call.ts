@@ -15,9 +15,8 @@ import {
   refusalOf,
   type SafeCallTelemetry,
   type SafeTelemetry,
-  startTimerWith,
-  stopTimer,
-  type TimerHandle,
+  sharedTimerWheel,
+  WheelEntry,
 } from '@breakwater/core/internal';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
@@ -58,26 +57,37 @@ export interface Stack {
   readonly targetOf: ((path: string) => TelemetryTarget) | undefined;
 }
 
-function expireCall(call: ResilientCall): void {
-  call.tel?.deadlineExceeded('call');
-  call.fail(deadlineRefusal(call.op, call.ms, 'timeout'));
+/**
+ * Runs a deadline's work from inside the shared timer wheel: a throw (from an
+ * observer above) is reported as uncaught, as a host timer's would be, and
+ * cannot stop the wheel from expiring the other calls due at the same tick.
+ */
+function onDeadline(work: () => void): void {
+  try {
+    work();
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error;
+    });
+  }
 }
 
-function expireAttempt(attempt: Attempt): void {
-  attempt.expire();
-}
-
-/** One attempt: the observer of one subscription below the stack, and its per-attempt deadline. @internal */
-export class Attempt implements Observer<Envelope, unknown> {
+/**
+ * One attempt: the observer of one subscription below the stack, and (as its
+ * own entry on the shared timer wheel) its per-attempt deadline.
+ * @internal
+ */
+export class Attempt extends WheelEntry implements Observer<Envelope, unknown> {
   sub: Unsubscribable | undefined = undefined;
-  timer: TimerHandle | undefined = undefined;
   ended = false;
 
   constructor(
     readonly call: ResilientCall,
     /** 1 for the first attempt. */
     readonly index: number,
-  ) {}
+  ) {
+    super();
+  }
 
   next(envelope: Envelope): void {
     if (!this.ended) this.call.data(this, envelope);
@@ -96,10 +106,12 @@ export class Attempt implements Observer<Envelope, unknown> {
     this.call.completed(this);
   }
 
-  /** The attempt's own deadline passed: it fails (and may be retried) like any failure. */
+  /** The attempt's own deadline passed (the wheel calls this): it fails, and may be retried, like any failure. */
   expire(): void {
-    this.timer = undefined;
-    if (this.ended) return;
+    if (!this.ended) onDeadline(() => this.timedOut());
+  }
+
+  private timedOut(): void {
     this.cancel();
     const tel = this.call.tel;
     if (tel !== undefined) {
@@ -121,8 +133,7 @@ export class Attempt implements Observer<Envelope, unknown> {
   private stop(): void {
     this.ended = true;
     this.sub = undefined;
-    stopTimer(this.timer);
-    this.timer = undefined;
+    if (this.wheelSlot !== undefined) sharedTimerWheel.cancel(this);
   }
 }
 
@@ -136,11 +147,12 @@ type ProbeContext = Record<string | symbol, unknown> & { [PROBE]?: true };
  * limit token, circuit permit (released once, with the call's final
  * outcome), the call's deadline, then attempts retried or hedged by the core
  * engine (see `retry-link.ts`, `hedge-link.ts`), each under its own deadline.
- * It is the caller's abort listener and the teardown, so a call that succeeds
- * first time costs this object and one {@link Attempt}.
+ * It is the caller's abort listener, the teardown and (as its own entry on the
+ * shared timer wheel, which arms no host timer per call) its deadline, so a
+ * call that succeeds first time costs this object and one {@link Attempt}.
  * @internal
  */
-export class ResilientCall implements Unsubscribable {
+export class ResilientCall extends WheelEntry implements Unsubscribable {
   done = false;
   /** Attempts started (reset when a resumed subscription delivers again). */
   started = 0;
@@ -168,7 +180,6 @@ export class ResilientCall implements Unsubscribable {
   /** The operation sent below: `op`, or a copy whose context carries the probe mark. */
   private below: Operation | undefined = undefined;
   private startedAt = 0;
-  private timer: TimerHandle | undefined = undefined;
   private listening = false;
   private lastEventId: string | undefined = undefined;
   /** The call's telemetry (the stack's `telemetry` option), else `undefined`. */
@@ -181,7 +192,9 @@ export class ResilientCall implements Unsubscribable {
     readonly op: Operation,
     private readonly nextLink: Next,
     private readonly observer: Partial<Observer<Envelope, unknown>>,
-  ) {}
+  ) {
+    super();
+  }
 
   start(): void {
     const { stack, op } = this;
@@ -237,6 +250,8 @@ export class ResilientCall implements Unsubscribable {
         return;
       }
     }
+    // One clock reading serves the circuit's start and the call's deadline.
+    let now: number | undefined;
     const circuit = stack.circuit;
     if (circuit !== undefined) {
       const permit = circuit.tryAcquire();
@@ -247,7 +262,8 @@ export class ResilientCall implements Unsubscribable {
         return;
       }
       this.permit = permit;
-      this.startedAt = stack.clock();
+      now = stack.clock();
+      this.startedAt = now;
     }
     this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
     if (this.probe) {
@@ -261,8 +277,10 @@ export class ResilientCall implements Unsubscribable {
       const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
       if (ms !== Number.POSITIVE_INFINITY) {
         this.ms = ms;
-        this.deadlineAt = stack.clock() + ms;
-        this.timer = startTimerWith(Math.max(0, ms), expireCall, this);
+        this.deadlineAt = (now ?? stack.clock()) + ms;
+        // A per-call `context.timeoutMs` of 0, below or NaN expires at the wheel's next tick.
+        // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
+        sharedTimerWheel.schedule(this, ms > 0 ? ms : 0);
         this.listen();
       }
     }
@@ -272,6 +290,15 @@ export class ResilientCall implements Unsubscribable {
       this.running = [];
     }
     this.launch();
+  }
+
+  /** The call's deadline passed (the wheel calls this). */
+  expire(): void {
+    if (this.done) return;
+    onDeadline(() => {
+      this.tel?.deadlineExceeded('call');
+      this.fail(deadlineRefusal(this.op, this.ms, 'timeout'));
+    });
   }
 
   /** A reading of the stack's telemetry clock (only called when the stack has telemetry). */
@@ -306,10 +333,15 @@ export class ResilientCall implements Unsubscribable {
     const attempt = new Attempt(this, n);
     this.current = attempt;
     this.running?.push(attempt);
-    const left = this.deadlineAt - stack.clock();
-    // An attempt deadline later than the call's would never fire first.
-    if (stack.attemptTimeoutMs < left && op.type !== 'subscription') {
-      attempt.timer = startTimerWith(stack.attemptTimeoutMs, expireAttempt, attempt);
+    // An attempt deadline later than the call's would never fire first (the clock is read
+    // only when there is an attempt deadline).
+    const attemptMs = stack.attemptTimeoutMs;
+    if (
+      attemptMs !== Number.POSITIVE_INFINITY &&
+      op.type !== 'subscription' &&
+      attemptMs < this.deadlineAt - stack.clock()
+    ) {
+      sharedTimerWheel.schedule(attempt, attemptMs);
     }
     const sent = this.below ?? op;
     const input =
@@ -458,8 +490,7 @@ export class ResilientCall implements Unsubscribable {
 
   /** Gives back the timer, the abort listener and the bulkhead slot, once. */
   private settle(): void {
-    stopTimer(this.timer);
-    this.timer = undefined;
+    if (this.wheelSlot !== undefined) sharedTimerWheel.cancel(this);
     if (this.listening) {
       this.listening = false;
       this.op.signal?.removeEventListener('abort', this);
