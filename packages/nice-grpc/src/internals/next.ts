@@ -1,4 +1,4 @@
-import type { CallOptions, ClientMiddlewareCall } from 'nice-grpc-common';
+import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 
 /** `call.next` of a unary or client-streaming call: a generator that only returns. @internal */
 export type UnaryNext<Response> = (
@@ -44,3 +44,39 @@ function stepValue<Response>(step: IteratorResult<never, Response>): Response {
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: nice-grpc's ClientMiddleware is typed `Response | void`.
 export type MiddlewareResult<Response> = AsyncGenerator<Response, Response | void, undefined>;
+
+/**
+ * One stage of a call without a response stream (unary or client stream):
+ * takes the call and its options and hands them on to the stage below,
+ * resolving with the response. Stages built on each other once, at the
+ * middleware's construction, run a call in one generator (the middleware's)
+ * instead of one each.
+ * @internal
+ */
+export type UnaryStep = <Request, Response>(
+  call: ClientMiddlewareCall<Request, Response>,
+  options: CallOptions,
+) => Promise<Response>;
+
+/** The step below the last stage: nice-grpc's own `next`. @internal */
+export const callNext: UnaryStep = (call, options) =>
+  unaryResult(unaryNext(call)(call.request, options));
+
+/**
+ * A middleware that runs calls without a response stream through `unary`
+ * and response streams through `stream`.
+ * @internal
+ */
+export function stepMiddleware<Options = CallOptions>(
+  unary: UnaryStep,
+  stream: ClientMiddleware<Options>,
+): ClientMiddleware<Options> {
+  return async function* steps<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    options: CallOptions & Partial<Options>,
+  ): MiddlewareResult<Response> {
+    if (call.responseStream)
+      return yield* stream(call, options as CallOptions & Partial<Options & {}>);
+    return await unary(call, options);
+  };
+}
