@@ -113,7 +113,8 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const left = this.deadline - this.s.clock();
     const limit = this.s.attemptTimeoutMs;
     const own = !this.stream && limit < left;
-    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own);
+    const judged = this.engine !== undefined;
+    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
     this.last = attempt;
     if (this.stream) return open(this.next as StreamNext<unknown>, this.request, attempt);
     const next = this.next as UnaryNext<unknown>;
