@@ -66,11 +66,14 @@ export class StampedMetadata implements Metadata {
     return this.own === undefined ? this.entries() : this.own[Symbol.iterator]();
   }
 
-  /** The base's entries, its own value of the key replaced by ours. */
-  private *entries(): IterableIterator<Entry> {
+  /** The base's entries, its own value of the key replaced by ours (an array: cheaper than a generator). */
+  private entries(): IterableIterator<Entry> {
+    const key = this.key;
+    const entries: Entry[] = [];
     if (this.base !== undefined) {
-      for (const entry of this.base) if (entry[0] !== this.key) yield entry;
+      for (const entry of this.base) if (entry[0] !== key) entries.push(entry);
     }
-    yield [this.key, [this.value]];
+    entries.push([key, [this.value]]);
+    return entries[Symbol.iterator]();
   }
 }
