@@ -88,3 +88,29 @@ describe('resilienceMiddleware without retries', () => {
     expect(trailers).toEqual(['10']);
   });
 });
+
+describe('resilienceMiddleware under another middleware', () => {
+  it('hands a unary result and error to a middleware above that delegates with yield*', async () => {
+    const server = await chaosServer({ faults: [{ status: Status.INVALID_ARGUMENT, rate: 0 }] });
+    const seen: string[] = [];
+    const above: ClientMiddleware = async function* outer(call, options) {
+      try {
+        const result = yield* call.next(call.request, options);
+        seen.push('returned');
+        return result;
+      } catch (error) {
+        seen.push(`threw ${(error as { code?: number }).code}`);
+        throw error;
+      }
+    };
+    const client = createClientFactory()
+      .use(resilienceMiddleware({ timeoutMs: 5_000, retry: false }))
+      .use(above)
+      .create(echoDefinition(), channelTo(server.address));
+    expect(await client.Unary({ message: 'hi' })).toMatchObject({ message: 'hi' });
+    server.setFaults([{ status: Status.INVALID_ARGUMENT }]);
+    const error = await client.Unary({}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    expect(seen).toEqual(['returned', `threw ${Status.INVALID_ARGUMENT}`]);
+  });
+});
