@@ -23,11 +23,12 @@ import {
 import { deadlineAt, withTimeoutHeader } from './internals/deadline.js';
 import { abortErrorFor, isAbortError, refusal } from './internals/errors.js';
 import {
+  callNext,
   type MiddlewareResult,
   type StreamNext,
+  stepMiddleware,
   streamNext,
-  unaryNext,
-  unaryResult,
+  type UnaryStep,
 } from './internals/next.js';
 
 /** Per-call options of {@link deadlineMiddleware} (the same as `nice-grpc-client-middleware-deadline`'s). */
@@ -76,67 +77,110 @@ export function deadlineMiddleware(
   const fn = 'deadlineMiddleware';
   checkOptions(fn, options, DEADLINE_KEYS);
   const plan = resolveResilience(fn, '', options, false);
-  return deadlineStage(
-    plan.timeoutMs,
-    options.clock ?? systemClock,
-    options.sleep ?? systemSleep,
-    true,
-  );
+  const settings: DeadlineSettings = {
+    timeoutMs: plan.timeoutMs,
+    clock: options.clock ?? systemClock,
+    sleep: options.sleep ?? systemSleep,
+    stamp: true,
+  };
+  return stepMiddleware(deadlineStep(settings, callNext), deadlineStream(settings));
 }
 
 /**
- * The deadline stage: `timeoutMs` (`Infinity` for none) or the caller's
- * `deadline`. With `stamp` false it leaves `grpc-timeout` to the retry stage
- * below, which writes the time left on every attempt.
+ * What the deadline stage of every call shares: `timeoutMs` (`Infinity` for
+ * none), its clock and sleep. With `stamp` false it leaves `grpc-timeout` to
+ * the retry stage below, which writes the time left on every attempt.
  * @internal
  */
-export function deadlineStage(
-  timeoutMs: number,
-  clock: Clock,
-  sleep: Sleep,
-  stamp: boolean,
-): ClientMiddleware<DeadlineCallOptions> {
+export interface DeadlineSettings {
+  timeoutMs: number;
+  clock: Clock;
+  sleep: Sleep;
+  stamp: boolean;
+}
+
+/**
+ * The deadline stage of a call without a response stream: the call below
+ * runs under `withTimeout`, with the deadline's signal.
+ * @internal
+ */
+export function deadlineStep(s: DeadlineSettings, below: UnaryStep): UnaryStep {
+  // Not an async function: its frame would cost about 400 B a call.
+  return function deadline<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions & DeadlineCallOptions,
+  ): Promise<Response> {
+    const now = s.clock();
+    const at = callDeadline(callOptions.deadline, s.timeoutMs, now, s.clock);
+    if (at === Number.POSITIVE_INFINITY) return below(call, callOptions);
+    const left = at - now;
+    const down = downOptions(s, call, callOptions, at, left);
+    const signal = callOptions.signal;
+    return withTimeout(
+      (timed) => {
+        down.signal = timed;
+        return below(call, down);
+      },
+      signal === undefined
+        ? { timeoutMs: left, sleep: s.sleep }
+        : { timeoutMs: left, signal, sleep: s.sleep },
+    ).then(undefined, (error: unknown) => {
+      throw translate(error, call.method.path, signal, left);
+    });
+  };
+}
+
+/**
+ * The deadline stage of a response stream: the stream is cancelled when the
+ * deadline passes.
+ * @internal
+ */
+export function deadlineStream(s: DeadlineSettings): ClientMiddleware<DeadlineCallOptions> {
   return async function* deadlineMiddleware<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & DeadlineCallOptions,
   ): MiddlewareResult<Response> {
-    const deadline = callOptions.deadline;
-    const path = call.method.path;
-    const now = clock();
-    const at = callDeadline(deadline, timeoutMs, now, clock);
+    const now = s.clock();
+    const at = callDeadline(callOptions.deadline, s.timeoutMs, now, s.clock);
     if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, callOptions);
     const left = at - now;
-    if (left <= 0) {
-      // Never started: a refusal for telemetry, not a deadline that passed during the call.
-      const scope = telemetryScopeOf(callOptions);
-      if (scope !== undefined) scope.refusal = 'deadline-expired';
-      throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(left));
-    }
-    // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
-    // per key) to add keys the spread source lacks to a spread copy.
-    const down: CallOptions & DeadlineCallOptions = Object.assign(
-      {},
-      callOptions,
-      stamp
-        ? {
-            deadline: absoluteDeadline(deadline, at),
-            metadata: withTimeoutHeader(callOptions.metadata, left),
-          }
-        : { deadline: absoluteDeadline(deadline, at) },
+    const down = downOptions(s, call, callOptions, at, left);
+    return yield* guardStream(
+      streamNext(call),
+      call.request,
+      down,
+      call.method.path,
+      left,
+      s.sleep,
     );
-    if (call.responseStream) {
-      return yield* guardStream(streamNext(call), call.request, down, path, left, sleep);
-    }
-    const signal = callOptions.signal;
-    try {
-      return await withTimeout(
-        (s) => unaryResult(unaryNext(call)(call.request, Object.assign(down, { signal: s }))),
-        signal === undefined ? { timeoutMs: left, sleep } : { timeoutMs: left, signal, sleep },
-      );
-    } catch (error) {
-      throw translate(error, path, signal, left);
-    }
   };
+}
+
+/**
+ * The options below the deadline stage: the deadline as a `Date` (and
+ * `grpc-timeout` when the stage stamps it). An expired deadline never
+ * starts the call.
+ */
+function downOptions<Request, Response>(
+  s: DeadlineSettings,
+  call: ClientMiddlewareCall<Request, Response>,
+  callOptions: CallOptions & DeadlineCallOptions,
+  at: number,
+  left: number,
+): CallOptions & DeadlineCallOptions {
+  if (left <= 0) {
+    // Never started: a refusal for telemetry, not a deadline that passed during the call.
+    const scope = telemetryScopeOf(callOptions);
+    if (scope !== undefined) scope.refusal = 'deadline-expired';
+    throw refusal(call.method.path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(left));
+  }
+  // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
+  // per key) to add keys the spread source lacks to a spread copy.
+  const down: CallOptions & DeadlineCallOptions = Object.assign({}, callOptions, {
+    deadline: absoluteDeadline(callOptions.deadline, at),
+  });
+  if (s.stamp) down.metadata = withTimeoutHeader(callOptions.metadata, left);
+  return down;
 }
 
 /** Epoch ms the call must end by: the caller's deadline or the budget, whichever ends first. */

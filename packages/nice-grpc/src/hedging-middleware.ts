@@ -8,9 +8,8 @@ import type {
 import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import type { ClientMiddleware } from 'nice-grpc-common';
-import { attemptsMiddleware } from './internals/attempts-stage.js';
 import { attemptStage, compact, resolvePart } from './internals/parts.js';
-import type { RetryCallOptions } from './retry-middleware.js';
+import { attemptsMiddleware, type RetryCallOptions } from './retry-middleware.js';
 
 /** Options of {@link hedgingMiddleware}: the `hedge` part of the vocabulary with the keys it uses. */
 export interface HedgingMiddlewareOptions {

@@ -16,9 +16,10 @@ import {
 } from '@breakwater/core/internal';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
 import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
-import { type DeadlineCallOptions, deadlineStage } from './deadline-middleware.js';
-import { admissionStage } from './internals/admission.js';
-import { attemptsMiddleware } from './internals/attempts-stage.js';
+import { type DeadlineCallOptions, deadlineStep, deadlineStream } from './deadline-middleware.js';
+import { admissionStep, admissionStream } from './internals/admission.js';
+import { attemptsStep, attemptsStream } from './internals/attempts-stage.js';
+import { stepMiddleware } from './internals/next.js';
 import { attemptStage } from './internals/parts.js';
 import { telemetryStage } from './internals/telemetry.js';
 import type { RetryCallOptions } from './retry-middleware.js';
@@ -97,10 +98,13 @@ export function resilienceMiddleware(
   const plan = resolveResilience(fn, '', shared, true);
   const part = circuit === undefined ? STANDARD_RESILIENCE.circuit : circuit;
   const clock = rest.clock ?? systemClock;
-  const stack: ClientMiddleware<ResilienceCallOptions>[] = [
-    // The retry stage writes `grpc-timeout` on every attempt: the deadline stage leaves it.
-    deadlineStage(plan.timeoutMs, clock, rest.sleep ?? systemSleep, false),
-  ];
+  // The retry stage writes `grpc-timeout` on every attempt: the deadline stage leaves it.
+  const deadline = {
+    timeoutMs: plan.timeoutMs,
+    clock,
+    sleep: rest.sleep ?? systemSleep,
+    stamp: false,
+  };
   const slots = plan.concurrency;
   const admission = {
     circuits:
@@ -111,17 +115,26 @@ export function resilienceMiddleware(
         ? undefined
         : createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
   };
-  // Circuit, rate limit and concurrency run as one stage (one generator a call, not three).
-  if (admission.circuits || admission.bucket || admission.pool) {
-    stack.push(admissionStage(admission));
-  }
+  const admits = admission.circuits || admission.bucket || admission.pool;
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep };
-  stack.push(attemptsMiddleware(attemptStage(fn, plan, extras, 'retry.')));
+  const attempts = attemptStage(fn, plan, extras, 'retry.');
+  // A call without a response stream runs every stage as a step of this middleware's one
+  // generator; a response stream, whose stages hold it until it ends, through one each.
+  let step = deadlineStep(
+    deadline,
+    admits ? admissionStep(admission, attemptsStep(attempts)) : attemptsStep(attempts),
+  );
+  const stream: ClientMiddleware<ResilienceCallOptions>[] = [deadlineStream(deadline)];
+  // Circuit, rate limit and concurrency run as one stage.
+  if (admits) stream.push(admissionStream(admission));
+  stream.push(attemptsStream(attempts));
   // Outermost, so that it sees refusals and how every call ends.
   if (plan.telemetry !== undefined) {
-    stack.unshift(telemetryStage(plan.telemetry, admission.circuits) as (typeof stack)[number]);
+    const telemetry = telemetryStage(plan.telemetry, admission.circuits, step);
+    step = telemetry.step;
+    stream.unshift(telemetry.stream as (typeof stream)[number]);
   }
-  return compose(stack);
+  return stepMiddleware(step, compose(stream));
 }
 
 /** The middleware running `stack` outermost first. */

@@ -11,8 +11,9 @@ import type {
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
 import type { ClientMiddleware } from 'nice-grpc-common';
-import { attemptsMiddleware } from './internals/attempts-stage.js';
-import { attemptStage, compact, resolvePart } from './internals/parts.js';
+import { attemptsStep, attemptsStream } from './internals/attempts-stage.js';
+import { stepMiddleware } from './internals/next.js';
+import { type AttemptStage, attemptStage, compact, resolvePart } from './internals/parts.js';
 
 /** Per-call options of the retry and hedging middlewares (and `resilienceMiddleware`). */
 export interface RetryCallOptions {
@@ -89,4 +90,9 @@ export function retryMiddleware(
   return attemptsMiddleware(
     attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest }),
   );
+}
+
+/** The retry/hedge stage as a middleware (of `retryMiddleware` and `hedgingMiddleware`). @internal */
+export function attemptsMiddleware(stage: AttemptStage): ClientMiddleware<RetryCallOptions> {
+  return stepMiddleware(attemptsStep(stage), attemptsStream(stage));
 }

@@ -5,7 +5,7 @@ import {
   type Pool,
   type TokenBucket,
 } from '@breakwater/core';
-import type { GrpcCircuits } from '@breakwater/core/grpc';
+import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -13,7 +13,7 @@ import {
   Status,
 } from 'nice-grpc-common';
 import { abortErrorFor, failureStatus, refusal } from './errors.js';
-import type { MiddlewareResult } from './next.js';
+import { callNext, type MiddlewareResult, stepMiddleware, type UnaryStep } from './next.js';
 
 /** What admits a call before its attempts: any of a circuit registry, a token bucket, a pool. @internal */
 export interface Admission {
@@ -33,59 +33,144 @@ export interface Admission {
  * with all three as one step.
  * @internal
  */
-export function admissionStage({ circuits, bucket, pool }: Admission): ClientMiddleware {
-  const clock = circuits?.clock;
-  return async function* admission<Request, Response>(
+export function admissionStage(admission: Admission): ClientMiddleware {
+  return stepMiddleware(admissionStep(admission, callNext), admissionStream(admission));
+}
+
+/**
+ * The admission stage of a call without a response stream (not an async
+ * function: its frame would cost about 400 B a call).
+ * @internal
+ */
+export function admissionStep(admission: Admission, below: UnaryStep): UnaryStep {
+  return function admitted<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions,
+  ): Promise<Response> {
+    const ticket = new Ticket(admission, call.method.path, callOptions.signal);
+    let result: Promise<Response>;
+    try {
+      const waiting = ticket.admit();
+      result =
+        waiting === undefined
+          ? below(call, ticket.options(callOptions))
+          : waiting.then((release) => {
+              ticket.release = release;
+              return below(call, ticket.options(callOptions));
+            });
+    } catch (error) {
+      return ticket.lost(error);
+    }
+    return result.then(ticket.won as (value: Response) => Response, ticket.lost);
+  };
+}
+
+/** The admission stage of a response stream: its slot is held until the stream ends. @internal */
+export function admissionStream(admission: Admission): ClientMiddleware {
+  return async function* admittedStream<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions,
   ): MiddlewareResult<Response> {
-    const path = call.method.path;
-    const method = circuits?.methodCircuit(path);
-    const permit = method === undefined ? -1 : method.breaker.tryAcquire();
-    if (method !== undefined && permit < 0) {
-      throw refusal(path, Status.UNAVAILABLE, (circuits as GrpcCircuits).openError(method));
-    }
-    const startedAt = clock === undefined ? 0 : clock();
-    // A stream its consumer leaves early ends in `finally` with neither result: neutral.
-    let outcome: CallOutcome = 'neutral';
-    let taken = false;
-    let release: (() => void) | undefined;
+    const ticket = new Ticket(admission, call.method.path, callOptions.signal);
     try {
-      if (bucket !== undefined) {
-        const token = bucket.tryAcquire();
-        if (!token.ok) throw refusal(path, Status.RESOURCE_EXHAUSTED, token.error);
-      }
-      if (pool !== undefined) {
-        const signal = callOptions.signal;
-        // A free slot (so an empty queue) for a live call is taken at once; otherwise the pool queues.
-        taken = !signal?.aborted && pool.tryTake();
-        if (!taken) release = await queued(pool, path, signal);
-      }
-      // A half-open probe is never retried or hedged below: one attempt, whose failure re-opens the circuit.
-      const below = isProbePermit(permit) ? probeOptions(callOptions) : callOptions;
-      const result = yield* call.next(call.request, below);
-      outcome = 'success';
+      const waiting = ticket.admit();
+      if (waiting !== undefined) ticket.release = await waiting;
+      const result = yield* call.next(call.request, ticket.options(callOptions));
+      ticket.outcome = 'success';
       return result;
     } catch (error) {
-      const status = method === undefined ? undefined : failureStatus(error, callOptions.signal);
-      if (status !== undefined) {
-        outcome = (circuits as GrpcCircuits).outcomeOf(
-          path,
-          status.code,
-          status.details,
-          undefined,
-          false,
-          isProbePermit(permit),
-        );
-      }
+      ticket.failed(error);
       throw error;
     } finally {
-      if (taken) (pool as Pool).give(outcome === 'success');
-      else release?.();
-      if (method !== undefined)
-        method.breaker.release(permit, outcome, (clock as () => number)() - startedAt);
+      ticket.leave();
     }
   };
+}
+
+/**
+ * One call's way through the stage: built with the circuit's permit (an open
+ * circuit throws its refusal), then {@link admit} takes a token and a slot;
+ * {@link leave} gives back what was taken, with the call's outcome.
+ */
+class Ticket {
+  readonly method: GrpcMethodCircuit | undefined;
+  readonly permit: number;
+  readonly startedAt: number;
+  /** A stream its consumer leaves early ends in `finally` with neither result: neutral. */
+  outcome: CallOutcome = 'neutral';
+  taken = false;
+  release: (() => void) | undefined = undefined;
+
+  /** The call succeeded with `value`. */
+  readonly won = (value: unknown): unknown => {
+    this.outcome = 'success';
+    this.leave();
+    return value;
+  };
+  /** The call failed with `error` (rejects with it). */
+  readonly lost = (error: unknown): never => {
+    this.failed(error);
+    this.leave();
+    throw error;
+  };
+
+  constructor(
+    private readonly a: Admission,
+    private readonly path: string,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    const circuits = a.circuits;
+    const method = circuits?.methodCircuit(path);
+    this.method = method;
+    this.permit = method === undefined ? -1 : method.breaker.tryAcquire();
+    if (method !== undefined && this.permit < 0) {
+      throw refusal(path, Status.UNAVAILABLE, (circuits as GrpcCircuits).openError(method));
+    }
+    this.startedAt = circuits === undefined ? 0 : circuits.clock();
+  }
+
+  /** Takes a token and a slot: `undefined` once done, else the wait for a slot in the pool's queue. */
+  admit(): Promise<() => void> | undefined {
+    const signal = this.signal;
+    const { bucket, pool } = this.a;
+    if (bucket !== undefined) {
+      const token = bucket.tryAcquire();
+      if (!token.ok) throw refusal(this.path, Status.RESOURCE_EXHAUSTED, token.error);
+    }
+    if (pool === undefined) return undefined;
+    // A free slot (so an empty queue) for a live call is taken at once; otherwise the pool queues.
+    this.taken = !signal?.aborted && pool.tryTake();
+    return this.taken ? undefined : queued(pool, this.path, signal);
+  }
+
+  /** The options below: a half-open probe is never retried or hedged (one attempt, whose failure re-opens the circuit). */
+  options(callOptions: CallOptions): CallOptions {
+    return isProbePermit(this.permit) ? probeOptions(callOptions) : callOptions;
+  }
+
+  failed(error: unknown): void {
+    if (this.method === undefined) return;
+    const status = failureStatus(error, this.signal);
+    if (status === undefined) return;
+    this.outcome = (this.a.circuits as GrpcCircuits).outcomeOf(
+      this.path,
+      status.code,
+      status.details,
+      undefined,
+      false,
+      isProbePermit(this.permit),
+    );
+  }
+
+  leave(): void {
+    if (this.taken) (this.a.pool as Pool).give(this.outcome === 'success');
+    else this.release?.();
+    const method = this.method;
+    if (method !== undefined) {
+      const clock = (this.a.circuits as GrpcCircuits).clock;
+      method.breaker.release(this.permit, this.outcome, clock() - this.startedAt);
+    }
+  }
 }
 
 /** The options a probe runs with below the circuit: the retry stage's per-call `retry: false, hedge: false`. */

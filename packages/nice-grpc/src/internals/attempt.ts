@@ -1,6 +1,7 @@
 import { PREVIOUS_ATTEMPTS_HEADER, type TrailerGetter } from '@breakwater/core/grpc';
-import { type CallOptions, Metadata } from 'nice-grpc-common';
+import type { CallOptions, Metadata } from 'nice-grpc-common';
 import { withTimeoutHeader } from './deadline.js';
+import { StampedMetadata } from './stamped-metadata.js';
 
 /**
  * One attempt of a retried or hedged call: the call options it goes down
@@ -24,6 +25,7 @@ export class Attempt {
    * @param timeoutMs time this attempt may take (sent as `grpc-timeout`); `Infinity` for none
    * @param signal the attempt's signal, when it differs from the caller's
    * @param perAttempt the attempt runs under its own deadline, earlier than the call's
+   * @param judged a failure of this attempt is judged for a retry or hedge (its trailer is read)
    */
   constructor(
     private readonly caller: CallOptions,
@@ -31,22 +33,23 @@ export class Attempt {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     readonly perAttempt = false,
+    judged = true,
   ) {
     let metadata = caller.metadata;
     if (timeoutMs !== Number.POSITIVE_INFINITY) metadata = withTimeoutHeader(metadata, timeoutMs);
     if (index > 1) {
-      metadata = metadata === caller.metadata ? Metadata(metadata) : metadata;
-      (metadata as Metadata).set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
+      metadata = new StampedMetadata(metadata, PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     }
-    // The trailer is always read (pushback, and whether a server answered); the header only
-    // for a caller who listens: nice-grpc converts it for every call that has a listener.
+    // The trailer is read for a judged attempt (pushback, and whether a server answered), the
+    // header only for a caller who listens: nice-grpc converts them (a Metadata of about 1 KB
+    // each) for every call that has a listener.
     // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs per key)
     // to add keys the spread source lacks to a spread copy.
     this.options = Object.assign({}, caller, {
       metadata,
       signal: signal ?? caller.signal,
       onHeader: caller.onHeader === undefined ? undefined : headerSink(this),
-      onTrailer: trailerSink(this),
+      onTrailer: judged || caller.onTrailer !== undefined ? trailerSink(this) : undefined,
     });
   }
 

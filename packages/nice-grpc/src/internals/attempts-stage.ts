@@ -3,8 +3,8 @@ import { type AttemptEngine, checkNumber } from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import type { RetryCallOptions } from '../retry-middleware.js';
 import { hedgedCall } from './hedged-call.js';
-import { type MiddlewareResult, type UnaryNext, unaryNext } from './next.js';
-import { type AttemptStage, passThrough } from './parts.js';
+import { type MiddlewareResult, type UnaryStep, unaryResult } from './next.js';
+import { type AttemptStage, ownOptions, passThrough } from './parts.js';
 import { RetryChain, retriedStream } from './retry-chain.js';
 
 /** `engine` with `attempts` per call, `undefined` for a single attempt. */
@@ -15,49 +15,53 @@ function withAttempts(engine: AttemptEngine | undefined, attempts: number | unde
 }
 
 /**
- * The retry/hedge stage: one middleware for both, so a hedged call is never
- * also retried. Per call it picks the hedging engine (unary calls of
- * idempotent methods, when hedging is on), else the retry engine; client and
- * bidi streams pass through with the time left.
+ * The retry/hedge stage of a call without a response stream: one stage for
+ * both, so a hedged call is never also retried. Per call it picks the
+ * hedging engine (unary calls of idempotent methods, when hedging is on),
+ * else the retry engine; a client stream passes through with the time left.
  * @internal
  */
-export function attemptsMiddleware(stage: AttemptStage): ClientMiddleware<RetryCallOptions> {
-  return async function* attempts<Request, Response>(
+export function attemptsStep(stage: AttemptStage): UnaryStep {
+  return function attempts<Request, Response>(
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & RetryCallOptions,
-  ): MiddlewareResult<Response> {
-    const { retry, hedge, attempts: count } = callOptions;
-    const options =
-      retry === undefined && hedge === undefined && count === undefined
-        ? callOptions
-        : withoutCallKeys(callOptions);
-    if (call.requestStream) return yield* passThrough(stage, call, options);
-    const path = call.method.path;
+  ): Promise<Response> {
+    const options = ownOptions(callOptions);
+    if (call.requestStream)
+      return unaryResult<Response>(passThrough(stage, call, options) as never);
     const safe = stage.isIdempotent(call.method);
+    const { hedge, attempts: count } = callOptions;
     const hedger =
       hedge === false || !(hedge || safe) ? undefined : withAttempts(stage.hedge, count);
-    if (hedger !== undefined && !call.responseStream) {
-      return await hedgedCall(stage, hedger, path, options, unaryNext(call), call.request);
-    }
-    const engine = retry === false ? undefined : withAttempts(stage.retry, count);
-    if (engine !== undefined && !safe && retry !== true) stage.warn?.(path);
-    const repeatable = safe || retry === true;
-    const chain = new RetryChain(
-      stage,
-      engine,
-      path,
-      options,
-      repeatable,
-      call.next as UnaryNext<unknown>,
-      call.request,
-      call.responseStream,
-    );
-    if (call.responseStream) return yield* retriedStream<Response>(chain);
-    return (await chain.result()) as Response;
+    if (hedger !== undefined) return hedgedCall(stage, hedger, call, options);
+    return chainOf(stage, call, callOptions, options, safe).result() as Promise<Response>;
   };
 }
 
-function withoutCallKeys(options: CallOptions & RetryCallOptions): CallOptions {
-  const { retry: _r, hedge: _h, attempts: _a, ...rest } = options;
-  return rest;
+/** The retry stage of a response stream (a bidi stream passes through). @internal */
+export function attemptsStream(stage: AttemptStage): ClientMiddleware<RetryCallOptions> {
+  return async function* attemptedStream<Request, Response>(
+    call: ClientMiddlewareCall<Request, Response>,
+    callOptions: CallOptions & RetryCallOptions,
+  ): MiddlewareResult<Response> {
+    const options = ownOptions(callOptions);
+    if (call.requestStream) return yield* passThrough(stage, call, options);
+    const safe = stage.isIdempotent(call.method);
+    return yield* retriedStream<Response>(chainOf(stage, call, callOptions, options, safe));
+  };
+}
+
+/** The retry chain of one call, on the retry engine its options and method allow. */
+function chainOf<Request, Response>(
+  stage: AttemptStage,
+  call: ClientMiddlewareCall<Request, Response>,
+  callOptions: RetryCallOptions,
+  options: CallOptions,
+  safe: boolean,
+): RetryChain {
+  const { retry, attempts: count } = callOptions;
+  const engine = retry === false ? undefined : withAttempts(stage.retry, count);
+  if (engine !== undefined && !safe && retry !== true) stage.warn?.(call.method.path);
+  const any = call as ClientMiddlewareCall<unknown, unknown>;
+  return new RetryChain(stage, engine, any, options, safe || retry === true);
 }

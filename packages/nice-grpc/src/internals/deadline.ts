@@ -1,5 +1,6 @@
 import type { Clock } from '@breakwater/core';
-import { Metadata } from 'nice-grpc-common';
+import type { Metadata } from 'nice-grpc-common';
+import { StampedMetadata } from './stamped-metadata.js';
 
 /** The request header a gRPC server reads its deadline from (the gRPC HTTP/2 protocol). @internal */
 export const TIMEOUT_HEADER = 'grpc-timeout';
@@ -40,13 +41,11 @@ export function timeoutHeaderValue(ms: number): string {
 }
 
 /**
- * A copy of `metadata` carrying `grpc-timeout` for `ms`. nice-grpc hands
- * grpc-js no call options, so grpc-js never sets the header itself and sends
- * this one as is; the server derives its deadline from it.
+ * `metadata` carrying `grpc-timeout` for `ms`, without changing it. nice-grpc
+ * hands grpc-js no call options, so grpc-js never sets the header itself and
+ * sends this one as is; the server derives its deadline from it.
  * @internal
  */
 export function withTimeoutHeader(metadata: Metadata | undefined, ms: number): Metadata {
-  const copy = Metadata(metadata);
-  copy.set(TIMEOUT_HEADER, timeoutHeaderValue(ms));
-  return copy;
+  return new StampedMetadata(metadata, TIMEOUT_HEADER, timeoutHeaderValue(ms));
 }

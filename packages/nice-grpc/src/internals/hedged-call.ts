@@ -1,9 +1,9 @@
 import { type AttemptEngine, claimTelemetry, runHedged } from '@breakwater/core/internal';
-import type { CallOptions } from 'nice-grpc-common';
+import type { CallOptions, ClientMiddlewareCall } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor } from './errors.js';
-import { type UnaryNext, unaryResult } from './next.js';
+import { unaryNext, unaryResult } from './next.js';
 import { type ChainSettings, judgeAttempt } from './retry-chain.js';
 import { telemetryErrorType } from './telemetry.js';
 
@@ -14,13 +14,11 @@ import { telemetryErrorType } from './telemetry.js';
  * its held-back header and trailer to the caller.
  * @internal
  */
-export function hedgedCall<Response>(
+export function hedgedCall<Request, Response>(
   s: ChainSettings,
   engine: AttemptEngine,
-  path: string,
+  call: ClientMiddlewareCall<Request, Response>,
   options: CallOptions,
-  next: UnaryNext<Response>,
-  request: unknown,
 ): Promise<Response> {
   const deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
   const attempts: Attempt[] = [];
@@ -30,10 +28,10 @@ export function hedgedCall<Response>(
       start(index, signal) {
         const attempt = new Attempt(options, index, deadline - s.clock(), signal);
         attempts[index] = attempt;
-        return unaryResult(next(request, attempt.options));
+        return unaryResult(unaryNext(call)(call.request, attempt.options));
       },
       judge: (error, index) =>
-        judgeAttempt(s, path, attempts[index] as Attempt, error, deadline, true),
+        judgeAttempt(s, call.method.path, attempts[index] as Attempt, error, deadline, true),
       chosen: (index) => attempts[index]?.commit(),
       cancelled: abortErrorFor,
       telemetry: claimTelemetry(options),

@@ -21,6 +21,7 @@ import {
 } from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-grpc-common';
 import { idempotencyRule } from '../idempotency.js';
+import type { RetryCallOptions } from '../retry-middleware.js';
 import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './deadline.js';
 import type { ChainSettings } from './retry-chain.js';
 
@@ -127,4 +128,12 @@ export function passThrough<Request, Response>(
   const left = deadlineAt(deadline, stage.clock) - stage.clock();
   const metadata = withTimeoutHeader(options.metadata, left);
   return call.next(call.request, Object.assign({}, options, { metadata }));
+}
+
+/** The options below the retry/hedge stage: the caller's, without the stage's own per-call keys. @internal */
+export function ownOptions(callOptions: CallOptions & RetryCallOptions): CallOptions {
+  const { retry, hedge, attempts } = callOptions;
+  if (retry === undefined && hedge === undefined && attempts === undefined) return callOptions;
+  const { retry: _r, hedge: _h, attempts: _a, ...rest } = callOptions;
+  return rest;
 }

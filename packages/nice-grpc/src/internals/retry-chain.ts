@@ -13,7 +13,7 @@ import {
   runAttempts,
   type TelemetryScope,
 } from '@breakwater/core/internal';
-import { type CallOptions, Status } from 'nice-grpc-common';
+import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
@@ -85,12 +85,9 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   constructor(
     private readonly s: ChainSettings,
     private readonly engine: AttemptEngine | undefined,
-    private readonly path: string,
+    private readonly call: ClientMiddlewareCall<unknown, unknown>,
     private readonly options: CallOptions,
     private readonly idempotent: boolean,
-    private readonly next: UnaryNext<unknown> | StreamNext<unknown>,
-    private readonly request: unknown,
-    private readonly stream: boolean,
   ) {
     this.deadline = deadlineAt((options as DeadlineOption).deadline, s.clock);
     engine?.budget?.recordRequest();
@@ -112,17 +109,18 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   run(n: number): Promise<unknown> {
     const left = this.deadline - this.s.clock();
     const limit = this.s.attemptTimeoutMs;
-    const own = !this.stream && limit < left;
-    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own);
+    const { next, request, responseStream } = this.call;
+    const own = !responseStream && limit < left;
+    const judged = this.engine !== undefined;
+    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
     this.last = attempt;
-    if (this.stream) return open(this.next as StreamNext<unknown>, this.request, attempt);
-    const next = this.next as UnaryNext<unknown>;
-    if (!own) return unaryResult(next(this.request, attempt.options));
+    if (responseStream) return open(next as StreamNext<unknown>, request, attempt);
+    if (!own) return unaryResult((next as UnaryNext<unknown>)(request, attempt.options));
     const signal = this.options.signal;
     return withTimeout(
       (s) => {
         attempt.options.signal = s;
-        return unaryResult(next(this.request, attempt.options));
+        return unaryResult((next as UnaryNext<unknown>)(request, attempt.options));
       },
       signal === undefined
         ? { timeoutMs: limit, sleep: this.s.sleep }
@@ -132,7 +130,8 @@ export class RetryChain implements RetryLoopHooks<unknown> {
 
   judge(error: unknown): ErrorVerdict {
     const attempt = this.last as Attempt;
-    return judgeAttempt(this.s, this.path, attempt, error, this.deadline, this.idempotent);
+    const { s, call, deadline, idempotent } = this;
+    return judgeAttempt(s, call.method.path, attempt, error, deadline, idempotent);
   }
 
   retrying(attempt: number, delayMs: number, error: unknown): void {
@@ -140,7 +139,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     if (onRetry === undefined) return;
     const code = failureStatus(error, undefined)?.code ?? Status.DEADLINE_EXCEEDED;
     try {
-      onRetry({ path: this.path, attempt, delayMs, code });
+      onRetry({ path: this.call.method.path, attempt, delayMs, code });
     } catch {
       // A listener never breaks the call it observes.
     }
@@ -152,7 +151,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const signal = this.options.signal;
     if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
     return isDeadlineExceededError(error)
-      ? refusal(this.path, Status.DEADLINE_EXCEEDED, error)
+      ? refusal(this.call.method.path, Status.DEADLINE_EXCEEDED, error)
       : error;
   }
 }
