@@ -221,8 +221,12 @@ class OtelCall implements CallTelemetry {
    */
   private parent: Context | undefined;
   private startedAt: number;
-  /** Start of attempt 1 (NaN: not told, e.g. an adapter's pass-through call). */
-  private firstStart = Number.NaN;
+  /**
+   * Start of attempt 1: the call's start unless `attemptStart(1, now)` told
+   * a later one (the call waited in a queue; see
+   * {@link OtelTelemetry.firstAttemptAtStart}).
+   */
+  private firstStart: number;
   /** Start of attempts 2…, created by the second attempt. */
   private laterStarts: number[] | undefined = undefined;
   private attemptSpans: Array<Span | undefined> | undefined = undefined;
@@ -236,6 +240,7 @@ class OtelCall implements CallTelemetry {
     this.attrs = attrs;
     this.parent = parent;
     this.startedAt = now;
+    this.firstStart = now;
   }
 
   /** Readies this ended call's object for a new call. */
@@ -245,7 +250,7 @@ class OtelCall implements CallTelemetry {
     this.laterStarts = undefined;
     this.attemptSpans = undefined;
     this.startedAt = now;
-    this.firstStart = Number.NaN;
+    this.firstStart = now;
     return this;
   }
 
@@ -316,9 +321,10 @@ class OtelCall implements CallTelemetry {
    * {@link OtelCall.attemptEnd} of a successful attempt 1, then
    * {@link OtelCall.end} of a successful one-attempt call, in one hook and
    * on the same helpers. Attempt 1 started at the call's start reading
-   * (unless the call waited in a queue), and this end reading is the call's,
-   * so the two durations are equal by construction: one number, computed
-   * once and recorded in both histograms.
+   * (unless `attemptStart(1)` told a later one: the call waited in a queue),
+   * and this end reading is the call's, so the two durations are then equal
+   * by construction: one number, computed once and recorded in both
+   * histograms.
    */
   firstAttemptSucceeded(now: number): void {
     try {
@@ -340,9 +346,9 @@ class OtelCall implements CallTelemetry {
     this.parent = undefined;
   }
 
-  /** Records the duration of an attempt that started at `started`; none when no start was told (`undefined`, NaN: an adapter's pass-through call). */
+  /** Records the duration of an attempt that started at `started`; none when no start was told (`undefined`: a later attempt's start was not told). */
   private recordAttempt(started: number | undefined, now: number, attributes: Attributes): void {
-    if (started !== undefined && !Number.isNaN(started)) {
+    if (started !== undefined) {
       this.owner.instruments.attemptDuration.record((now - started) / 1_000, attributes);
     }
   }
@@ -472,6 +478,13 @@ class OtelCall implements CallTelemetry {
 class OtelTelemetry implements Telemetry {
   /** Every method catches what the SDK throws, and every call method is there. */
   readonly unguarded = true;
+  /**
+   * Attempt 1 starts with the call unless told otherwise (see
+   * {@link OtelCall.firstStart}), so the usual call needs no `attemptStart`;
+   * with attempt spans every start is told, to open each span when its
+   * attempt starts (a span's start cannot be moved afterwards).
+   */
+  readonly firstAttemptAtStart: boolean;
   readonly instruments: Instruments;
   readonly tracer: Tracer | undefined;
   readonly spanEvents: boolean;
@@ -493,6 +506,7 @@ class OtelTelemetry implements Telemetry {
       options.attemptSpans === true
         ? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE)
         : undefined;
+    this.firstAttemptAtStart = this.tracer === undefined;
   }
 
   /** The last target seen and its attributes: a stack's calls ask for the same one again and again. */

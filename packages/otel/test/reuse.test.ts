@@ -1,11 +1,39 @@
-import { type CallTelemetry, createManualClock, protect } from '@breakwater/core';
+import { type CallTelemetry, createManualClock, type ManualClock, protect } from '@breakwater/core';
 import { type Histogram, type Meter, type MeterProvider, metrics, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it, vi } from 'vitest';
 import { METRICS, otelTelemetry } from '../src/index.js';
 import { otelSdk } from './sdk.js';
 
 class FlakyError extends Error {
   override name = 'FlakyError';
+}
+
+/**
+ * On a stack with a bulkhead of one: a call holds the slot for 100 ms while a second waits, then
+ * runs for 10 ms (`beforeRelease` runs just before the slot is given back).
+ */
+async function holdThenQueue(
+  run: (fn: () => Promise<string>) => Promise<string>,
+  clock: ManualClock,
+  beforeRelease: () => void = () => {},
+): Promise<void> {
+  let release = () => {};
+  const holding = run(
+    () =>
+      new Promise<string>((r) => {
+        release = () => r('held');
+      }),
+  );
+  const queued = run(async () => {
+    clock.advance(10);
+    return 'queued';
+  });
+  clock.advance(100);
+  beforeRelease();
+  release();
+  expect(await holding).toBe('held');
+  expect(await queued).toBe('queued');
 }
 
 describe('otelTelemetry on protect’s success path', () => {
@@ -142,27 +170,41 @@ describe('otelTelemetry on protect’s success path', () => {
       clock,
       telemetry: sdk.telemetry,
     });
-    let release = () => {};
-    const holding = run(
-      () =>
-        new Promise<void>((r) => {
-          release = r;
-        }),
-    );
-    const queued = run(async () => {
-      clock.advance(10);
-      return 'queued';
-    });
-    clock.advance(100);
-    release();
-    await holding;
-    expect(await queued).toBe('queued');
+    await holdThenQueue(run, clock);
     const q = { 'breakwater.name': 'q' };
     expect(await sdk.histogram(METRICS.attemptDuration, q)).toEqual({ count: 2, sum: 0.11 });
     // The holding call: 100 ms; the queued one: 110 ms, of which its attempt took 10.
     const call = await sdk.histogram(METRICS.callDuration, q);
     expect(call.count).toBe(2);
     expect(call.sum).toBeCloseTo(0.21, 9);
+  });
+
+  it('without attempt spans, attempt 1’s start is the call’s unless it queued; with them, every start is told and a queued call’s span 1 opens when it leaves the queue', async () => {
+    expect(otelSdk().telemetry.firstAttemptAtStart).toBe(true);
+    const sdk = otelSdk({ attemptSpans: true });
+    expect(sdk.telemetry.firstAttemptAtStart).toBe(false);
+    const clock = createManualClock();
+    const run = protect({
+      name: 'q',
+      concurrency: { limit: 1, maxQueue: 1 },
+      clock,
+      telemetry: sdk.telemetry,
+    });
+    await holdThenQueue(run, clock, () => {
+      // The SDK stamps spans with the host's clock: let it move past the queued call's start.
+      const waitFrom = performance.now();
+      while (performance.now() - waitFrom < 3) {
+        // Busy: no timer, the order of the stamps is all that is asserted.
+      }
+    });
+    const spans = sdk.spans().filter((s) => s.name === 'breakwater.attempt');
+    expect(spans.map((s) => s.attributes['breakwater.outcome'])).toEqual(['success', 'success']);
+    const [first, second] = spans as [ReadableSpan, ReadableSpan];
+    const nanos = ([sec, ns]: [number, number]) => BigInt(sec) * 1_000_000_000n + BigInt(ns);
+    // The queued call's attempt span opened once the slot was free, not when the call started.
+    expect(nanos(second.startTime)).toBeGreaterThanOrEqual(nanos(first.endTime));
+    const q = { 'breakwater.name': 'q' };
+    expect(await sdk.histogram(METRICS.attemptDuration, q)).toEqual({ count: 2, sum: 0.11 });
   });
 
   it('firstAttemptSucceeded records one duration for the attempt and the call when attempt 1 started with it; attemptEnd records at once', () => {
@@ -195,10 +237,18 @@ describe('otelTelemetry on protect’s success path', () => {
       [METRICS.callDuration, (18 - 10) / 1_000],
     ]);
 
-    // No attempt start told (an adapter's pass-through call): the call's duration only.
+    // No attempt start told: attempt 1 started with the call (what drivers tell without attempt
+    // spans, see firstAttemptAtStart), so both durations are the call's.
     records.length = 0;
     start(20).firstAttemptSucceeded(23);
-    expect(records).toEqual([[METRICS.callDuration, 0.003]]);
+    expect(records).toEqual([
+      [METRICS.attemptDuration, 0.003],
+      [METRICS.callDuration, 0.003],
+    ]);
+    records.length = 0;
+    const implied = start(24);
+    implied.attemptEnd(1, 'failure', 'FlakyError', 26);
+    expect(records).toEqual([[METRICS.attemptDuration, 0.002]]);
 
     // The separate hooks record each end when told, with the same figures.
     records.length = 0;

@@ -51,7 +51,13 @@ export type TelemetryRefusal =
  * so a telemetry never reads a clock of its own.
  */
 export interface CallTelemetry {
-  /** Attempt `attempt` (1 = the first) starts at `now`. */
+  /**
+   * Attempt `attempt` (1 = the first) starts at `now`. For a telemetry with
+   * {@link Telemetry.firstAttemptAtStart}, attempt 1 starts at the call's
+   * start (`startCall`'s `now`) unless this says otherwise: drivers tell
+   * `attemptStart(1, now)` only when attempt 1 starts on a later reading (the
+   * call waited in a queue, or an attempt driver read its own).
+   */
   attemptStart?(attempt: number, now: number): void;
   /** Attempt `attempt` ended at `now`. */
   attemptEnd?(
@@ -126,6 +132,15 @@ export interface Telemetry {
     target: TelemetryTarget,
   ): void;
   /**
+   * `true`: attempt 1 starts at the call's start unless `attemptStart(1,
+   * now)` says otherwise, so drivers skip that hook when attempt 1 starts on
+   * the call's start reading (the usual call: one hook less). A telemetry
+   * that needs the hook then anyway (e.g. to open an attempt span at the
+   * attempt's real start) leaves it `false`: every attempt's start is told.
+   * Read once, when the stack is built. Defaults to `false`.
+   */
+  readonly firstAttemptAtStart?: boolean;
+  /**
    * `true` promises that no method here or on what `startCall` returns ever
    * throws, and that every `CallTelemetry` method is there: core then calls
    * it without its guard (one object less per call). Defaults to `false`.
@@ -156,6 +171,9 @@ export function callsOnlyTelemetry(telemetry: Telemetry): Telemetry {
   return {
     startCall: (target, now, previous) => telemetry.startCall(target, now, previous),
     ...(telemetry.unguarded === undefined ? {} : { unguarded: telemetry.unguarded }),
+    ...(telemetry.firstAttemptAtStart === undefined
+      ? {}
+      : { firstAttemptAtStart: telemetry.firstAttemptAtStart }),
   };
 }
 
@@ -258,6 +276,12 @@ export type SafeCallTelemetry = Required<CallTelemetry>;
 export interface SafeTelemetry {
   /** The stack's telemetry clock: every `now` handed to the telemetry is read on it. */
   readonly clock: Clock;
+  /**
+   * {@link Telemetry.firstAttemptAtStart} (`false` when not `true`): drivers
+   * tell `attemptStart(1, now)` only when this is `false` or attempt 1 starts
+   * on a later reading than the call's start.
+   */
+  readonly firstAttemptAtStart: boolean;
   startCall(
     target: TelemetryTarget,
     now: number,
@@ -278,9 +302,11 @@ export interface SafeTelemetry {
  * @internal
  */
 export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetry {
+  const firstAttemptAtStart = telemetry.firstAttemptAtStart === true;
   if (telemetry.unguarded === true) {
     return {
       clock,
+      firstAttemptAtStart,
       startCall: (target, now, previous) =>
         telemetry.startCall(target, now, previous) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
@@ -289,6 +315,7 @@ export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetr
   }
   return {
     clock,
+    firstAttemptAtStart,
     startCall(target, now, previous) {
       const was = previous instanceof GuardedCall ? previous.inner : undefined;
       let inner: CallTelemetry | undefined;

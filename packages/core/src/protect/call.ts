@@ -450,8 +450,12 @@ export class Call<T> extends WheelEntry {
     const tel = this.tel;
     let now: number | undefined;
     if (tel !== undefined) {
+      const at = this.telAt;
       now = this.takeTelAt();
-      tel.attemptStart(n, now);
+      // Attempt 1 on the call's start reading (no queue wait) is implied by startCall's.
+      if (at === undefined || n !== 1 || !(config.telemetry as SafeTelemetry).firstAttemptAtStart) {
+        tel.attemptStart(n, now);
+      }
     }
     if (shared.timed) this.armDeadline(config, n, now);
     let result: T | PromiseLike<T>;

@@ -70,6 +70,8 @@ export class RouteTelemetry {
     readonly clock: Clock,
     /** The reading the request's start was told with. */
     startedAt: number,
+    /** The telemetry's `firstAttemptAtStart`: visit 1 on the request's start reading is not told. */
+    private readonly firstAtStart: boolean,
   ) {
     this.at = startedAt;
   }
@@ -78,8 +80,12 @@ export class RouteTelemetry {
   visit(): number {
     const at = this.at;
     this.at = undefined;
-    this.tel.attemptStart(++this.visits, at ?? this.clock());
-    return this.visits;
+    const visit = ++this.visits;
+    // Visit 1 on the request's start reading is implied by startCall's, for a telemetry that says so.
+    if (at === undefined || visit !== 1 || !this.firstAtStart) {
+      this.tel.attemptStart(visit, at ?? this.clock());
+    }
+    return visit;
   }
 
   /** Visit `visit` succeeded. */
@@ -647,7 +653,9 @@ export class RouterCore<R> implements VisitEnv {
     if (telemetry !== undefined) {
       const now = telemetry.clock();
       const tel = telemetry.startCall(ROUTER_TARGET, now);
-      if (tel !== undefined) rt = new RouteTelemetry(tel, telemetry.clock, now);
+      if (tel !== undefined) {
+        rt = new RouteTelemetry(tel, telemetry.clock, now, telemetry.firstAttemptAtStart);
+      }
     }
     const routed =
       hedge === undefined && selection.type !== 'race'

@@ -64,8 +64,12 @@ export function telemetryStage(
         index,
         final,
       );
-      // A call refused at once (circuit, rate limit) never started an attempt.
-      if (!scope.driven && !(inner instanceof RefusedCall)) tel.attemptStart(1, now);
+      // A call refused at once (circuit, rate limit) never started an attempt; one that runs as
+      // its own attempt started it with the call, which startCall told already when the telemetry
+      // takes attempt 1 to start with the call.
+      if (!(scope.driven || telemetry.firstAttemptAtStart || inner instanceof RefusedCall)) {
+        tel.attemptStart(1, now);
+      }
       return new ObservedCall(inner, observer, scope, -1, 0);
     },
   };

@@ -184,6 +184,8 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   private lastEventId: string | undefined = undefined;
   /** The call's telemetry (the stack's `telemetry` option), else `undefined`. */
   tel: SafeCallTelemetry | undefined = undefined;
+  /** The call waited for a bulkhead slot: its attempt 1 does not start with the call. */
+  private queued = false;
   /** Bit `i` set: attempt `i` was a hedge. */
   private hedges = 0;
 
@@ -223,6 +225,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
 
   /** Waits for a bulkhead slot, or is refused when the queue is full. */
   private queue(pool: Pool): void {
+    this.queued = true;
     const waiting = new AbortController();
     this.waiting = waiting;
     this.listen();
@@ -324,7 +327,10 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     const n = ++this.started;
     const tel = this.tel;
     if (tel !== undefined) {
-      tel.attemptStart(n, this.telNow());
+      // Attempt 1 with no wait before it started with the call, for a telemetry that says so.
+      if (n !== 1 || this.queued || !(stack.telemetry as SafeTelemetry).firstAttemptAtStart) {
+        tel.attemptStart(n, this.telNow());
+      }
       if (asHedge) {
         this.hedges |= 1 << n;
         tel.hedge(n);
