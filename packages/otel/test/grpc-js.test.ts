@@ -124,6 +124,24 @@ describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server
     });
   });
 
+  it('a call run as its own attempt (no retry stage) is timed as one attempt from the call’s start, with or without attempt spans', async () => {
+    for (const attemptSpans of [false, true]) {
+      const sdk = otelSdk({ attemptSpans });
+      const { client } = await setup({ telemetry: sdk.telemetry });
+      expect((await echoUnary(client, {})).ok).toBe(true);
+      expect((await echoUnary(client, {})).ok).toBe(true);
+      const attempts = await sdk.histogram(METRICS.attemptDuration);
+      const calls = await sdk.histogram(METRICS.callDuration);
+      expect(attempts.count).toBe(2);
+      expect(calls.count).toBe(2);
+      // Attempt 1 starts with the call (told or implied) and ends with it: the same readings.
+      expect(attempts.sum).toBe(calls.sum);
+      expect(sdk.spans().filter((s) => s.name === 'breakwater.attempt')).toHaveLength(
+        attemptSpans ? 2 : 0,
+      );
+    }
+  });
+
   it('refusals by reason: rate limited and queue full', async () => {
     const sdk = otelSdk();
     const limited = await setup({
