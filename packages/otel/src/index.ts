@@ -224,9 +224,11 @@ class OtelCall implements CallTelemetry {
   /**
    * Start of attempt 1: the call's start unless `attemptStart(1, now)` told
    * a later one (the call waited in a queue; see
-   * {@link OtelTelemetry.firstAttemptAtStart}).
+   * {@link OtelTelemetry.firstAttemptAtStart}). A number from the start
+   * (not a declared field, which starts `undefined`), so V8 keeps it an
+   * unboxed double.
    */
-  private firstStart: number;
+  private firstStart = 0;
   /** Start of attempts 2…, created by the second attempt. */
   private laterStarts: number[] | undefined = undefined;
   private attemptSpans: Array<Span | undefined> | undefined = undefined;
