@@ -35,6 +35,32 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
     expect((await everyAttributeValue(sdk)).filter((v) => v.includes('secret'))).toEqual([]);
   });
 
+  it('a query that waited for a bulkhead slot: its attempt is timed from the wait’s end, its call from its start', async () => {
+    const sdk = otelSdk();
+    // Each call's attempt takes 100 ms on the server.
+    const server = await chaos({ faults: { steps: [{ delayMs: 100 }] } });
+    const client = clientOf([
+      resilienceLink({
+        ...OFF,
+        retry: false,
+        concurrency: { limit: 1, maxQueue: 1 },
+        telemetry: sdk.telemetry,
+      }),
+      batchLink(server.url),
+    ]);
+    const results = await Promise.all(
+      ['holding', 'queued'].map((callId) => client.echo.query(callId, { context: { callId } })),
+    );
+    expect(results.map((r) => r.value)).toEqual(['holding', 'queued']);
+    const attempts = await sdk.histogram(METRICS.attemptDuration);
+    const calls = await sdk.histogram(METRICS.callDuration);
+    expect(attempts.count).toBe(2);
+    expect(calls.count).toBe(2);
+    // The holding call's attempt is its call (started with it); the queued call's call also spans
+    // the holding call's 100 ms, its attempt does not. Timed from the call's start it would.
+    expect(calls.sum - attempts.sum).toBeGreaterThanOrEqual(0.09);
+  });
+
   it('hedges sent and won add up; refusals by reason (rate limited, circuit open)', async () => {
     const sdk = otelSdk();
     const server = await chaos({ faults: { steps: [{ delayMs: 1_000 }] } });
