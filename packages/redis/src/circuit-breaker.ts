@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import {
-  type CallOutcome,
   type CircuitBreaker,
   type CircuitBreakerOptions,
   type CircuitBreakerSnapshot,
@@ -305,9 +304,8 @@ export function createRedisCircuitBreaker(
       }
       return local.tryAcquire();
     },
-    release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number) {
-      local.release(permit, outcome, durationMs, monotonicNow);
-    },
+    // Bound, not wrapped: every argument reaches the local breaker, whatever the signature grows.
+    release: local.release.bind(local),
     async execute(run, callOptions) {
       const signal = callOptions?.signal;
       const permit = breaker.tryAcquire();

@@ -46,6 +46,26 @@ afterAll(async () => {
 });
 
 describe('fleet circuit', () => {
+  it("hands release's clock reading on to its local breaker, which then reads no clock of its own", async () => {
+    let reads = 0;
+    const clock = () => {
+      reads += 1;
+      return Date.now();
+    };
+    // The default circuit: a time window that times every outcome.
+    const breaker = createRedisCircuitBreaker({
+      client: connect(),
+      name: 'reads',
+      breaker: { clock },
+    });
+    breakers.push(breaker);
+    await breaker.ready;
+    reads = 0;
+    for (let i = 0; i < 10; i++)
+      breaker.release(breaker.tryAcquire(), 'success', 1, clock(), clock);
+    expect(reads).toBe(10);
+  });
+
   it('a circuit opened in one process refuses calls in every other', async () => {
     const [a, ...others] = await fleet('spread', 30_000);
     for (let i = 0; i < 2; i++) a?.release(a.tryAcquire(), 'failure');

@@ -324,6 +324,46 @@ describe('hot path', () => {
     }
     expect(reads).toBe(0);
   });
+
+  it("a default breaker (time window) takes a success's time from a reading of its own clock instead of reading it again", () => {
+    let reads = 0;
+    const manual = createManualClock(5_000);
+    const clock = () => {
+      reads += 1;
+      return manual();
+    };
+    const breaker = createCircuitBreaker({ clock });
+    reads = 0;
+    for (let i = 0; i < 100; i++) {
+      const permit = breaker.tryAcquire();
+      const now = clock();
+      breaker.release(permit, 'success', 1, now, clock);
+    }
+    // The caller's 100 readings, none by the breaker (it read one per success before).
+    expect(reads).toBe(100);
+    // A reading of another clock is not this breaker's time: it reads its own.
+    breaker.release(breaker.tryAcquire(), 'success', 1, 0, () => 0);
+    breaker.release(breaker.tryAcquire(), 'success', 1, 0);
+    expect(reads).toBe(102);
+  });
+
+  it('the reading handed to release is the outcome time on a manual clock, to the millisecond', () => {
+    const clock = createManualClock(1_000);
+    const breaker = createCircuitBreaker({ clock, failureThreshold: 1, failureSpanMs: 0 });
+    const changes: CircuitStateChange[] = [];
+    breaker.onStateChange((e) => changes.push(e));
+    const permit = breaker.tryAcquire();
+    clock.advance(250);
+    // The call ended at 1_200 by the caller's reading; the clock moved on before release.
+    breaker.release(permit, 'failure', 200, 1_200, clock);
+    expect(changes).toEqual([
+      { name: undefined, from: 'closed', to: 'open', at: 1_200, openDurationMs: 200 },
+    ]);
+    // A hostile reading is not believed: the breaker reads its clock.
+    breaker.reset();
+    breaker.release(breaker.tryAcquire(), 'failure', 0, Number.NaN, clock);
+    expect(changes.at(-1)).toMatchObject({ to: 'open', at: 1_250 });
+  });
 });
 
 describe('open-duration backoff stays finite (issue 16 #12)', () => {

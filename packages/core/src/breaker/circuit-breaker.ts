@@ -1,7 +1,7 @@
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
-import { saneClock } from '../internal/sane-clock.js';
+import { isSaneReading, saneClock } from '../internal/sane-clock.js';
 import {
   checkFunction,
   checkOptions,
@@ -9,7 +9,7 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
-import { type Clock, systemClock, systemTimeAt } from '../time/clock.js';
+import { type Clock, monotonicClock, systemClock, systemTimeAt } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
   admit,
@@ -65,6 +65,8 @@ class StatefulCircuitBreaker implements CircuitBreaker {
   constructor(
     private readonly m: MutableCircuit,
     private readonly clock: Clock,
+    /** The clock the breaker was given (`clock` wraps it unless it is the system clock). */
+    private readonly source: Clock,
     private readonly name: string | undefined,
     private readonly isFailure: (error: unknown) => boolean,
   ) {
@@ -174,14 +176,23 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     return permit;
   }
 
-  release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void {
+  release(
+    permit: number,
+    outcome: CallOutcome,
+    durationMs?: number,
+    now?: number,
+    nowClock: Clock = monotonicClock,
+  ): void {
     if (permit < 0) return;
     const from = this.m.state;
-    // A reading the caller took already stands for this breaker's own when it is the system clock.
-    const at =
-      monotonicNow !== undefined && this.clock === systemClock
-        ? systemTimeAt(monotonicNow)
-        : undefined;
+    // A reading the caller took already stands for this breaker's own: as it is when taken on
+    // the clock this breaker was given (a hostile one is left to the sane wrapper's own read),
+    // or as the wall time of a monotonic reading for a breaker on the system clock.
+    let at: number | undefined;
+    if (now !== undefined) {
+      if (nowClock === this.source) at = isSaneReading(now) ? now : undefined;
+      else if (nowClock === monotonicClock && this.clock === systemClock) at = systemTimeAt(now);
+    }
     settle(this.m, this.clock, permitGeneration(permit), outcome, durationMs, at);
     this.announce(from);
   }
@@ -289,5 +300,11 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     options.initialState === undefined
       ? newCircuit(config, now)
       : fromSnapshot(options.initialState, config, now);
-  return new StatefulCircuitBreaker(m, clock, options.name, options.isFailure ?? countEveryError);
+  return new StatefulCircuitBreaker(
+    m,
+    clock,
+    options.clock ?? systemClock,
+    options.name,
+    options.isFailure ?? countEveryError,
+  );
 }

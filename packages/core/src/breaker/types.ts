@@ -184,13 +184,23 @@ export interface CircuitBreaker {
   /** Admits one call: a permit `>= 0`, or `-1` when refused. */
   tryAcquire(): number;
   /**
-   * Reports the outcome of a call admitted by `tryAcquire`. `monotonicNow`,
-   * when the caller has one, is a `monotonicClock()` reading taken as the
-   * call ended: a breaker on the system clock derives the outcome's time from
-   * it instead of reading the clock again (protect hands its telemetry's end
-   * reading on). Defaults to none.
+   * Reports the outcome of a call admitted by `tryAcquire`. `now`, when the
+   * caller has one, is a reading of `nowClock` (defaults to `monotonicClock`)
+   * taken as the call ended, so the breaker need not read its clock again: a
+   * breaker whose clock is `nowClock` (the very function it was created with,
+   * or `systemClock` when none) takes it as the outcome's time; one on the
+   * system clock derives the time from a `monotonicClock` reading (protect
+   * hands its telemetry's end reading on); any other breaker reads its own
+   * clock. An adapter that times the call on the breaker's clock passes its
+   * end reading and that clock. Defaults to none.
    */
-  release(permit: number, outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void;
+  release(
+    permit: number,
+    outcome: CallOutcome,
+    durationMs?: number,
+    now?: number,
+    nowClock?: Clock,
+  ): void;
   /** Milliseconds until a probe may be admitted (0 when closed or admitting). */
   retryAfterMs(): number;
   /**

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   checkCircuit,
@@ -6,7 +7,8 @@ import {
   recordSuccess,
 } from './circuit-state.js';
 import type { CircuitBreakerState } from './machine.js';
-import type { CircuitBreakerConfig } from './types.js';
+import type { CircuitBreakerConfig, FailureRateWindow, SlowCallRule } from './types.js';
+import { createWindow, type RateWindowState, recordCall, windowTripped } from './window.js';
 
 type S = CircuitBreakerState;
 /** Plays a string of outcomes: F = failure, s = success, S = slow success (duration 500). */
@@ -134,5 +136,132 @@ describe('slow calls', () => {
     });
     s = play(s, 'FSF');
     expect(s).toMatchObject({ state: 'closed', consecutiveFailures: 1 });
+  });
+});
+
+/**
+ * The time window's rule, stated over the list of recorded calls instead of buckets: a call
+ * made in bucket `b` is live at bucket `q` when `q - 10 < b <= q`, unless a later call fell
+ * in a different bucket of the same ring slot (`b' ≡ b mod 10`), which reused the slot.
+ */
+class ReferenceTimeWindow {
+  private calls: { bucket: number; code: number }[] = [];
+  constructor(private readonly bucketMs: number) {}
+
+  record(code: number, now: number): void {
+    const bucket = Math.floor(now / this.bucketMs);
+    this.calls = this.calls.filter(
+      (c) => c.bucket === bucket || (((c.bucket - bucket) % 10) + 10) % 10 !== 0,
+    );
+    this.calls.push({ bucket, code });
+  }
+
+  /** Live calls at `now` per outcome code. */
+  counts(now: number): number[] {
+    const q = Math.floor(now / this.bucketMs);
+    const counts = [0, 0, 0, 0];
+    for (const c of this.calls) if (c.bucket > q - 10 && c.bucket <= q) counts[c.code]! += 1;
+    return counts;
+  }
+
+  tripped(
+    config: FailureRateWindow,
+    slowCall: SlowCallRule | undefined,
+    now: number,
+    failures: boolean,
+  ): boolean {
+    const [fastOk, fastFail, slowOk, slowFail] = this.counts(now) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const calls = fastOk + fastFail + slowOk + slowFail;
+    if (calls === 0 || calls < (config.minimumCalls ?? 1)) return false;
+    if (failures && (fastFail + slowOk + slowFail) / calls >= config.failureRateThreshold) {
+      return true;
+    }
+    return slowCall !== undefined && (slowOk + slowFail) / calls >= slowCall.rateThreshold;
+  }
+}
+
+describe('time window running totals', () => {
+  const liveCounts = (w: RateWindowState) => Array.from(w.totals);
+
+  it('agree with a per-call reference for any clock: steady, jumping, moving back', () => {
+    // Steps in ms with 100 ms buckets: within a bucket, a few buckets, past the whole window, back.
+    const step = fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 60 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 60, max: 1_500 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1_500, max: 5_000 }) },
+      { weight: 2, arbitrary: fc.integer({ min: -1_500, max: -1 }) },
+    );
+    const op = fc.record({
+      step,
+      code: fc.integer({ min: 0, max: 3 }),
+      // Only look (read the verdict) without recording, as a breaker reading its state.
+      look: fc.boolean(),
+      failures: fc.boolean(),
+    });
+    const config = fc.record({
+      type: fc.constant('time' as const),
+      sizeMs: fc.constant(1_000),
+      minimumCalls: fc.integer({ min: 1, max: 20 }),
+      failureRateThreshold: fc.double({ min: 0.05, max: 1, noNaN: true }),
+    });
+    const slowCall = fc.option(
+      fc.record({
+        durationMs: fc.constant(1),
+        rateThreshold: fc.double({ min: 0.05, max: 1, noNaN: true }),
+      }),
+      { nil: undefined },
+    );
+    fc.assert(
+      fc.property(
+        config,
+        slowCall,
+        fc.integer({ min: -5_000, max: 1_700_000_000_000 }),
+        fc.array(op, { maxLength: 200 }),
+        (config, slow, start, ops) => {
+          const w = createWindow(config);
+          const reference = new ReferenceTimeWindow(100);
+          let now = start;
+          for (const o of ops) {
+            now += o.step;
+            if (!o.look) {
+              recordCall(w, o.code, now);
+              reference.record(o.code, now);
+            }
+            expect(windowTripped(w, config, slow, now, o.failures)).toBe(
+              reference.tripped(config, slow, now, o.failures),
+            );
+            expect(liveCounts(w)).toEqual(reference.counts(now));
+          }
+        },
+      ),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it('reads no bucket but its own for a call in the current bucket (O(1), not a scan)', () => {
+    const config = { type: 'time', sizeMs: 10_000, failureRateThreshold: 0.5 } as const;
+    let reads = 0;
+    const stamps = new Proxy(new Float64Array(10).fill(Number.NEGATIVE_INFINITY), {
+      get(target, key) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1;
+        return Reflect.get(target, key);
+      },
+    });
+    const w = { ...createWindow(config), stamps } as RateWindowState;
+    recordCall(w, 0, 5);
+    windowTripped(w, config, undefined, 5);
+    reads = 0;
+    for (let i = 0; i < 100; i++) {
+      recordCall(w, 0, 10 + i);
+      windowTripped(w, config, undefined, 10 + i);
+    }
+    // One read a call: whether the call's slot already holds the current bucket.
+    expect(reads).toBe(100);
+    expect(windowTripped(w, config, undefined, 200)).toBe(false);
   });
 });

@@ -31,6 +31,10 @@ export type RateWindowState =
       readonly stamps: Float64Array;
       /** Calls per slot and outcome code (4 per slot). */
       readonly counts: Float64Array;
+      /** The bucket `totals` were summed for (`NaN` before any). */
+      current: number;
+      /** Calls per outcome code in the buckets live at `current`. */
+      readonly totals: Float64Array;
     };
 
 /**
@@ -55,6 +59,8 @@ export function createWindow(config: FailureRateWindow): RateWindowState {
     bucketMs: config.sizeMs / BUCKETS,
     stamps: new Float64Array(BUCKETS).fill(Number.NEGATIVE_INFINITY),
     counts: new Float64Array(BUCKETS * 4),
+    current: Number.NaN,
+    totals: new Float64Array(4),
   };
 }
 
@@ -63,7 +69,7 @@ export function cloneWindow(w: RateWindowState): RateWindowState {
   if (w.kind === 'count') {
     return { ...w, codes: w.codes.slice(), totals: w.totals.slice() };
   }
-  return { ...w, stamps: w.stamps.slice(), counts: w.counts.slice() };
+  return { ...w, stamps: w.stamps.slice(), counts: w.counts.slice(), totals: w.totals.slice() };
 }
 
 /** Forgets every recorded call, in place. @internal */
@@ -75,6 +81,8 @@ export function clearWindow(w: RateWindowState): void {
   } else {
     w.stamps.fill(Number.NEGATIVE_INFINITY);
     w.counts.fill(0);
+    w.current = Number.NaN;
+    w.totals.fill(0);
   }
 }
 
@@ -84,6 +92,32 @@ function bucketOf(w: { bucketMs: number }, now: number): number {
 
 function slotOf(bucket: number): number {
   return ((bucket % BUCKETS) + BUCKETS) % BUCKETS;
+}
+
+type TimeWindow = Extract<RateWindowState, { kind: 'time' }>;
+
+/**
+ * Makes `w.totals` the counts of the buckets live at `bucket`: those in
+ * `(bucket - BUCKETS, bucket]`. Summed afresh, so a clock that jumps many
+ * buckets or moves back (a live bucket may then hold calls of the "future")
+ * counts exactly the buckets it would in a full scan; it runs only when the
+ * current bucket changes (once per `bucketMs` on a steady clock), so a call
+ * costs O(1) amortised.
+ */
+function moveTo(w: TimeWindow, bucket: number): void {
+  w.current = bucket;
+  const totals = w.totals;
+  totals.fill(0);
+  for (let slot = 0; slot < BUCKETS; slot++) {
+    const stamp = w.stamps[slot] as number;
+    if (stamp > bucket - BUCKETS && stamp <= bucket) {
+      const base = slot * 4;
+      totals[0]! += w.counts[base] as number;
+      totals[CODE_FAILED]! += w.counts[base + CODE_FAILED] as number;
+      totals[CODE_SLOW]! += w.counts[base + CODE_SLOW] as number;
+      totals[CODE_SLOW | CODE_FAILED]! += w.counts[base + (CODE_SLOW | CODE_FAILED)] as number;
+    }
+  }
 }
 
 /** Records one outcome `code` at `now`, in place. @internal */
@@ -98,20 +132,24 @@ export function recordCall(w: RateWindowState, code: number, now: number): void 
     return;
   }
   const bucket = bucketOf(w, now);
+  if (bucket !== w.current) moveTo(w, bucket);
   const slot = slotOf(bucket);
   if (w.stamps[slot] !== bucket) {
     // The slot still holds an expired bucket (or one from a clock that moved back): reuse it.
+    // Its stamp is congruent to `bucket` yet not `bucket`, so outside the live range: not in `totals`.
     w.stamps[slot] = bucket;
     w.counts.fill(0, slot * 4, slot * 4 + 4);
   }
   w.counts[slot * 4 + code]! += 1;
+  w.totals[code]! += 1;
 }
 
 /**
  * True when the window's rate rule trips at `now`: at least `minimumCalls`
  * calls, and (failures + slow successes) / calls reaching
  * `failureRateThreshold` (judged only when `failures` is true), or slow calls /
- * calls reaching `slowCall.rateThreshold`.
+ * calls reaching `slowCall.rateThreshold`. Reads the running totals (a time
+ * window first moves them to `now`'s bucket when that changed).
  * @internal
  */
 export function windowTripped(
@@ -121,29 +159,15 @@ export function windowTripped(
   now: number,
   failures = true,
 ): boolean {
-  let fastOk: number;
-  let fastFail: number;
-  let slowOk: number;
-  let slowFail: number;
-  if (w.kind === 'count') {
-    fastOk = w.totals[0] as number;
-    fastFail = w.totals[CODE_FAILED] as number;
-    slowOk = w.totals[CODE_SLOW] as number;
-    slowFail = w.totals[CODE_SLOW | CODE_FAILED] as number;
-  } else {
-    fastOk = fastFail = slowOk = slowFail = 0;
-    const current = bucketOf(w, now);
-    for (let slot = 0; slot < BUCKETS; slot++) {
-      const stamp = w.stamps[slot] as number;
-      if (stamp > current - BUCKETS && stamp <= current) {
-        const base = slot * 4;
-        fastOk += w.counts[base] as number;
-        fastFail += w.counts[base + CODE_FAILED] as number;
-        slowOk += w.counts[base + CODE_SLOW] as number;
-        slowFail += w.counts[base + (CODE_SLOW | CODE_FAILED)] as number;
-      }
-    }
+  if (w.kind === 'time') {
+    const bucket = bucketOf(w, now);
+    if (bucket !== w.current) moveTo(w, bucket);
   }
+  const totals = w.totals;
+  const fastOk = totals[0] as number;
+  const fastFail = totals[CODE_FAILED] as number;
+  const slowOk = totals[CODE_SLOW] as number;
+  const slowFail = totals[CODE_SLOW | CODE_FAILED] as number;
   const calls = fastOk + fastFail + slowOk + slowFail;
   const minimumCalls = config.minimumCalls ?? (config.type === 'count' ? config.size : 1);
   if (calls === 0 || calls < minimumCalls) return false;

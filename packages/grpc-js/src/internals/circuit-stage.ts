@@ -33,7 +33,9 @@ export function circuitStage(circuits: GrpcCircuits): Stage {
               cancelledByCaller,
               isProbePermit(permit),
             );
-      breaker.release(permit, outcome, clock() - startedAt);
+      // One reading serves the duration and, on the breaker's own clock, the outcome's time.
+      const now = clock();
+      breaker.release(permit, outcome, now - startedAt, now, clock);
     },
   };
   return {

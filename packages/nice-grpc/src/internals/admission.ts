@@ -168,7 +168,8 @@ class Ticket {
     const method = this.method;
     if (method !== undefined) {
       const clock = (this.a.circuits as GrpcCircuits).clock;
-      method.breaker.release(this.permit, this.outcome, clock() - this.startedAt);
+      const now = clock();
+      method.breaker.release(this.permit, this.outcome, now - this.startedAt, now, clock);
     }
   }
 }

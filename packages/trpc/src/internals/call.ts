@@ -491,7 +491,10 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     if (circuit === undefined || this.permit < 0) return;
     const permit = this.permit;
     this.permit = -1;
-    circuit.release(permit, outcome, this.stack.clock() - this.startedAt);
+    // One reading serves the duration and, on the breaker's own clock, the outcome's time.
+    const clock = this.stack.clock;
+    const now = clock();
+    circuit.release(permit, outcome, now - this.startedAt, now, clock);
   }
 
   /** Gives back the timer, the abort listener and the bulkhead slot, once. */
