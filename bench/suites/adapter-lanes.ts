@@ -4,6 +4,7 @@
  * process by `harness/lane-child.ts`.
  */
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import type { DeadlineBaseline } from '../harness/adapter-report.js';
 import {
   breakwaterGrpcLane,
   breakwaterGrpcOptions,
@@ -13,6 +14,7 @@ import {
   grpcLane,
   type Lane,
   niceBareLane,
+  niceDeadlineEnforcedLane,
   nicePassThroughLane,
   trpcLane,
   trpcTerminal,
@@ -24,8 +26,11 @@ export type AdapterName = 'grpc-js' | 'nice-grpc' | 'trpc';
 /**
  * The lanes of one comparison: the headline pair, then the controls.
  * `bareAgain` is a second, identical bare client (A/A); `bareDeadline` the
- * bare client sending the stack's deadline; `stackNoDeadline` the stack
- * without its deadline part (the last two only where the stack sends one).
+ * bare client sending the stack's deadline (grpc-js also enforces it, nice-grpc
+ * only sends it); `bareDeadlineEnforced` (nice-grpc) the bare client sending it
+ * and enforcing it with the official deadline middleware, as the stack does;
+ * `stackNoDeadline` the stack without its deadline part (the deadline lanes
+ * only where the stack sends one).
  * `passThroughDeadline` (gRPC adapters, not in a default run): the bare +
  * deadline client with one interceptor (grpc-js) or middleware (nice-grpc)
  * that only passes calls on — the framework's own cost of a pass-through layer.
@@ -34,6 +39,7 @@ export type Variant =
   | 'bare'
   | 'stack'
   | 'bareDeadline'
+  | 'bareDeadlineEnforced'
   | 'stackNoDeadline'
   | 'bareAgain'
   | 'passThroughDeadline';
@@ -55,8 +61,36 @@ export const DEADLINE_MS = 10_000;
 /** Variants of each adapter, in the order of the first round. */
 export const VARIANTS: Readonly<Record<AdapterName, readonly Variant[]>> = {
   'grpc-js': ['bare', 'stack', 'bareDeadline', 'stackNoDeadline', 'bareAgain'],
-  'nice-grpc': ['bare', 'stack', 'bareDeadline', 'stackNoDeadline', 'bareAgain'],
+  'nice-grpc': [
+    'bare',
+    'stack',
+    'bareDeadline',
+    'bareDeadlineEnforced',
+    'stackNoDeadline',
+    'bareAgain',
+  ],
   trpc: ['bare', 'stack', 'bareAgain'],
+};
+
+/**
+ * The bare clients sending the stack's deadline that each adapter's stack is
+ * compared with, like for like, and what each does with the deadline.
+ */
+export const DEADLINE_BASELINES: Readonly<Record<AdapterName, readonly DeadlineBaseline[]>> = {
+  'grpc-js': [
+    {
+      variant: 'bareDeadline',
+      label: '`deadline` call option (sent, and enforced by grpc-js’s own timer)',
+    },
+  ],
+  'nice-grpc': [
+    { variant: 'bareDeadline', label: 'deadline header (sent, not enforced)' },
+    {
+      variant: 'bareDeadlineEnforced',
+      label: 'deadline header + nice-grpc-client-middleware-deadline (sent and enforced)',
+    },
+  ],
+  trpc: [],
 };
 
 /** Display name of each adapter. */
@@ -122,6 +156,8 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
           return niceBareLane(variant, address);
         case 'bareDeadline':
           return niceBareLane(variant, address, DEADLINE_MS);
+        case 'bareDeadlineEnforced':
+          return niceDeadlineEnforcedLane(variant, address, DEADLINE_MS);
         case 'passThroughDeadline':
           return nicePassThroughLane(variant, address, DEADLINE_MS);
         case 'stack':

@@ -3,19 +3,29 @@
  * with the full Breakwater stack, against a server in another process, at
  * concurrency 1 and 64, in interleaved rounds. Two controls run in the same
  * rounds: a second bare client (the A/A noise floor) and, for the gRPC
- * adapters, a bare client sending the stack's 10 s deadline. Every client
+ * adapters, bare clients sending the stack's 10 s deadline (for nice-grpc one
+ * that only sends it and one that also enforces it, as the stack does). Every client
  * runs in its own process (`harness/lane-child.ts`), one at a time.
  */
 import { spawnGrpcChaosServer } from '@breakwater/chaos';
+import {
+  adapterTables,
+  cpuCell,
+  type DeadlineBaseline,
+  headlineTarget,
+  type Measured,
+  paired,
+  ratioCell,
+} from '../harness/adapter-report.js';
 import { type CommandChild, spawnCommandChild, spawnTrpcServer } from '../harness/children.js';
-import { compareRounds, type RoundFigures, type VariantRounds } from '../harness/closed-loop.js';
+import { compareRounds, type RoundFigures } from '../harness/closed-loop.js';
 import { processCpuUs } from '../harness/machine.js';
-import { fmt, fx, pct, type Suite, type Table, type TargetResult } from '../harness/report.js';
-import { pairedRatios, type Spread, spread } from '../harness/stats.js';
+import { pct, type Suite } from '../harness/report.js';
 import {
   ADAPTER_TITLES,
   type AdapterName,
   BULKHEAD,
+  DEADLINE_BASELINES,
   DEADLINE_MS,
   type LaneSpec,
   RATE_LIMIT,
@@ -23,13 +33,6 @@ import {
   VARIANTS,
   type Variant,
 } from './adapter-lanes.js';
-
-interface Measured {
-  adapter: string;
-  concurrency: number;
-  /** Per-round figures of every variant that ran. */
-  rounds: Partial<Record<Variant, VariantRounds>>;
-}
 
 /**
  * The variants measured for `adapter`: `VARIANTS`, or for a longer look at
@@ -39,6 +42,13 @@ interface Measured {
 function variantsOf(adapter: AdapterName): readonly Variant[] {
   const list = process.env.BENCH_ADAPTERS_VARIANTS;
   return list ? (list.split(',') as Variant[]) : VARIANTS[adapter];
+}
+
+/** The deadline baselines of `adapters`, keyed by display name as the measured rows are. */
+function deadlineBaselines(
+  adapters: readonly AdapterName[],
+): Record<string, readonly DeadlineBaseline[]> {
+  return Object.fromEntries(adapters.map((a) => [ADAPTER_TITLES[a], DEADLINE_BASELINES[a]]));
 }
 
 /** Starts one lane child per variant of `adapter` (in parallel), against `address`. */
@@ -97,83 +107,6 @@ function envNumber(name: string): number | undefined {
   return value;
 }
 
-/** Spread of the per-round ratios `of / over` of `figure`; undefined when either did not run. */
-function paired(
-  r: Measured,
-  of: Variant,
-  over: Variant,
-  figure: keyof VariantRounds = 'throughput',
-): Spread | undefined {
-  const a = r.rounds[of];
-  const b = r.rounds[over];
-  return a && b ? spread(pairedRatios(a[figure], b[figure])) : undefined;
-}
-
-const ratioCell = (s: Spread | undefined) =>
-  s ? `${pct(s.median)} [${pct(s.min)}–${pct(s.max)}]` : '–';
-
-function rateCell(series: number[] | undefined): string {
-  if (!series) return '–';
-  const s = spread(series);
-  return `${fmt(s.median, 0)} (${fmt(s.min, 0)}–${fmt(s.max, 0)})`;
-}
-
-/** Client + server CPU µs per call of each round of `v`; undefined when not measured. */
-function cpuPerCall(r: Measured, v: Variant): number[] | undefined {
-  const rounds = r.rounds[v];
-  if (!rounds || rounds.clientCpuUs.length === 0 || rounds.serverCpuUs.length === 0)
-    return undefined;
-  return rounds.clientCpuUs.map((c, i) => c + (rounds.serverCpuUs[i] as number));
-}
-
-/** Median of the per-round CPU figure `figure` of `v`, µs. */
-function cpuCell(
-  r: Measured,
-  v: Variant,
-  figure: 'clientCpuUs' | 'serverCpuUs' | 'clientBytes',
-  digits = 1,
-): string {
-  const series = r.rounds[v]?.[figure];
-  return series && series.length > 0 ? fmt(spread(series).median, digits) : '–';
-}
-
-/**
- * CPU capacity of `of` relative to `over`: per round, `over`'s client + server
- * CPU per call divided by `of`'s (what a CPU-bound pair of processes could
- * serve), median and min–max over rounds.
- */
-function capacity(r: Measured, of: Variant, over: Variant): Spread | undefined {
-  const a = cpuPerCall(r, of);
-  const b = cpuPerCall(r, over);
-  return a && b ? spread(pairedRatios(b, a)) : undefined;
-}
-
-const p99Cell = (r: Measured, v: Variant) => fmt(spread(r.rounds[v]?.p99 ?? []).median, 2);
-
-/** Headline target: full stack vs bare without a deadline, judged on the median of paired rounds. */
-function headlineTarget(adapter: string, mine: Measured[]): TargetResult {
-  const name = `${adapter} adapter ≥ 97% of bare throughput`;
-  if (mine.length === 0) {
-    return { target: name, figure: '–', met: null, note: 'not measured: see the adapter table' };
-  }
-  const medians = mine.map((r) => paired(r, 'stack', 'bare')?.median ?? Number.NaN);
-  const worst = Math.min(...medians);
-  const noise = mine
-    .map((r) => `c=${r.concurrency} ${ratioCell(paired(r, 'bareAgain', 'bare'))}`)
-    .join(', ');
-  return {
-    target: name,
-    figure: mine.map((r, i) => `c=${r.concurrency}: ${pct(medians[i])}`).join(', '),
-    met: worst >= 0.97,
-    note: [
-      ...(worst >= 0.97
-        ? []
-        : [`short by ${((0.97 - worst) * 100).toFixed(1)} points at the worst concurrency`]),
-      `noise floor (bare / bare A/A): ${noise}`,
-    ].join('; '),
-  };
-}
-
 export const adaptersSuite: Suite = {
   name: 'adapters',
   title: 'Adapter overhead: throughput and p99, bare vs full stack',
@@ -223,9 +156,10 @@ export const adaptersSuite: Suite = {
               const r = await measure(adapter, lanes, pids[adapter], concurrency, rounds, roundMs);
               results.push(r);
               const vsDeadline = paired(r, 'stack', 'bareDeadline');
+              const vsEnforced = paired(r, 'stack', 'bareDeadlineEnforced');
               const noDeadline = paired(r, 'stackNoDeadline', 'bare');
               console.log(
-                `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
+                `  ${label}: stack/bare ${pct(paired(r, 'stack', 'bare')?.median)} · A/A bare/bare ${ratioCell(paired(r, 'bareAgain', 'bare'))}${vsDeadline ? ` · stack/(bare + deadline) ${pct(vsDeadline.median)}` : ''}${vsEnforced ? ` · stack/(bare + enforced deadline) ${pct(vsEnforced.median)}` : ''}${noDeadline ? ` · (stack, no deadline)/bare ${pct(noDeadline.median)}` : ''}`,
               );
               if (process.env.BENCH_ADAPTERS_VARIANTS) {
                 const base: Variant = r.rounds.bareDeadline ? 'bareDeadline' : 'bare';
@@ -249,87 +183,12 @@ export const adaptersSuite: Suite = {
       await trpcServer.close();
     }
 
-    const headline: Table = {
-      title:
-        'Throughput (calls/s) and p99 latency (ms), bare client vs the same client with the full stack, with the A/A noise floor',
-      columns: [
-        'Adapter',
-        'Concurrency',
-        'Bare calls/s median (min–max)',
-        'Stack calls/s median (min–max)',
-        'Stack / bare (median [min–max] of rounds)',
-        'Bare / bare, A/A noise floor (median [min–max])',
-        'Bare p99 ms',
-        'Stack p99 ms',
-        'p99 stack / bare',
-      ],
-      rows: results.map((r) => [
-        r.adapter,
-        String(r.concurrency),
-        rateCell(r.rounds.bare?.throughput),
-        rateCell(r.rounds.stack?.throughput),
-        ratioCell(paired(r, 'stack', 'bare')),
-        ratioCell(paired(r, 'bareAgain', 'bare')),
-        p99Cell(r, 'bare'),
-        p99Cell(r, 'stack'),
-        fx(paired(r, 'stack', 'bare', 'p99')?.median),
-      ]),
-      ...(skipped.length ? { notes: skipped.map((s) => `not measured: ${s}`) } : {}),
-    };
-    const deadline: Table = {
-      title: `Cost of sending a deadline at all: bare client with the stack's ${DEADLINE_MS / 1000} s deadline (informative, not a target)`,
-      columns: [
-        'Adapter',
-        'Concurrency',
-        'Bare + deadline calls/s median (min–max)',
-        'Bare + deadline / bare (median [min–max])',
-        'Stack / bare + deadline (median [min–max])',
-        'Stack without its deadline / bare (median [min–max])',
-      ],
-      rows: results
-        .filter((r) => r.rounds.bareDeadline)
-        .map((r) => [
-          r.adapter,
-          String(r.concurrency),
-          rateCell(r.rounds.bareDeadline?.throughput),
-          ratioCell(paired(r, 'bareDeadline', 'bare')),
-          ratioCell(paired(r, 'stack', 'bareDeadline')),
-          ratioCell(paired(r, 'stackNoDeadline', 'bare')),
-        ]),
-    };
-    const cpu: Table = {
-      title:
-        'CPU per call, µs (client process and server process), and the CPU capacity it leaves, bare vs stack (a second view of the same rounds)',
-      columns: [
-        'Adapter',
-        'Concurrency',
-        'Bare client',
-        'Bare server',
-        'Stack client',
-        'Stack server',
-        'Capacity stack / bare (median [min–max])',
-        'Capacity, stack without its deadline / bare',
-        'Capacity A/A (bare / bare)',
-        'Client heap bytes / call: bare, bare + deadline, stack',
-      ],
-      rows: results.map((r) => [
-        r.adapter,
-        String(r.concurrency),
-        cpuCell(r, 'bare', 'clientCpuUs'),
-        cpuCell(r, 'bare', 'serverCpuUs'),
-        cpuCell(r, 'stack', 'clientCpuUs'),
-        cpuCell(r, 'stack', 'serverCpuUs'),
-        ratioCell(capacity(r, 'stack', 'bare')),
-        ratioCell(capacity(r, 'stackNoDeadline', 'bare')),
-        ratioCell(capacity(r, 'bareAgain', 'bare')),
-        `${cpuCell(r, 'bare', 'clientBytes', 0)}, ${cpuCell(r, 'bareDeadline', 'clientBytes', 0)}, ${cpuCell(r, 'stack', 'clientBytes', 0)}`,
-      ]),
-      notes: [
-        "Client CPU is the lane process's user + system time over its round; server CPU is the server process's run time over the same round (all threads, /proc/<pid>/task/*/schedstat), each divided by the calls the round completed. Client heap bytes: what the lane process allocated on the JS heap over its round (the used heap's growth plus what each garbage collection freed, from V8's GCProfiler) per completed call, median of rounds; buffers' off-heap memory is not counted. Capacity = (bare client + server CPU per call) / (stack client + server CPU per call): the throughput ratio a CPU-bound client and server would reach. Stalls of the machine lengthen a round without adding CPU time, so this view moves less than throughput; it does not see waiting (timers, wake-ups) that costs no CPU.",
-      ],
-    };
     return {
-      tables: [headline, deadline, cpu],
+      tables: adapterTables(results, {
+        deadlineMs: DEADLINE_MS,
+        baselines: deadlineBaselines(adapters),
+        skipped,
+      }),
       targets: adapters.map((a) =>
         headlineTarget(
           ADAPTER_TITLES[a],
@@ -338,9 +197,9 @@ export const adaptersSuite: Suite = {
       ),
       notes: [
         `Closed loop: at concurrency c, c workers each start the next call when the previous one settles. Each variant gets a warm-up (1.5 s before the c=1 rounds, which also warms the JIT; 300 ms before c=64), then ${rounds} rounds of ${roundMs} ms (many short rounds, because the host takes time in bursts and a burst lands on one lane's round: at c=1, 30 rounds of 300 ms put the same nice-grpc code at 84–103% of bare in runs minutes apart, 200 rounds of 50 ms at 93.0% and 92.5%); a round runs every variant once, back to back, the order rotating by one each round (A B C D, B C D A, …). Servers run in child processes (the chaos gRPC Echo server and the chaos tRPC server, no faults) on 127.0.0.1, and so does every client: one process per lane, started before the warm-up and idle while another lane runs. In one shared process the lanes shared a JIT: grpc-js's and nice-grpc's call paths saw every lane's objects and turned polymorphic, which slowed the stack lanes most (on the stub channel of the since-removed micro/adapter-cost.ts, grpc-js's stack costs 3 µs of CPU per call more than its bare client and nice-grpc's 3 µs less when each runs in a process of its own, but 12 and 20–24 µs more when they share one). Ratios are per-round throughput ratios (median and min–max over rounds); p99 is the median over rounds of each round's nearest-rank p99.`,
-        `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout); "stack without its deadline / bare" runs the same stack minus its deadline part.`,
+        `Four comparisons share those rounds. "Stack / bare" is the headline the ≥ 97% targets are judged on: the full stack against the same client sending no deadline. "Bare / bare (A/A)" pits two identical, separately created bare clients against each other, so its spread is the noise floor: a stack / bare figure inside it cannot be told apart from no overhead. "Stack / bare + deadline" (gRPC adapters, informative) compares the stack with a bare client sending the same ${DEADLINE_MS / 1000} s deadline, separating Breakwater's client work from what sending any deadline costs (the grpc-js server arms a timer for every call carrying grpc-timeout), one row per baseline; "stack without its deadline / bare" runs the same stack minus its deadline part.`,
         `At c=64 the closed loop runs in lockstep waves (the 64 calls complete together), so throughput ≈ 64 / (client time + server time per wave): work the server does per call lowers it as much as client work does.`,
-        `nice-grpc turns a deadline call option into a header only through a deadline middleware, so its bare + deadline client sends grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer; that client does not enforce the deadline itself).`,
+        `nice-grpc sends no grpc-timeout of its own: a deadline call option means something only to a deadline middleware, and the official one (nice-grpc-client-middleware-deadline) enforces it on the client (a timer that aborts the call) without sending it. So both nice-grpc baselines write grpc-timeout: ${DEADLINE_MS}m as metadata on every call (the server arms the same timer as for grpc-js's deadline): "bare + deadline header" only sends it, nothing on the client enforces it; "bare + deadline header + deadline middleware" sends it and enforces it, as the stack does (and as grpc-js's deadline call option does, with a timer of its own).`,
         ...adapters.map(
           (a) =>
             `${ADAPTER_TITLES[a]} stack: ${STACK_DESCRIPTIONS[a]}; bulkhead ${BULKHEAD.concurrency} slots and a rate limit (${RATE_LIMIT.capacity} tokens) that never refuse.`,

@@ -49,6 +49,7 @@ import {
   type ServiceDefinition as NiceDefinition,
   Status,
 } from 'nice-grpc';
+import { deadlineMiddleware as niceDeadlineMiddleware } from 'nice-grpc-client-middleware-deadline';
 import { retryMiddleware as niceRetryMiddleware } from 'nice-grpc-client-middleware-retry';
 
 /** A client lane that can be closed. */
@@ -303,18 +304,36 @@ function niceLane(
   };
 }
 
+/** The `grpc-timeout` header of a `deadlineMs` deadline, none when undefined. */
+const deadlineHeader = (deadlineMs: number | undefined): Record<string, string> =>
+  deadlineMs === undefined ? {} : { 'grpc-timeout': `${Math.ceil(deadlineMs)}m` };
+
 /**
  * nice-grpc client with no middleware. `deadlineMs`: send `grpc-timeout` with
  * that many ms on every call (defaults to none) — written as a header because
- * nice-grpc turns a `deadline` call option into one only through a deadline
- * middleware; the server arms its deadline timer as for any deadline, but this
- * client does not enforce it.
+ * nice-grpc sends none of its own (not even through its deadline middleware);
+ * the server arms its deadline timer as for any deadline, but this client does
+ * not enforce it.
  */
 export function niceBareLane(name: string, target: string, deadlineMs?: number): Lane {
   const channel = createChannel(target, undefined, disableGrpcRetries);
   const client = createClientFactory().create(niceDefinition(), channel) as unknown as NiceEcho;
-  const headers = deadlineMs === undefined ? {} : { 'grpc-timeout': `${Math.ceil(deadlineMs)}m` };
-  return niceLane(name, channel, client, {}, headers);
+  return niceLane(name, channel, client, {}, deadlineHeader(deadlineMs));
+}
+
+/**
+ * nice-grpc with the official `nice-grpc-client-middleware-deadline`, given
+ * `deadlineMs` on every call, and the header of `niceBareLane` with
+ * `deadlineMs`: the middleware enforces the deadline on the client (a timer
+ * that aborts the call) but sends nothing, so the header sends it. Sends and
+ * enforces, like the stack and grpc-js's `deadline` call option.
+ */
+export function niceDeadlineEnforcedLane(name: string, target: string, deadlineMs: number): Lane {
+  const channel = createChannel(target, undefined, disableGrpcRetries);
+  const client = createClientFactory()
+    .use(niceDeadlineMiddleware)
+    .create(niceDefinition(), channel) as unknown as NiceEcho;
+  return niceLane(name, channel, client, { deadline: deadlineMs }, deadlineHeader(deadlineMs));
 }
 
 /**
@@ -329,8 +348,7 @@ export function nicePassThroughLane(name: string, target: string, deadlineMs?: n
       return yield* call.next(call.request, options);
     })
     .create(niceDefinition(), channel) as unknown as NiceEcho;
-  const headers = deadlineMs === undefined ? {} : { 'grpc-timeout': `${Math.ceil(deadlineMs)}m` };
-  return niceLane(name, channel, client, {}, headers);
+  return niceLane(name, channel, client, {}, deadlineHeader(deadlineMs));
 }
 
 /** nice-grpc with `nice-grpc-client-middleware-retry` (retries on, `retryMaxAttempts` = retries after the first). */

@@ -17,7 +17,7 @@ import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-c
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
-import { type StreamNext, type UnaryNext, unaryResult } from './next.js';
+import type { StreamNext, UnaryNext } from './next.js';
 import { telemetryErrorType } from './telemetry.js';
 
 /** What every call of one attempts stage shares. @internal */
@@ -94,16 +94,21 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     this.telemetry = claimTelemetry(options);
   }
 
-  /** The unary response, or the {@link OpenStream}, of the first attempt that succeeds. */
-  async result(): Promise<unknown> {
-    let outcome: unknown;
-    try {
-      outcome = await runAttempts(this.engine, this, this.options.signal, this.deadline);
-    } catch (last) {
-      throw this.fail(last);
-    }
-    this.last?.commit();
-    return outcome;
+  /**
+   * The unary response, or the {@link OpenStream}, of the first attempt that
+   * succeeds. Not an async function: its frame costs about 0.4 KB a call,
+   * the two arrows below a tenth of that.
+   */
+  result(): Promise<unknown> {
+    return runAttempts(this.engine, this, this.options.signal, this.deadline).then(
+      (outcome) => {
+        this.last?.commit();
+        return this.call.responseStream ? outcome : (outcome as IteratorResult<never>).value;
+      },
+      (last: unknown) => {
+        throw this.fail(last);
+      },
+    );
   }
 
   run(n: number): Promise<unknown> {
@@ -115,12 +120,14 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
     this.last = attempt;
     if (responseStream) return open(next as StreamNext<unknown>, request, attempt);
-    if (!own) return unaryResult((next as UnaryNext<unknown>)(request, attempt.options));
+    // A unary attempt settles with nice-grpc's last step, `{ done: true, value }`: `result`
+    // takes the response out once, not each attempt through a `then` of its own.
+    if (!own) return (next as UnaryNext<unknown>)(request, attempt.options).next();
     const signal = this.options.signal;
     return withTimeout(
       (s) => {
         attempt.options.signal = s;
-        return unaryResult((next as UnaryNext<unknown>)(request, attempt.options));
+        return (next as UnaryNext<unknown>)(request, attempt.options).next();
       },
       signal === undefined
         ? { timeoutMs: limit, sleep: this.s.sleep }
