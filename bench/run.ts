@@ -13,7 +13,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as breakwaterCore from '@breakwater/core';
+import * as breakwaterGrpcJs from '@breakwater/grpc-js';
+import * as breakwaterNiceGrpc from '@breakwater/nice-grpc';
+import * as breakwaterOtel from '@breakwater/otel';
+import * as breakwaterTrpc from '@breakwater/trpc';
 import { parseArgs, SETTING_FLAGS, UsageError } from './harness/args.js';
+import { assertBuiltPackages } from './harness/dist-check.js';
 import { type MachineInfo, machineInfo } from './harness/machine.js';
 import {
   type Suite,
@@ -31,6 +37,15 @@ import { otelCostSuite } from './suites/otel-cost.js';
 import { outageRecoverySuite } from './suites/recovery/outage-recovery.js';
 import { soakSuite } from './suites/recovery/soak.js';
 import { redisFleetSuite } from './suites/redis-fleet.js';
+
+// Measure what users install (see harness/dist-check.ts).
+assertBuiltPackages({
+  '@breakwater/core': breakwaterCore,
+  '@breakwater/grpc-js': breakwaterGrpcJs,
+  '@breakwater/nice-grpc': breakwaterNiceGrpc,
+  '@breakwater/otel': breakwaterOtel,
+  '@breakwater/trpc': breakwaterTrpc,
+});
 
 const here = dirname(fileURLToPath(import.meta.url));
 const summaryFile = join(here, 'results', 'summary.json');
