@@ -20,7 +20,9 @@ const baselines: Record<string, readonly DeadlineBaseline[]> = {
     { variant: 'bareDeadline', label: 'deadline header (sent, not enforced)' },
     { variant: 'bareDeadlineEnforced', label: 'header + deadline middleware (sent and enforced)' },
   ],
-  'tRPC (httpBatchLink)': [],
+  'tRPC (httpBatchLink)': [
+    { variant: 'bareDeadlineEnforced', label: 'AbortSignal.timeout per call (enforced)' },
+  ],
 };
 
 describe('adapterTables', () => {
@@ -110,7 +112,7 @@ describe('adapterTables', () => {
 });
 
 describe('the default run', () => {
-  it('measures every deadline baseline; nice-grpc has one that only sends and one that sends and enforces', () => {
+  it('measures every deadline baseline; nice-grpc has one that only sends and one that sends and enforces, tRPC one that enforces', () => {
     for (const [adapter, list] of Object.entries(DEADLINE_BASELINES)) {
       for (const b of list) {
         expect(VARIANTS[adapter as keyof typeof VARIANTS]).toContain(b.variant);
@@ -121,5 +123,8 @@ describe('the default run', () => {
       'bareDeadlineEnforced',
     ]);
     expect(DEADLINE_BASELINES['nice-grpc'][1]?.label).toMatch(/middleware-deadline.*enforced/);
+    // tRPC sends no deadline: its baseline enforces the same timeout the tRPC way.
+    expect(DEADLINE_BASELINES.trpc.map((b) => b.variant)).toEqual(['bareDeadlineEnforced']);
+    expect(DEADLINE_BASELINES.trpc[0]?.label).toMatch(/AbortSignal\.timeout.*enforced/);
   });
 });

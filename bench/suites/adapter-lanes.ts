@@ -55,7 +55,7 @@ export interface LaneSpec {
 // The full stack adds what the fault runs leave out: a bulkhead and a rate limit that never refuse.
 export const BULKHEAD = { concurrency: 10_000 };
 export const RATE_LIMIT = { capacity: 1e9, refillPerSecond: 1e9 };
-/** The deadline every gRPC stack sets on each call, also sent by the "bare + deadline" lanes. */
+/** The deadline every stack sets on each call, also sent (gRPC) or enforced by the "bare + deadline" lanes. */
 export const DEADLINE_MS = 10_000;
 
 /** Variants of each adapter, in the order of the first round. */
@@ -69,7 +69,7 @@ export const VARIANTS: Readonly<Record<AdapterName, readonly Variant[]>> = {
     'stackNoDeadline',
     'bareAgain',
   ],
-  trpc: ['bare', 'stack', 'bareAgain'],
+  trpc: ['bare', 'stack', 'bareDeadlineEnforced', 'bareAgain'],
 };
 
 /**
@@ -90,7 +90,13 @@ export const DEADLINE_BASELINES: Readonly<Record<AdapterName, readonly DeadlineB
       label: 'deadline header + nice-grpc-client-middleware-deadline (sent and enforced)',
     },
   ],
-  trpc: [],
+  // tRPC has no deadline on the wire: its idiomatic per-call timeout is an abort signal.
+  trpc: [
+    {
+      variant: 'bareDeadlineEnforced',
+      label: '`signal: AbortSignal.timeout(10 s)` per call (enforced; tRPC sends no deadline)',
+    },
+  ],
 };
 
 /** Display name of each adapter. */
@@ -180,6 +186,8 @@ export function adapterLane({ adapter, variant, address }: LaneSpec): Lane {
         case 'bare':
         case 'bareAgain':
           return trpcLane(variant, [trpcTerminal(address)]);
+        case 'bareDeadlineEnforced':
+          return trpcLane(variant, [trpcTerminal(address)], DEADLINE_MS);
         case 'stack':
           return trpcLane(
             variant,

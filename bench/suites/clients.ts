@@ -415,13 +415,21 @@ export function trpcTerminal(url: string, maxItems?: number) {
   });
 }
 
-/** A tRPC client lane over `links`. */
-export function trpcLane(name: string, links: Links): Lane {
+/**
+ * A tRPC client lane over `links`; with `timeoutMs`, each call passes
+ * `signal: AbortSignal.timeout(timeoutMs)` (tRPC's own way to bound a call).
+ */
+export function trpcLane(name: string, links: Links, timeoutMs?: number): Lane {
   const client = createTRPCClient<ChaosTrpcRouter>({ links });
   return {
     name,
     call: async ({ callId }) => {
-      const reply = (await client.echo.query('x', { context: { callId } })) as { server?: string };
+      const reply = (await client.echo.query(
+        'x',
+        timeoutMs === undefined
+          ? { context: { callId } }
+          : { context: { callId }, signal: AbortSignal.timeout(timeoutMs) },
+      )) as { server?: string };
       return { replica: reply.server };
     },
     describeError: (e) => {
