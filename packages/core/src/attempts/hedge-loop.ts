@@ -1,5 +1,5 @@
 import { abortError } from '../internal/abort.js';
-import { newPromise, settlers } from '../internal/settle.js';
+import { newPromiseInto, noSettler } from '../internal/settle.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import type { AttemptEngine } from './engine.js';
 import { errorTypeOf, stopRefusal, type TelemetryScope } from './telemetry.js';
@@ -49,8 +49,8 @@ class HedgedRun<T> {
   private settled = false;
   /** Bit `i` set: attempt `i` was a hedge (for telemetry's hedges won). */
   private hedges = 0;
-  private resolve: (value: T) => void = settlers.resolve;
-  private reject: (error: unknown) => void = settlers.reject;
+  resolve: (value: T | PromiseLike<T>) => void = noSettler;
+  reject: (error: unknown) => void = noSettler;
 
   constructor(
     private readonly engine: AttemptEngine,
@@ -60,9 +60,7 @@ class HedgedRun<T> {
   ) {}
 
   run(): Promise<T> {
-    const promise = newPromise<T>();
-    this.resolve = settlers.resolve;
-    this.reject = settlers.reject;
+    const promise = newPromiseInto<T>(this);
     const signal = this.signal;
     if (signal?.aborted) {
       this.handleEvent();

@@ -2,7 +2,7 @@ import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkSignal } from '../internal/call-options.js';
-import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
+import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
@@ -38,8 +38,8 @@ export type TimeoutOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;
 
 /** One `withTimeout` call: settles once, then tears down whatever it set up. */
 class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
-  resolve!: (value: T) => void;
-  reject!: (error: unknown) => void;
+  resolve: (value: T | PromiseLike<T>) => void = noSettler;
+  reject: (error: unknown) => void = noSettler;
   settled = false;
   /** This call's own signal for `op` (only when `op` takes one), aborted with the decisive error. */
   controller: AbortController | undefined = undefined;
@@ -150,9 +150,7 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   if (timeoutMs <= 0) return Promise.reject(new DeadlineExceededError(timeoutMs));
 
   const call = new TimeoutCall<T>(timeoutMs, callerSignal);
-  const promise = newPromise<T>();
-  call.resolve = settlers.resolve;
-  call.reject = settlers.reject;
+  const promise = newPromiseInto<T>(call);
   const finite = timeoutMs !== Number.POSITIVE_INFINITY;
   const wantsSignal = op.length > 0;
   let signal = neverAbortedSignal;

@@ -14,7 +14,7 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
-import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
+import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -121,23 +121,36 @@ export class Call<T> extends WheelEntry {
   private fallback: ProtectFallback<T> | undefined = undefined;
   private policy: ErrorPolicy | undefined = undefined;
   private attempt = 0;
+  /**
+   * The current attempt. On the success path it is the only new object the
+   * call object (long-lived, reused) is given besides its promise's settlers:
+   * each such store costs a write barrier's slow path, so the watched and the
+   * running attempt are flags about `ctx` whenever they are `ctx`.
+   */
   private ctx: AttemptContext | undefined = undefined;
-  /** The attempt watched through {@link Call.onValue}/{@link Call.onError}; others go through `forwardOutcome`. */
-  private watched: AttemptContext | undefined = undefined;
+  /** An attempt is watched through {@link Call.onValue}/{@link Call.onError} (others go through `forwardOutcome`): `ctx`, or `watchedEarlier`. */
+  private watching = false;
+  /** The watched attempt, once a later attempt replaced it as `ctx` (it timed out and was abandoned). */
+  private watchedEarlier: AttemptContext | undefined = undefined;
   private permit = -1;
   private settled = false;
   /** The call settled with its first attempt's value (the one case in which it is reused). */
   private won = false;
   private allowFallback = true;
-  private resolve: (value: T | PromiseLike<T>) => void = settlers.resolve;
-  private reject: (error: unknown) => void = settlers.reject;
+  resolve: (value: T | PromiseLike<T>) => void = noSettler;
+  reject: (error: unknown) => void = noSettler;
   /** The pool slot this call took synchronously; given back by {@link Call.giveBack}. */
   slot: SlotPool | undefined = undefined;
   /** For a call that queued: ends the pool task that holds its slot. */
   private hold: (() => void) | undefined = undefined;
-  /** The attempt whose callback has not settled yet, even if it timed out and was abandoned. */
-  private live: AttemptContext | undefined = undefined;
-  /** The call settled while `live` still ran: whether its slot goes back as a success, once `live` settles. */
+  /**
+   * The callback of the current attempt (`ctx`) has not settled yet, even if
+   * it timed out and was abandoned. (A retry never starts while an abandoned
+   * attempt holds the call's slot, so an earlier attempt still running holds
+   * nothing: only the current one's is tracked.)
+   */
+  private live = false;
+  /** The call settled while the live attempt still ran: whether its slot goes back as a success, once it settles. */
   private owed: boolean | undefined = undefined;
   /** A retry is due but waits for the abandoned attempt, which still holds the slot. */
   private retryWaiting = false;
@@ -232,15 +245,16 @@ export class Call<T> extends WheelEntry {
     this.policy = undefined;
     this.ctx = undefined;
     // `tel` stays: its call has ended and nothing else refers to it, so the next call may reuse it.
-    this.resolve = settlers.resolve;
-    this.reject = settlers.reject;
+    this.resolve = noSettler;
+    this.reject = noSettler;
     spare.push(this as Call<unknown>);
   }
 
   /** The watched attempt's promise settled. */
   private watchedSettled(ok: boolean, value: unknown): void {
-    const ctx = this.watched as AttemptContext;
-    this.watched = undefined;
+    const ctx = this.watchedEarlier ?? (this.ctx as AttemptContext);
+    this.watching = false;
+    this.watchedEarlier = undefined;
     this.attemptSettled(ctx, ok, value);
     // Reused only when nothing can reach it any more: it settled with this first attempt's value,
     // so no retry timer, no other attempt, no fallback and no deadline refers to it, its slot and
@@ -256,10 +270,7 @@ export class Call<T> extends WheelEntry {
   }
 
   private promise(): Promise<T> {
-    const p = newPromise<T>();
-    this.resolve = settlers.resolve;
-    this.reject = settlers.reject;
-    return p;
+    return newPromiseInto<T>(this);
   }
 
   /** Resolves the call's promise; its slot is given back once it has settled. */
@@ -294,7 +305,7 @@ export class Call<T> extends WheelEntry {
    * settles, so operations running at the backend never exceed `concurrency`.
    */
   private giveBack(ok: boolean): void {
-    if (this.live !== undefined) {
+    if (this.live) {
       this.owed = ok;
       return;
     }
@@ -309,9 +320,9 @@ export class Call<T> extends WheelEntry {
     hold?.();
   }
 
-  /** The callback of the attempt in `live` settled: release what waited for it. */
+  /** The callback of the live attempt settled: release what waited for it. */
   private liveSettled(): void {
-    this.live = undefined;
+    this.live = false;
     const owed = this.owed;
     if (owed !== undefined) {
       this.owed = undefined;
@@ -446,7 +457,10 @@ export class Call<T> extends WheelEntry {
       n,
       shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
+    // The watched attempt stays watched: it is kept by name once `ctx` moves on.
+    if (this.watching && this.watchedEarlier === undefined) this.watchedEarlier = this.ctx;
     this.ctx = ctx;
+    this.live = false;
     const tel = this.tel;
     let now: number | undefined;
     if (tel !== undefined) {
@@ -469,11 +483,11 @@ export class Call<T> extends WheelEntry {
       this.attemptSettled(ctx, true, result);
       return;
     }
-    this.live = ctx;
-    if (this.watched === undefined) {
+    this.live = true;
+    if (!this.watching) {
       // Promise.resolve returns a native promise as it is, and adopts any other thenable the way
       // `await` does (a `then` that throws becomes a rejection).
-      this.watched = ctx;
+      this.watching = true;
       Promise.resolve(result).then(this.onValue, this.onError);
     } else {
       // An abandoned attempt is still watched: this one reports through its own context.
@@ -544,7 +558,7 @@ export class Call<T> extends WheelEntry {
 
   /** The callback of attempt `ctx` settled. */
   attemptSettled(ctx: AttemptContext, ok: boolean, value: unknown): void {
-    if (ctx === this.live) this.liveSettled();
+    if (this.live && ctx === this.ctx) this.liveSettled();
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
@@ -642,7 +656,7 @@ export class Call<T> extends WheelEntry {
       next = () => {
         if (this.settled) return;
         // The abandoned attempt still runs in the call's slot: the retry starts when it settles.
-        if (this.live !== undefined && (this.slot !== undefined || this.hold !== undefined)) {
+        if (this.live && (this.slot !== undefined || this.hold !== undefined)) {
           this.retryWaiting = true;
         } else this.runAttempt();
       };
@@ -658,7 +672,7 @@ export class Call<T> extends WheelEntry {
     const error = abortError(this.callerSignal as AbortSignal);
     // The caller stopped waiting: its running attempt gives the slot back at once, unless it already
     // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
-    if (this.live !== undefined && this.live.reason === undefined) this.live = undefined;
+    if (this.live && this.ctx?.reason === undefined) this.live = false;
     this.ctx?.abort(error);
     this.finish('neutral', 'cancelled');
     this.fail(error);

@@ -1,7 +1,7 @@
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { neverAbortedSignal } from '../internal/abort.js';
-import { forwardOutcome, newPromise, type OutcomeSink, settlers } from '../internal/settle.js';
+import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteContext, RouteOperation } from './types.js';
@@ -14,8 +14,8 @@ import type { RouteContext, RouteOperation } from './types.js';
  * aborts it.
  */
 class TimedAttempt<T> extends WheelEntry implements RouteContext, OutcomeSink {
-  resolve: (value: T) => void = settlers.resolve;
-  reject: (error: unknown) => void = settlers.reject;
+  resolve: (value: T | PromiseLike<T>) => void = noSettler;
+  reject: (error: unknown) => void = noSettler;
   private own: AbortController | undefined = undefined;
   private linked: LinkedController | undefined = undefined;
   /** The deadline error, once the deadline passed (or the wheel's sleep failed). */
@@ -96,9 +96,7 @@ export function attemptWithTimeout<R, T>(
   wheel: TimerWheel,
 ): Promise<T> {
   const a = new TimedAttempt<T>(parent, providerId, attempt, timeoutMs, wait, wheel);
-  const promise = newPromise<T>();
-  a.resolve = settlers.resolve;
-  a.reject = settlers.reject;
+  const promise = newPromiseInto<T>(a);
   wheel.schedule(a, timeoutMs);
   let result: T | PromiseLike<T>;
   try {
