@@ -173,7 +173,7 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
     call.lose(error);
     return promise;
   }
-  if (isThenable(result)) void forwardOutcome(call, result);
+  if (isThenable(result)) forwardOutcome(call, result);
   else call.win(result);
   return promise;
 }

@@ -39,17 +39,28 @@ export interface OutcomeSink {
   onOutcome(ok: boolean, value: unknown): void;
 }
 
-/** Awaits `pending` and reports its outcome to `sink`. Never rejects, so an abandoned operation's failure is absorbed; a `then` that throws (getter or call) is reported as a failure, as `await` sees it. @internal */
-export async function forwardOutcome(
-  sink: OutcomeSink,
-  pending: PromiseLike<unknown>,
-): Promise<void> {
-  let value: unknown;
+const promiseThen = Promise.prototype.then;
+
+/**
+ * Reports `pending`'s outcome to `sink`, as `await pending` would see it: a
+ * native promise is watched through the intrinsic `then` (a `then` patched on
+ * the instance is not called, as `await` does not call it), any other
+ * thenable is adopted (a `then` that throws, getter or call, is a failure).
+ * Never rejects, so an abandoned operation's failure is absorbed; always
+ * reports in a later microtask. Two small closures per call, cheaper than an
+ * async function's frame. @internal
+ */
+export function forwardOutcome(sink: OutcomeSink, pending: PromiseLike<unknown>): void {
+  let watched: Promise<unknown>;
   try {
-    value = await pending;
+    watched = Promise.resolve(pending);
   } catch (error) {
-    sink.onOutcome(false, error);
-    return;
+    // A `constructor` getter that throws, which `await` reports as a rejection.
+    watched = Promise.reject(error);
   }
-  sink.onOutcome(true, value);
+  promiseThen.call(
+    watched,
+    (value: unknown) => sink.onOutcome(true, value),
+    (error: unknown) => sink.onOutcome(false, error),
+  );
 }

@@ -491,7 +491,7 @@ export class Call<T> extends WheelEntry {
       Promise.resolve(result).then(this.onValue, this.onError);
     } else {
       // An abandoned attempt is still watched: this one reports through its own context.
-      void forwardOutcome(ctx, result);
+      forwardOutcome(ctx, result);
     }
   }
 

@@ -105,7 +105,7 @@ export function attemptWithTimeout<R, T>(
     a.onOutcome(false, error);
     return promise;
   }
-  if (isThenable(result)) void forwardOutcome(a, result);
+  if (isThenable(result)) forwardOutcome(a, result);
   else a.onOutcome(true, result);
   return promise;
 }
