@@ -597,7 +597,7 @@ export class RouterCore<R> implements VisitEnv {
           return value;
         }
         p.inflight--;
-        visitSucceeded(p, permit, this.clock() - start, this);
+        visitSucceeded(p, permit, start, this);
         rt?.succeeded(visit);
         this.won(p, generation, probe);
         return value;

@@ -74,14 +74,23 @@ export function judge(error: unknown, policy: ErrorPolicy | undefined): ErrorVer
   }
 }
 
-/** Reports a successful visit to the provider's circuit and health. @internal */
+/**
+ * Reports a successful visit, whose attempt started at `startedAt` on `env`'s
+ * clock, to the provider's circuit and health. One reading ends it: the
+ * breaker takes it as the outcome's time when it runs on the same clock
+ * (a provider's breaker gets the router's), instead of reading its own.
+ * @internal
+ */
 export function visitSucceeded(
   p: ProviderRuntime<unknown>,
   permit: number,
-  ms: number,
+  startedAt: number,
   env: VisitEnv,
 ): void {
-  if (permit >= 0) p.breaker?.release(permit, 'success', ms);
+  const clock = env.clock;
+  const end = clock();
+  const ms = end - startedAt;
+  if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
 }
 
@@ -246,7 +255,7 @@ export async function runVisit<R, T>(
       permit = -1;
       throw failure;
     }
-    visitSucceeded(p, permit, env.clock() - state.attemptStart, env);
+    visitSucceeded(p, permit, state.attemptStart, env);
     permit = -1;
     return value;
   } finally {
