@@ -33,10 +33,12 @@ describe('forwardOutcome', () => {
     const s = sink();
     const p = Promise.resolve(2);
     let patchedCalls = 0;
-    (p as { then: unknown }).then = () => {
-      patchedCalls++;
-      throw new Error('patched then');
-    };
+    Object.defineProperty(p, 'then', {
+      value: () => {
+        patchedCalls++;
+        throw new Error('patched then');
+      },
+    });
     forwardOutcome(s, p);
     await ticks();
     expect(patchedCalls).toBe(0);
@@ -60,10 +62,14 @@ describe('forwardOutcome', () => {
 
   it('adopts a foreign thenable, and reports a then that throws as a failure', async () => {
     const s = sink();
-    const thenable = { then: (ok: (v: number) => void) => ok(4) };
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: the foreign thenable under test.
+      then: (ok: (v: number) => void) => ok(4),
+    };
     forwardOutcome(s, thenable as unknown as PromiseLike<number>);
     const error = new Error('then throws');
     const hostile = {
+      // biome-ignore lint/suspicious/noThenProperty: the hostile thenable under test.
       then: () => {
         throw error;
       },
