@@ -32,6 +32,41 @@ describe('protect: timeout', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it.each([
+    ['resolves', true],
+    ['rejects', false],
+  ] as const)(
+    'an abandoned attempt that %s late, while its retry runs, changes nothing; the runner is unharmed',
+    async (_how, ok) => {
+      const clock = createManualClock();
+      const run = protect({
+        retry: { attempts: 3, backoff: { baseDelayMs: 0 } },
+        attemptTimeoutMs: 10,
+        clock,
+        sleep: clock.sleep,
+      });
+      const seen: number[] = [];
+      const p = run(async ({ attempt }) => {
+        seen.push(attempt);
+        if (attempt === 1) {
+          // Times out at 10 ms, settles at 12 ms: while attempt 2 (10-15 ms) still runs.
+          await clock.sleep(12);
+          if (ok) return 'late one';
+          throw new Error('late one');
+        }
+        await clock.sleep(5);
+        return `attempt ${attempt}`;
+      });
+      await expect(clock.run(p)).resolves.toBe('attempt 2');
+      expect(seen).toEqual([1, 2]);
+      expect(run.active).toBe(0);
+      // The call object may be reused: the next calls see nothing of the last one.
+      await expect(clock.run(run(async () => 'next'))).resolves.toBe('next');
+      await expect(clock.run(run(async () => 'and next'))).resolves.toBe('and next');
+      expect(clock.pending).toBe(0);
+    },
+  );
+
   it('timeout is per attempt and excludes backoff', async () => {
     const clock = createManualClock();
     const run = protect({
