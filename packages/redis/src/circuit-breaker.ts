@@ -183,7 +183,8 @@ export function createRedisCircuitBreaker(
   const stateKey = link.key('circuit');
   const lockKey = link.key('probe');
   const keys = [stateKey, lockKey];
-  const channel = `${settings.prefix}{${settings.name}}:circuit`;
+  // The fleet's transitions are published on a channel named like the state key.
+  const channel = stateKey;
   const sender = randomUUID();
   const open = script(OPEN);
   const close = script(CLOSE);

@@ -165,6 +165,23 @@ export interface Script {
   readonly sha: string;
 }
 
+/** `id` with `%`, `:`, `{` and `}` written as `%XX`: a name or key that cannot end its part or its hash tag early. */
+function escapeId(id: string): string {
+  return id.replace(/[%:{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * The Redis key `prefix{id1:id2…}:part`. The ids (a facade's name, a keyed
+ * limiter's key) are escaped, so distinct ids never give the same key (limiter
+ * `api` with key `v2:alice` and limiter `api:v2` with key `alice` stay apart),
+ * and the hash tag — the ids — ends where it should whatever they hold. Ids
+ * without those four characters read as written.
+ * @internal
+ */
+export function redisKey(prefix: string, ids: readonly string[], part: string): string {
+  return `${prefix}{${ids.map(escapeId).join(':')}}:${part}`;
+}
+
 /** Prepares `source` for {@link RedisLink.run}. @internal */
 export function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
@@ -226,9 +243,12 @@ export class RedisLink {
     this.shared = false;
   }
 
-  /** The key of this facade's `part`, hash-tagged so one object's keys share a Cluster slot. */
-  key(part: string, tag = this.settings.name): string {
-    return `${this.settings.prefix}{${tag}}:${part}`;
+  /**
+   * The Redis key of this facade's `part`, hash-tagged by `ids` (default the
+   * facade's name) so one object's keys share a Cluster slot. See {@link redisKey}.
+   */
+  key(part: string, ...ids: string[]): string {
+    return redisKey(this.settings.prefix, ids.length === 0 ? [this.settings.name] : ids, part);
   }
 
   /** Whether a round trip may be sent now: always while shared, every `retryMs` while local. */
