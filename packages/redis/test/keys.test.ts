@@ -58,22 +58,16 @@ describe('Redis keys', () => {
 
 describe('keyed limiter keys in a real redis-server', () => {
   let server: RedisServer;
-  const clients: Redis[] = [];
+  let client: Redis;
   beforeAll(async () => {
     server = await startRedisServer();
+    client = new Redis({ port: server.port, host: '127.0.0.1', enableOfflineQueue: false });
+    await new Promise((ready) => client.once('ready', ready));
   });
   afterAll(async () => {
-    for (const c of clients) c.disconnect();
+    client?.disconnect();
     await server?.stop();
   });
-
-  async function connect(): Promise<Redis> {
-    const client = new Redis({ port: server.port, host: '127.0.0.1', enableOfflineQueue: false });
-    client.on('error', () => {});
-    clients.push(client);
-    await new Promise((ready) => client.once('ready', ready));
-    return client;
-  }
 
   /** Calls `key` once per event-loop turn until 20 turns in a row admit nothing; returns the admissions. */
   async function drain(limiter: RedisKeyedLimiter, key: string): Promise<number> {
@@ -88,7 +82,6 @@ describe('keyed limiter keys in a real redis-server', () => {
   }
 
   it('limiter `api` key `v2:alice` and limiter `api:v2` key `alice` each get their full 5 tokens', async () => {
-    const client = await connect();
     const limit = { client, capacity: 5, refillPerSecond: 0.001, timeoutMs: 250 };
     const api = createRedisKeyedLimiter({ ...limit, name: 'api' });
     const apiV2 = createRedisKeyedLimiter({ ...limit, name: 'api:v2' });
