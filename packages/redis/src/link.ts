@@ -56,7 +56,11 @@ export const SHARED_KEYS = [
 
 /** Counters of the link between a facade and Redis. */
 export interface RedisLinkStats {
-  /** `'shared'` while Redis answers within `timeoutMs`, `'local'` while decisions fall back. */
+  /**
+   * `'shared'` once a round trip was answered within `timeoutMs`; `'local'`
+   * before that and while decisions fall back (a round trip failed or was
+   * late, or — for the circuit — its subscriber's connection is closed).
+   */
   mode: 'shared' | 'local';
   /** Round trips sent to Redis. */
   calls: number;
@@ -359,7 +363,8 @@ export class RedisLink {
     }
   }
 
-  private down(): void {
+  /** Decisions are local from now: a round trip failed, or a connection the facade relies on closed. */
+  down(): void {
     if (this.shared) this.counters.fallbacks++;
     this.shared = false;
     this.retryAt = this.settings.clock() + this.settings.retryMs;
