@@ -173,6 +173,13 @@ export function createRedisCircuitBreaker(
   options: RedisCircuitBreakerOptions,
 ): RedisCircuitBreaker {
   const fn = 'createRedisCircuitBreaker';
+  for (const key of ['fallback', 'localShare']) {
+    if (typeof options === 'object' && options !== null && key in options) {
+      throw new TypeError(
+        `${fn}: \`${key}\` is an option of the limiters and the budget, not of the circuit: while Redis is away its own breaker decides alone`,
+      );
+    }
+  }
   checkKeys(fn, options, CIRCUIT_KEYS);
   const settings = linkSettings(fn, options);
   const given = options.breaker;
