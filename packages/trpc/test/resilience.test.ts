@@ -17,12 +17,13 @@ async function pushback(retryAfterSeconds: number) {
 }
 
 describe('Retry-After pushback (replaces the backoff; invalid stops)', () => {
-  it('waits the 300 ms the server asked for, not the 5 ms backoff', async () => {
-    const { server, client } = await pushback(0.3);
+  it('waits the 1 s the server asked for, not the 5 ms backoff', async () => {
+    // Delta-seconds are whole seconds (RFC 9110); a fraction stops the retries.
+    const { server, client } = await pushback(1);
     const started = performance.now();
-    await client.echo.query('r', { context: { callId: 'p300' } });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
-    expect(server.stats().attempts.p300).toBe(2);
+    await client.echo.query('r', { context: { callId: 'p1' } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(995);
+    expect(server.stats().attempts.p1).toBe(2);
   });
 
   it('does not retry on a negative Retry-After', async () => {

@@ -39,14 +39,19 @@ export interface GrpcAttemptInfo {
   retryUnknown?: boolean;
 }
 
+/** A whole number of ms in ASCII digits, with only spaces or tabs around it (gRFC A6). */
+const WHOLE_MS = /^[ \t]*(\d+)[ \t]*$/;
+
 /**
  * Reads `grpc-retry-pushback-ms`: `undefined` without the trailer, `-1` when it
- * says "do not retry" (negative or not a whole number), else the delay in ms.
+ * says "do not retry" (negative or not a whole number of ms in ASCII digits,
+ * spaces or tabs around it allowed), else the delay in ms.
  */
 export function parsePushback(trailer: TrailerGetter | undefined): number | undefined {
   const raw = trailer?.(PUSHBACK_TRAILER);
   if (raw === undefined) return undefined;
-  return /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : -1;
+  const digits = WHOLE_MS.exec(raw)?.[1];
+  return digits === undefined ? -1 : Number(digits);
 }
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.

@@ -37,7 +37,7 @@ export {
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
-export { sharedTimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
+export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
