@@ -1,4 +1,3 @@
-import { type AddressInfo, createServer } from 'node:net';
 import {
   createEchoClient,
   ECHO_METHODS,
@@ -15,7 +14,7 @@ import {
   PREVIOUS_ATTEMPTS_HEADER,
   resilienceInterceptor,
 } from '../src/index.js';
-import { echoSetup, only } from './helpers.js';
+import { closedPort, echoSetup, only } from './helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const fast = { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20, jitter: 'none' } as const;
@@ -377,14 +376,6 @@ describe('the standard stack (no options)', () => {
     ).not.toThrow();
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('attemptTimeoutMs', () => {
   it('retries a DEADLINE_EXCEEDED the server sent under the attempt deadline, not one without it', async () => {

@@ -293,6 +293,30 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(hung.servers.map((s) => s.total())).toEqual([1, 0]);
   });
 
+  it('closing the channel while a retry waits in its backoff ends the call UNAVAILABLE, as the interceptor does', async () => {
+    let retried!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      retried = resolve;
+    });
+    const { servers, channel, client } = await routingSetup([{ faults: [unavailable] }], {
+      idempotent,
+      protection: {
+        retry: {
+          attempts: 3,
+          backoff: { baseDelayMs: 100, jitter: 'none' },
+          onRetry: () => retried(),
+        },
+      },
+    });
+    const outcome = echoUnary(client, {}, { callId: 'closed' });
+    await waiting;
+    channel.close();
+    const { error } = await outcome;
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/shut down/i);
+    expect(servers[0]?.attempts('closed')).toBe(1);
+  });
+
   it('rejects invalid options naming the option', async () => {
     const { createRoutingChannel } = await import('../src/index.js');
     expect(() => createRoutingChannel({ targets: [] })).toThrow(/targets/);

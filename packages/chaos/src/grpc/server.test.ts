@@ -147,6 +147,19 @@ describe('startGrpcChaosServer', () => {
     expect(server.observed[0]?.outcome).toBe('DIED_AFTER_MESSAGE');
   });
 
+  it('resets the connection under a unary call it took, and keeps serving', async () => {
+    const { server, client } = await setup({
+      faults: [{ firstAttempts: 1, resetAfterRequest: true }],
+    });
+    const outcome = await echoUnary(client, { message: 'x' }, { callId: 'r1' });
+    // No answer came: grpc-js reports the dropped connection.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(outcome.error?.details).not.toMatch(/No connection established/);
+    expect(server.observed[0]?.outcome).toBe('RESET');
+    const again = await echoUnary(client, { message: 'x' }, { callId: 'r1' });
+    expect(again.value?.attempt).toBe(2);
+  });
+
   it('serves client and bidi streams', async () => {
     const { client } = await setup();
     const joined = await new Promise((resolve, reject) => {

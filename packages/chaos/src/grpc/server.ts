@@ -86,6 +86,13 @@ interface InternalCall {
   stream?: { session?: { destroy(): void } };
 }
 
+/** The HTTP/2 session a server call runs on (the innermost intercepting call holds its stream). */
+function sessionOf(call: InternalCall): { destroy(): void } | undefined {
+  let c: InternalCall | undefined = call;
+  while (c !== undefined && c.stream === undefined) c = c.nextCall;
+  return c?.stream?.session;
+}
+
 /** The parts of a grpc-js server call the chaos server reads. */
 type AnyServerCall = Pick<ServerUnaryCall<unknown, unknown>, 'getDeadline' | 'metadata'> & {
   once(event: 'cancelled', listener: () => void): unknown;
@@ -216,12 +223,19 @@ export async function startGrpcChaosServer(
       // the connection closes under the stream with no status (forceShutdown alone would cancel
       // the stream politely, and the client would see CANCELLED).
       void sleep(20).then(() => {
-        let c: InternalCall | undefined = inner;
-        while (c !== undefined && c.stream === undefined) c = c.nextCall;
-        c?.stream?.session?.destroy();
+        sessionOf(inner)?.destroy();
         return stop();
       });
     });
+  }
+
+  /** Drops the connection under the call, which the server took but never answers. */
+  function resetAfterRequest(
+    record: ObservedAttempt,
+    call: ServerUnaryCall<EchoRequest, EchoResponse>,
+  ): void {
+    record.outcome = 'RESET';
+    sessionOf((call as unknown as { call: InternalCall }).call)?.destroy();
   }
 
   const unary =
@@ -230,6 +244,7 @@ export async function startGrpcChaosServer(
       void arrive(call, path).then(({ record, plan, live }) => {
         if (!live) return;
         if (plan.dieAfterMessage) dieAfterMessage(record, call);
+        else if (plan.resetAfterRequest) resetAfterRequest(record, call);
         else answer(record, plan, callback, call.request.message ?? '', 0);
       });
     };

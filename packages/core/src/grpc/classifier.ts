@@ -26,9 +26,11 @@ export interface GrpcAttemptInfo {
    */
   cancelledByCaller?: boolean;
   /**
-   * The attempt received response headers from a server. `false` with a
-   * connection-level `UNAVAILABLE` (no connection, stream refused) marks the
-   * request never sent. Defaults to true (assume the server may have seen it).
+   * The attempt received response headers from a server. `false`, with a
+   * status that carries no server metadata (a trailers-only answer carries
+   * `content-type`) and grpc-js's own connection-level `UNAVAILABLE` (no
+   * connection, stream refused), marks the request never sent. Defaults to
+   * true (assume the server may have seen it).
    */
   headersReceived?: boolean;
   /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
@@ -80,8 +82,30 @@ const NEVER_SENT: ErrorVerdict = Object.freeze({
   neverSent: true,
 });
 
-/** grpc-js's own words for a call that found no connection, or whose stream the server refused. @internal */
-export const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+// grpc-js's own words for a call that found no connection, or whose stream the server refused.
+const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+
+// Metadata only a server puts in a status: every gRPC response carries its content-type (a
+// trailers-only answer in its trailers), and HTTP servers date their responses. A status
+// grpc-js makes up for a call that found no connection carries no metadata at all.
+const SERVER_SENT = ['content-type', 'date'] as const;
+
+/**
+ * The request provably never left: no server answered (no response headers, no
+ * server metadata in the status) and grpc-js reports no connection or a refused
+ * stream. The words alone prove nothing: a middle tier that forwards its own
+ * backend's grpc-js error sends the same text after running the call.
+ * @internal
+ */
+export function provenNeverSent(
+  details: string,
+  trailer: TrailerGetter | undefined,
+  headersReceived: boolean,
+): boolean {
+  if (headersReceived) return false;
+  if (SERVER_SENT.some((key) => trailer?.(key) !== undefined)) return false;
+  return CONNECTION_FAILURE.test(details);
+}
 
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
@@ -95,8 +119,10 @@ const CLIENT_SIDE_INTERNAL =
  * retries), whatever the status. Defaults, by code:
  *
  * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
- *   `neverSent` when no headers came back and grpc-js reports no connection or a
- *   refused stream (the request never left, so any method may repeat it).
+ *   `neverSent` only when nothing came back from a server (no headers, no server
+ *   metadata such as `content-type` in the status) and grpc-js reports no
+ *   connection or a refused stream (the request never left, so any method may
+ *   repeat it); a server's text never decides it.
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
@@ -135,7 +161,7 @@ function statusVerdict(
     case GrpcStatus.OK:
       return CALLER_ERROR;
     case GrpcStatus.UNAVAILABLE:
-      return info.headersReceived === false && CONNECTION_FAILURE.test(info.details ?? '')
+      return provenNeverSent(info.details ?? '', trailer, info.headersReceived ?? true)
         ? NEVER_SENT
         : RETRY;
     case GrpcStatus.RESOURCE_EXHAUSTED: {
