@@ -165,17 +165,17 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    id: 'pushback-300',
+    id: 'pushback-1s',
     title:
-      '(0) pushback 300 ms on UNAVAILABLE replaces a 1.5 s backoff: next attempt ≥ 290 ms later',
-    primary: { steps: [fail('UNAVAILABLE', 300)] },
-    options: { ...quiet, retry: { attempts: 3, backoff: fixed(1_500) } },
+      '(0) pushback 1 s on UNAVAILABLE replaces a 3 s backoff: next attempt ≥ 990 ms later (whole seconds: Retry-After has no fractions)',
+    primary: { steps: [fail('UNAVAILABLE', 1_000)] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(3_000) } },
     expect: {
       caller: 'OK',
       attempts: ['UNAVAILABLE', 'OK'],
-      gapsMs: [[290, 1_400]],
+      gapsMs: [[990, 2_800]],
       retryEvents: [1],
-      retryDelaysMs: [[299, 301]],
+      retryDelaysMs: [[999, 1_001]],
     },
   },
   {

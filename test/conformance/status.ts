@@ -6,11 +6,4 @@ import type { EntryPoint } from './types.js';
  * `it.fails`: the suite stays green, and a pair that starts to pass fails the
  * suite until its line here is deleted, so this list can only shrink honestly.
  */
-export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {
-  'tRPC routingLink': {
-    'unsafe-once-race':
-      'issue 29 item 2, fixed on safety-trpc: selection race sends a mutation to every server',
-    'unsafe-once-aborted-signal':
-      'issue 29 item 3, fixed on safety-trpc: a mutation whose signal is already aborted is sent',
-  },
-};
+export const KNOWN_FAILURES: Partial<Record<EntryPoint, Readonly<Record<string, string>>>> = {};
