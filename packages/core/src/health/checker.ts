@@ -73,8 +73,9 @@ export interface ProbeResultEvent {
   reason: string;
   /**
    * The target's own health service reported this status over a watch (e.g. a pushed
-   * `NOT_SERVING`), rather than a poll, a timeout or a failed watch saying it. A router
-   * ejects a provider that reports itself unhealthy at once.
+   * `NOT_SERVING`), rather than a poll, a timeout or a failed watch saying it (a poll cannot
+   * tell an unhealthy answer from no answer). A router ejects a provider that reports itself
+   * unhealthy at once.
    */
   reported: boolean;
   /**
