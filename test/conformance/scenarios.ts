@@ -405,6 +405,7 @@ export const SCENARIOS: readonly Scenario[] = [
     notApplicable: { protect: NO_HEDGE },
   },
   ...AT_MOST_ONCE,
+  ...partialFailureRows(),
 ];
 
 /**
@@ -448,4 +449,65 @@ function fail(
   return pushback === undefined
     ? ({ kind: 'fail', status } as const)
     : ({ kind: 'fail', status, pushback } as const);
+}
+
+/**
+ * Issue 30, partial failures: one target dead or slow while another answers. The retry
+ * budget protects server load, so what never reached a server costs it nothing, and hedges
+ * leave a reserve for the failovers a failed call needs.
+ */
+function partialFailureRows(): Scenario[] {
+  const empty = { ratio: 0, minRetriesPerSecond: 0 };
+  const noProof = {
+    ...NO_FAILOVER,
+    router:
+      'wraps a plain grpc-js client, whose error does not say whether response headers came back: its classify cannot prove the call never left (the routing channel, which sees the stream, can; core tests cover the router rule)',
+  };
+  return [
+    {
+      id: 'never-sent-no-budget',
+      title: 'a never-sent attempt does not draw on the budget: an empty budget still fails over',
+      primary: { down: true },
+      secondary: {},
+      options: { circuit: false, retry: false, budget: empty },
+      expect: { caller: 'OK', servedBy: 'secondary', attempts: ['OK'] },
+      notApplicable: noProof,
+    },
+    {
+      id: 'failed-probe-fails-over',
+      title:
+        'a failed probe fails over: a dead primary (its circuit re-opening at each probe) costs no call and no budget',
+      primary: { down: true },
+      secondary: {},
+      options: {
+        retry: false,
+        budget: empty,
+        circuit: { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 1 },
+      },
+      calls: 4,
+      check: ({ outcomes, attempts }) => {
+        expect(outcomes.map((o) => o.code)).toEqual(['OK', 'OK', 'OK', 'OK']);
+        expect(outcomes.every((o) => o.servedBy === 'secondary')).toBe(true);
+        expect(attempts.map((a) => `${a.server}:${a.outcome}`)).toEqual(
+          Array(4).fill('secondary:OK'),
+        );
+      },
+      notApplicable: noProof,
+    },
+    {
+      id: 'hedge-reserve',
+      title:
+        'hedges never take the last of the budget’s reserve: a one-retry budget sends no hedge',
+      primary: { steps: [{ kind: 'ok', delayMs: 400 }] },
+      secondary: {},
+      options: {
+        circuit: false,
+        retry: false,
+        hedge: { delayMs: 100, attempts: 2 },
+        budget: { ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000 },
+      },
+      expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [350, 2_000] },
+      notApplicable: { protect: NO_HEDGE },
+    },
+  ];
 }

@@ -207,6 +207,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       breaker: config.circuit,
       inflight: 0,
       healthProbing: false,
+      unreachable: false,
+      notServing: false,
     };
   });
   const ids = providers.map((p) => p.id);

@@ -342,6 +342,22 @@ export interface Router<R> {
    * unknown id.
    */
   signalHealthy(providerId: string): void;
+  /**
+   * What the transport knows of a provider: `false` while it cannot reach it
+   * (e.g. a grpc-js channel in `TRANSIENT_FAILURE`), `true` once it is
+   * connected again (also a health signal, as `signalHealthy`). An unreachable
+   * provider is visited after every other one, so it gets a call or a probe
+   * only when no other provider answered it. Throws for an unknown id.
+   */
+  signalReachable(providerId: string, reachable: boolean): void;
+  /**
+   * What a provider's health service said: `false` (`NOT_SERVING`) opens its
+   * circuit now and visits it after every other provider, its probes too,
+   * until it says `true` (`SERVING`), a health signal as `signalHealthy`. The
+   * router's own health checks signal a passing probe and a watch's reported
+   * status this way. Throws for an unknown id.
+   */
+  signalServing(providerId: string, serving: boolean): void;
   /** Requests holding a slot now. */
   readonly active: number;
   /** Requests waiting for a slot now. */

@@ -1,5 +1,4 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
-import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -22,6 +21,13 @@ export interface ProviderRuntime<R> {
   inflight: number;
   /** The one recovery probe allowed while the health registry reports this provider half-open is out. */
   healthProbing: boolean;
+  /**
+   * The transport says it cannot reach the provider (grpc-js `TRANSIENT_FAILURE`), until it
+   * connects again: the provider is visited after every other one (see `RouterCore.arrange`).
+   */
+  unreachable: boolean;
+  /** The provider's health service said `NOT_SERVING`, until it says `SERVING`: visited last too. */
+  notServing: boolean;
 }
 
 /** Router-wide dependencies of a visit. @internal */
@@ -103,9 +109,9 @@ export function visitFailed(
   durationMs: number,
   env: VisitEnv,
 ): VisitFailure {
-  // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
-  const counted =
-    verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
+  // A visit that never reached the provider (the verdict's neverSent) counts, probe or not: the
+  // provider is unreachable, and the router has others to send the next calls to.
+  const counted = verdict.countForCircuit !== false;
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
   return new VisitFailure(error, verdict, counted, durationMs);
