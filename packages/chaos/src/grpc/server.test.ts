@@ -9,6 +9,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectSameDrawsPerCall } from '../test-helpers/same-draws.js';
 import { echoBidi, echoServerStream, echoUnary } from './echo-calls.js';
 import { createEchoClient, type EchoClient } from './echo-client.js';
 import { ECHO_METHODS, loadEchoPackageDefinition } from './echo-proto.js';
@@ -86,6 +87,20 @@ describe('startGrpcChaosServer', () => {
     expect(server.total()).toBe(1000);
     expect(failed).toBeGreaterThan(255);
     expect(failed).toBeLessThan(345);
+  });
+
+  it('gives every client the same faults for the same call index and attempt, and a retry its own draw', async () => {
+    const { server, client } = await setup({
+      seed: 5,
+      faults: [{ rate: 0.5, status: status.UNAVAILABLE }],
+    });
+    const failedOf = async (lane: string) => {
+      const out = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => echoUnary(client, {}, { callId: `${lane}-${i}` })),
+      );
+      return out.map((o) => o.error?.code === status.UNAVAILABLE);
+    };
+    await expectSameDrawsPerCall(['grpc/none', 'grpc/breakwater'], failedOf, server.attempts);
   });
 
   it('sends the pushback trailer with RESOURCE_EXHAUSTED', async () => {

@@ -28,7 +28,7 @@ import {
 } from './echo-proto.js';
 import { type AttemptPlan, checkFaults, type GrpcFaultRule, planAttempt } from './faults.js';
 import { type AttemptRecorder, createRecorder, type ObservedAttempt } from './recorder.js';
-import { seededRandom } from './seeded-random.js';
+import { faultRandomness } from './seeded-random.js';
 
 /** Request header that names a logical call across its retries. */
 export const CALL_ID_HEADER = 'x-call-id';
@@ -43,9 +43,14 @@ export interface GrpcChaosServerOptions {
   replica?: string;
   /** Initial fault schedule. Defaults to none (a healthy echo server). */
   faults?: readonly GrpcFaultRule[];
-  /** Seed of the fault schedule's random numbers (ignored with `random`). Defaults to 1. */
+  /**
+   * Seed of the fault schedule's random numbers (ignored with `random`). An attempt that
+   * carries a call id draws from `(seed, call index, attempt)` alone, so every client meets
+   * the same faults for the same call; attempts without one share one seeded sequence.
+   * Defaults to 1.
+   */
   seed?: number;
-  /** Random source for rates and latency distributions. Defaults to `seededRandom(seed)`. */
+  /** Random source for rates and latency distributions, shared by every attempt. Defaults to draws from `seed`. */
   random?: RandomSource;
   /** Time source for observations. Defaults to `systemClock`. */
   clock?: Clock;
@@ -143,7 +148,7 @@ export async function startGrpcChaosServer(
   const replica = options.replica ?? 'replica-1';
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? systemSleep;
-  const random = options.random ?? seededRandom(options.seed ?? 1);
+  const randomFor = faultRandomness(options.seed ?? 1, options.random);
   const recorder = createRecorder(clock, options.maxObservations ?? 100_000);
   let faults = checkFaults(options.faults ?? []);
   const health = new HealthImplementation({ '': 'SERVING', [ECHO_SERVICE]: 'SERVING' });
@@ -164,7 +169,7 @@ export async function startGrpcChaosServer(
     const plan = planAttempt(
       faults,
       { path, method: record.method, attempt: record.attempt },
-      random,
+      randomFor(record.callId, record.attempt),
     );
     let cancelled = false;
     const controller = plan.delayMs > 0 || plan.hang ? new AbortController() : undefined;
