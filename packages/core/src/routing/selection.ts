@@ -55,6 +55,14 @@ const SELECTIONS: readonly RouteSelectionType[] = [
   'race',
 ];
 
+/**
+ * The selection of the adapters' multi-target routing (grpc-js
+ * `createRoutingChannel`, tRPC `routingLink`) when the user names none: load
+ * aware, as a balancer is expected to be. `createRouter` keeps `'priority'`.
+ * @internal
+ */
+export const ADAPTER_SELECTION = 'least-loaded' satisfies RouteSelectionType;
+
 const SELECTION_KEYS = {
   priority: PRIORITY_SELECTION_KEYS,
   'least-loaded': LEAST_LOADED_SELECTION_KEYS,
