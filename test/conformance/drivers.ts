@@ -261,6 +261,8 @@ const routingChannelDriver: Driver = {
       list.push({ id: 'tertiary', address: targets.tertiary, options: FAST_RECONNECT });
     }
     const channel = createRoutingChannel({
+      // The scenarios name a primary, a secondary and a tertiary: registration order, as createRouter's default.
+      selection: 'priority',
       ...routingChannelOptions(options),
       targets: list,
       idempotent: IDEMPOTENT,
@@ -363,6 +365,8 @@ const routingLinkDriver: Driver = {
       endpoints.push({ id: 'tertiary', link: trpcTerminal(targets.tertiary) });
     }
     const link = routingLink<ChaosTrpcRouter>({
+      // The scenarios name a primary, a secondary and a tertiary: registration order.
+      selection: 'priority',
       ...rest,
       endpoints,
       protection,

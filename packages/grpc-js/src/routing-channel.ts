@@ -38,6 +38,7 @@ import {
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
+  ADAPTER_SELECTION,
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
@@ -133,7 +134,7 @@ export const ROUTING_HEALTH_KEYS = {
 export interface RoutingChannelOptions {
   /** The backends, in registration order. At least one. */
   targets: readonly RoutingTarget[];
-  /** Order in which targets are tried (core router selection). Defaults to `'priority'` (registration order). */
+  /** Order in which targets are tried (core router selection). Defaults to `'least-loaded'` (power of two choices over peak-EWMA latency × calls in flight). */
   selection?: RouteSelection | RouteSelectionType;
   /** Methods safe to repeat: only their calls hedge, and fail over or retry after any failure the classifier allows; other methods only when the request never left (`neverSent`). Defaults to none. */
   idempotent?: MethodSelector;
@@ -377,7 +378,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     safe = optionPath(asTargets, () =>
       createRouter({
         ...base,
-        ...(options.selection === undefined ? {} : { selection: options.selection }),
+        selection: options.selection ?? ADAPTER_SELECTION,
         ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
         ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
@@ -396,9 +397,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
             ...p,
             protection: { ...p.protection, circuit: safe.circuit(p.id) ?? false },
           })),
-          ...(selectionType === 'race' || options.selection === undefined
-            ? {}
-            : { selection: options.selection }),
+          selection:
+            selectionType === 'race' ? ADAPTER_SELECTION : (options.selection ?? ADAPTER_SELECTION),
           // Each call reported once (by the router that runs it); targets and circuits once, above.
           ...(options.telemetry === undefined
             ? {}

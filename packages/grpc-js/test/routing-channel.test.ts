@@ -399,6 +399,7 @@ describe('a target that dies between the response message and the status', () =>
         { id: 'dying', address: dying.address },
         { id: 'healthy', address: healthy.address },
       ],
+      selection: 'priority',
       idempotent,
     });
     const client = createEchoClient('routed', { channelOverride: channel });

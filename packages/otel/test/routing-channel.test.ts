@@ -33,6 +33,8 @@ async function deadAndLive(telemetry: Telemetry, circuit: CircuitBreakerOptions)
       { id: 'dead', address: dead.address },
       { id: 'live', address: live.address },
     ],
+    // The dead target is tried first: the call fails over once.
+    selection: 'priority',
     idempotent,
     hedge: { delayMs: 60_000, attempts: 2 },
     circuit,

@@ -4,10 +4,13 @@ import {
   isRoutingError,
   type Router,
   type RouterOptions,
+  type RouteSelection,
+  type RouteSelectionType,
   STANDARD_RESILIENCE,
   systemClock,
 } from '@breakwater/core';
 import {
+  ADAPTER_SELECTION,
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
@@ -45,6 +48,8 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
   extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'classify'> {
   /** The endpoints, in registration order. At least one. */
   endpoints: readonly TRPCEndpoint<TRouter>[];
+  /** Order in which endpoints are tried (the core router's selection). Defaults to `'least-loaded'` (power of two choices over peak-EWMA latency × calls in flight). */
+  selection?: RouteSelection | RouteSelectionType;
   /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
   /**
@@ -122,8 +127,9 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
 /**
  * A terminating link that spreads calls over several tRPC endpoints with the
  * core router (`createRouter`): failover, per-endpoint circuits and retries
- * (`protection`), health-aware `selection` (priority with recovery probes,
- * sticky, round-robin, least-latency, power-of-two, race) and `hedge`.
+ * (`protection`), health-aware `selection` (least-loaded by default; priority
+ * with recovery probes, sticky, round-robin, least-latency, power-of-two,
+ * race) and `hedge`.
  * Calls safe to repeat (`idempotent`: queries by default) fail over, retry
  * and hedge on the classifier's verdict. Any other call (a mutation) is never
  * hedged, and is retried or failed over only when its request provably never
@@ -149,8 +155,10 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     classify = classifyTRPCError,
     idempotent,
     timeoutMs = STANDARD_RESILIENCE.timeoutMs,
-    ...routerOptions
+    selection = ADAPTER_SELECTION,
+    ...rest
   } = options;
+  const routerOptions = { ...rest, selection };
   checkOptions('routingLink', options, ROUTING_LINK_KEYS, '', false);
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');

@@ -41,6 +41,7 @@ export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-w
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
+export { ADAPTER_SELECTION } from '../routing/selection.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */
 export {
   startTimer,

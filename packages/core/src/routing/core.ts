@@ -649,11 +649,11 @@ export class RouterCore<R> implements VisitEnv {
         // only a failure that may be retried goes on in runVisit.
         const start = this.clock();
         let value: T;
-        p.inflight++;
+        p.load.begin(start);
         try {
           value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
         } catch (error) {
-          p.inflight--;
+          p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
@@ -666,7 +666,7 @@ export class RouterCore<R> implements VisitEnv {
           this.won(p, generation, probe);
           return value;
         }
-        p.inflight--;
+        p.load.end(start);
         visitSucceeded(p, permit, start, this);
         rt?.succeeded(visit);
         this.won(p, generation, probe);

@@ -7,6 +7,7 @@ import { abortError } from '../internal/abort.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { attemptWithTimeout } from './attempt.js';
+import type { ProviderLoad } from './load.js';
 import type { ProviderProtection } from './protection.js';
 import type { RouteOperation } from './types.js';
 
@@ -17,8 +18,8 @@ export interface ProviderRuntime<R> {
   readonly resource: R;
   readonly config: ProviderProtection;
   readonly breaker: CircuitBreaker | undefined;
-  /** Visits in flight (power-of-two load). */
-  inflight: number;
+  /** Visits in flight and their latency (the load selections read). */
+  readonly load: ProviderLoad;
   /** The one recovery probe allowed while the health registry reports this provider half-open is out. */
   healthProbing: boolean;
   /**
@@ -98,6 +99,7 @@ export function visitSucceeded(
   const ms = end - startedAt;
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
+  p.load.succeeded(ms, end);
 }
 
 /** Reports a visit's final failure to the provider's circuit and health; returns its record. @internal */
@@ -114,6 +116,7 @@ export function visitFailed(
   const counted = verdict.countForCircuit !== false;
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
+  p.load.failed(durationMs, env.clock());
   return new VisitFailure(error, verdict, counted, durationMs);
 }
 
@@ -229,7 +232,7 @@ export async function runVisit<R, T>(
     attemptStart: visitStart,
     retryBy: Math.min(deadlineAt, callDeadlineAt),
   };
-  p.inflight++;
+  p.load.begin(visitStart);
   try {
     let value: T;
     try {
@@ -265,7 +268,7 @@ export async function runVisit<R, T>(
     permit = -1;
     return value;
   } finally {
-    p.inflight--;
+    p.load.end(visitStart);
     // Every other way out (abort, throwing policy) is neutral for the circuit.
     if (permit >= 0) p.breaker?.release(permit, 'neutral');
   }
