@@ -76,6 +76,8 @@ export interface AttemptExtras {
   onWarning?: ((warning: ResilienceWarning) => void) | undefined;
   clock?: (() => number) | undefined;
   sleep?: Sleep | undefined;
+  /** Whether the user gave the retry policy: the standard one, covering no method, warns nothing. */
+  retryAsked?: boolean | undefined;
 }
 
 function checkListener(fn: string, name: string, value: unknown): void {
@@ -95,7 +97,7 @@ export function attemptStage(
   checkListener(fn, 'classify', o.classify);
   checkListener(fn, 'onWarning', o.onWarning);
   checkListener(fn, `${retryPath}onRetry`, o.onRetry);
-  let warned = o.idempotent !== undefined || plan.retry === undefined;
+  let warned = o.idempotent !== undefined || plan.retry === undefined || o.retryAsked !== true;
   const warn = warned
     ? undefined
     : (path: string) => {
