@@ -55,6 +55,7 @@ export { EventEmitter } from './events.js';
 export {
   checkFunction,
   checkKeys,
+  checkLookalikeKeys,
   checkNumber,
   checkObject,
   checkOneOf,

@@ -15,6 +15,18 @@ export function refusal(path: string, code: Status, cause: Error): ClientError {
 }
 
 /**
+ * The `ClientError` (`INVALID_ARGUMENT`) for a call whose own options are
+ * invalid (`attempts: 20`, `deadline: NaN`): the call is not sent, and the
+ * option's `TypeError`/`RangeError` is its `cause`.
+ * @internal
+ */
+export function callOptionError(path: string, cause: Error): ClientError {
+  const error = new ClientError(path, Status.INVALID_ARGUMENT, `call option ${cause.message}`);
+  Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
+  return error;
+}
+
+/**
  * The error a nice-grpc caller expects when its signal aborted: `name`
  * `AbortError` (what `isAbortError` from `abort-controller-x` checks), with
  * the signal's reason as `cause`.
