@@ -1,6 +1,5 @@
 import {
   type Clock,
-  DeadlineExceededError,
   type ErrorVerdict,
   isDeadlineExceededError,
   type Sleep,
@@ -14,10 +13,10 @@ import {
   runAttempts,
   type TelemetryScope,
 } from '@breakwater/core/internal';
-import { type CallOptions, ClientError, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
+import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
-import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
+import { abortErrorFor, attemptDeadline, failureStatus, isAbortError, refusal } from './errors.js';
 import type { StreamNext, UnaryNext } from './next.js';
 import { telemetryErrorType } from './telemetry.js';
 
@@ -159,17 +158,9 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const signal = this.options.signal;
     if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
     const path = this.call.method.path;
-    if (this.last?.perAttempt === true && isDeadline(error)) {
-      // The attempt's own, earlier deadline ended it (our timer or the server's): say so.
-      const limit = this.s.attemptTimeoutMs;
-      const message = `Attempt deadline of ${limit} ms exceeded (attemptTimeoutMs; the call's own deadline had not passed)`;
-      const cause = isDeadlineExceededError(error) ? undefined : error;
-      const why = new DeadlineExceededError(
-        limit,
-        cause === undefined ? { message } : { message, cause },
-      );
-      return refusal(path, Status.DEADLINE_EXCEEDED, why);
-    }
+    // The attempt's own, earlier deadline ended it (our timer or the server's): say so.
+    if (this.last?.perAttempt === true)
+      return attemptDeadline(path, this.s.attemptTimeoutMs, error);
     return isDeadlineExceededError(error) ? refusal(path, Status.DEADLINE_EXCEEDED, error) : error;
   }
 }
@@ -198,12 +189,4 @@ export async function* retriedStream<Response>(
     // A consumer that leaves before the second step: end the stream it never reached.
     if (!delegated) await messages.return(undefined);
   }
-}
-
-/** A deadline's end: our timer's `DeadlineExceededError`, or the server's `DEADLINE_EXCEEDED`. */
-function isDeadline(error: unknown): boolean {
-  return (
-    isDeadlineExceededError(error) ||
-    (error instanceof ClientError && error.code === Status.DEADLINE_EXCEEDED)
-  );
 }
