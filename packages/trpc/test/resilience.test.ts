@@ -56,6 +56,17 @@ describe('Retry-After pushback (replaces the backoff; invalid stops)', () => {
 });
 
 describe('resilienceLink', () => {
+  it('with no options does not repeat a procedure that fails with INTERNAL_SERVER_ERROR', async () => {
+    const server = await chaos();
+    const client = clientOf([resilienceLink(), batchLink(server.url)]);
+    for (let i = 0; i < 3; i++) {
+      const error = await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
+      expect(codeOf(error)).toBe('INTERNAL_SERVER_ERROR');
+    }
+    // Once per call, not three times: a buggy procedure gets no extra load from its clients.
+    expect(server.stats().procedures.fail).toBe(3);
+  });
+
   it('with no options runs the standard stack: retries a query, not a mutation', async () => {
     const server = await chaos({ faults: { failFirst: 1 } });
     const client = clientOf([resilienceLink(), batchLink(server.url)]);

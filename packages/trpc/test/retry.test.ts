@@ -30,14 +30,18 @@ describe('retryLink against a chaos tRPC server', () => {
     expect(server.stats().attempts.q2).toBe(3);
   });
 
-  it('does not retry BAD_REQUEST, but retries INTERNAL_SERVER_ERROR', async () => {
+  it('does not retry BAD_REQUEST or INTERNAL_SERVER_ERROR, but retries SERVICE_UNAVAILABLE', async () => {
     const server = await chaos();
     const client = clientOf([retryLink({ attempts: 3, backoff: fast }), batchLink(server.url)]);
     const bad = await errorOf(client.fail.query({ code: 'BAD_REQUEST' }));
     expect((bad as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('BAD_REQUEST');
     expect(server.stats().procedures.fail).toBe(1);
-    await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
-    expect(server.stats().procedures.fail).toBe(1 + 3);
+    // A procedure's own failure is not repeated (core's rule, as gRPC's INTERNAL).
+    const own = await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
+    expect((own as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(server.stats().procedures.fail).toBe(1 + 1);
+    await errorOf(client.fail.query({ code: 'SERVICE_UNAVAILABLE' }));
+    expect(server.stats().procedures.fail).toBe(1 + 1 + 3);
   });
 
   it('does not retry a mutation without opt-in; does with context.idempotent or idempotent: true', async () => {

@@ -56,6 +56,7 @@ export { EventEmitter } from './events.js';
 export {
   checkFunction,
   checkKeys,
+  checkLookalikeKeys,
   checkNumber,
   checkObject,
   checkOneOf,

@@ -16,7 +16,7 @@ import {
 import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
-import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
+import { abortErrorFor, attemptDeadline, failureStatus, isAbortError, refusal } from './errors.js';
 import type { StreamNext, UnaryNext } from './next.js';
 import { telemetryErrorType } from './telemetry.js';
 
@@ -157,9 +157,11 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     this.last?.commit();
     const signal = this.options.signal;
     if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
-    return isDeadlineExceededError(error)
-      ? refusal(this.call.method.path, Status.DEADLINE_EXCEEDED, error)
-      : error;
+    const path = this.call.method.path;
+    // The attempt's own, earlier deadline ended it (our timer or the server's): say so.
+    if (this.last?.perAttempt === true)
+      return attemptDeadline(path, this.s.attemptTimeoutMs, error);
+    return isDeadlineExceededError(error) ? refusal(path, Status.DEADLINE_EXCEEDED, error) : error;
   }
 }
 
