@@ -202,7 +202,8 @@ describe('pnpm demo --scenario', () => {
   // race" when it received an attempt of a call another replica answered:
   // a hedge won. Without hedging Breakwater cannot make it lose a race.
   it('--scenario tail: Breakwater races the slow replica and does not wait for it; the plain client does', async () => {
-    const { report, calls, attempts } = await quickRun('tail');
+    // Twice the default rate: a 5% tail on one replica needs enough calls to show at all.
+    const { report, calls, attempts } = await quickRun('tail', '--rate', '50');
     const phase = report.phases.find((p) => p.kind === 'fault');
     if (!phase) throw new Error('the tail scenario has a fault phase');
     const from = report.startedAt + phase.startMs;
