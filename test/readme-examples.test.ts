@@ -4,7 +4,7 @@
  * Convention (for every package and example README in this repo):
  * - A fenced code block whose info string is exactly `ts test` is run by this
  *   file; any other block (`ts`, `sh`, `ts test-skip`, ...) is only shown.
- *   Files scanned: `README.md`, `packages/<name>/README.md`, `examples/<name>/README.md`.
+ *   Files scanned: `README.md`, `packages/<name>/README.md`, `examples/<name>/README.md`, `docs/*.md`.
  * - Each block is a self-contained ES module: it imports what it uses
  *   (`@breakwater/*` resolve to the package sources through vitest's aliases)
  *   and proves its claims with `node:assert/strict`, so a wrong example fails.
@@ -64,6 +64,12 @@ function readmes(): string[] {
       if (existsSync(join(abs, name, 'README.md'))) found.push(`${dir}/${name}/README.md`);
     }
   }
+  // The long-form docs run their examples too.
+  const docs = join(root, 'docs');
+  if (existsSync(docs)) {
+    for (const name of readdirSync(docs).sort())
+      if (name.endsWith('.md')) found.push(`docs/${name}`);
+  }
   return found;
 }
 
@@ -99,7 +105,7 @@ export function extractBlocks(readme: string, text: string): Block[] {
 /** `packages/core/README.md` → `core`, `examples/demo/README.md` → `examples-demo`, root → `root`. */
 function slug(readme: string): string {
   if (readme === 'README.md') return 'root';
-  const [dir, name] = readme.split('/');
+  const [dir, name] = readme.replace(/\.md$/, '').split('/');
   return dir === 'packages' ? (name as string) : `${dir}-${name}`;
 }
 
@@ -176,8 +182,8 @@ describe('README `ts test` blocks', () => {
     await cluster?.stop();
   });
 
-  it('finds the blocks of the root and core READMEs, and every TypeScript block of the redis README', () => {
-    expect(blocks.some((b) => b.readme === 'README.md')).toBe(true);
+  it('finds the blocks of docs/architecture.md and the core README, and every TypeScript block of the redis README', () => {
+    expect(blocks.some((b) => b.readme === 'docs/architecture.md')).toBe(true);
     expect(blocks.filter((b) => b.readme === 'packages/core/README.md').length).toBeGreaterThan(10);
     const redisText = readFileSync(join(root, REDIS_README), 'utf8');
     const tsFences = redisText.split('\n').filter((line) => /^ {0,3}(`{3,}|~{3,})ts\b/.test(line));
