@@ -256,9 +256,32 @@ describe('pnpm demo --scenario', () => {
     }
   }, 120_000);
 
+  // Replica A saturates: the clients that wait on it lose the calls it queues past their
+  // deadline; what the server saw says A was sent calls it could not answer in time.
+  it('--scenario overload: the saturated replica answers too late; Breakwater answers more than the plain client', async () => {
+    const { report, calls, attempts } = await quickRun('overload');
+    const phase = report.phases.find((p) => p.kind === 'fault');
+    if (!phase) throw new Error('the overload scenario has a fault phase');
+    const from = report.startedAt + phase.startMs;
+    const to = report.startedAt + phase.endMs;
+    const inPhase = (client: string) =>
+      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+    const plain = inPhase('grpc/none');
+    const breakwater = inPhase('grpc/breakwater');
+    const share = (list: typeof calls) => list.filter((c) => c.ok).length / list.length;
+    // round_robin sends A a third of the plain client's calls, and A queues them past the deadline.
+    expect(plain.filter((c) => c.error === 'DEADLINE_EXCEEDED').length).toBeGreaterThan(0);
+    expect(share(breakwater)).toBeGreaterThan(share(plain));
+    const sentToA = new Set(attempts.filter((a) => a.replica === 'grpc-a').map((a) => a.callId));
+    expect(plain.some((c) => sentToA.has(c.callId))).toBe(true);
+  }, 120_000);
+
   it('rejects bad options naming them', () => {
     expect(() => parseDemoArgs(['--rate', 'lots'], false)).toThrow(/--rate/);
     expect(() => parseDemoArgs(['--scenario', 'nope'], false)).toThrow(/--scenario/);
+    expect(parseDemoArgs(['--scenario', 'overload'], false)).toMatchObject({
+      scenario: 'overload',
+    });
     expect(parseDemoArgs(['--help'], true)).toBe('help');
     expect(parseDemoArgs([], true)).toMatchObject({ durationS: 26, rate: 25, progress: true });
     expect(parseDemoArgs(['--quick'], false)).toMatchObject({ durationS: 8, progress: false });
