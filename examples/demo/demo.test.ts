@@ -143,6 +143,19 @@ describe('pnpm demo --scenario', () => {
     }
   }
 
+  /** The calls of one client that started in the run's fault phase. */
+  function faultPhaseCalls(
+    report: Awaited<ReturnType<typeof runDemo>>['report'],
+    calls: Awaited<ReturnType<typeof runDemo>>['calls'],
+  ) {
+    const phase = report.phases.find((p) => p.kind === 'fault');
+    if (!phase) throw new Error('the scenario has a fault phase');
+    const from = report.startedAt + phase.startMs;
+    const to = report.startedAt + phase.endMs;
+    return (client: string) =>
+      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+  }
+
   it('--scenario outage: Breakwater sheds load while every replica fails; the usual retries amplify it', async () => {
     const { report, calls, attempts } = await quickRun('outage');
     const byName = new Map(report.clients.map((c) => [c.client, c]));
@@ -203,14 +216,8 @@ describe('pnpm demo --scenario', () => {
   // a hedge won. Without hedging Breakwater cannot make it lose a race.
   it('--scenario tail: Breakwater races the slow replica and does not wait for it; the plain client does', async () => {
     const { report, calls, attempts } = await quickRun('tail');
-    const phase = report.phases.find((p) => p.kind === 'fault');
-    if (!phase) throw new Error('the tail scenario has a fault phase');
-    const from = report.startedAt + phase.startMs;
-    const to = report.startedAt + phase.endMs;
-    const inPhase = (client: string) =>
-      calls.filter((c) => c.client === client && c.ok && c.startedAt >= from && c.startedAt < to);
-    const inPhaseAll = (client: string) =>
-      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+    const inPhaseAll = faultPhaseCalls(report, calls);
+    const inPhase = (client: string) => inPhaseAll(client).filter((c) => c.ok);
     const reached = new Map<string, Set<string>>();
     const perCall = new Map<string, number>();
     for (const a of attempts) {
@@ -260,12 +267,7 @@ describe('pnpm demo --scenario', () => {
   // deadline; what the server saw says A was sent calls it could not answer in time.
   it('--scenario overload: the saturated replica answers too late; Breakwater answers more than the plain client', async () => {
     const { report, calls, attempts } = await quickRun('overload');
-    const phase = report.phases.find((p) => p.kind === 'fault');
-    if (!phase) throw new Error('the overload scenario has a fault phase');
-    const from = report.startedAt + phase.startMs;
-    const to = report.startedAt + phase.endMs;
-    const inPhase = (client: string) =>
-      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+    const inPhase = faultPhaseCalls(report, calls);
     const plain = inPhase('grpc/none');
     const breakwater = inPhase('grpc/breakwater');
     const share = (list: typeof calls) => list.filter((c) => c.ok).length / list.length;
