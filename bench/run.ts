@@ -34,6 +34,7 @@ import { adaptersSuite } from './suites/adapters.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
 import { otelCostSuite } from './suites/otel-cost.js';
+import { overloadSuite } from './suites/overload/index.js';
 import { partialSuite } from './suites/partial/index.js';
 import { outageRecoverySuite } from './suites/recovery/outage-recovery.js';
 import { soakSuite } from './suites/recovery/soak.js';
@@ -61,6 +62,7 @@ const suites: Suite[] = [
   adaptersSuite,
   ...faultSuites,
   partialSuite,
+  overloadSuite,
   outageRecoverySuite,
   soakSuite,
   redisFleetSuite,

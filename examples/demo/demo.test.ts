@@ -143,6 +143,19 @@ describe('pnpm demo --scenario', () => {
     }
   }
 
+  /** The calls of one client that started in the run's fault phase. */
+  function faultPhaseCalls(
+    report: Awaited<ReturnType<typeof runDemo>>['report'],
+    calls: Awaited<ReturnType<typeof runDemo>>['calls'],
+  ) {
+    const phase = report.phases.find((p) => p.kind === 'fault');
+    if (!phase) throw new Error('the scenario has a fault phase');
+    const from = report.startedAt + phase.startMs;
+    const to = report.startedAt + phase.endMs;
+    return (client: string) =>
+      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+  }
+
   it('--scenario outage: Breakwater sheds load while every replica fails; the usual retries amplify it', async () => {
     const { report, calls, attempts } = await quickRun('outage');
     const byName = new Map(report.clients.map((c) => [c.client, c]));
@@ -204,14 +217,8 @@ describe('pnpm demo --scenario', () => {
   it('--scenario tail: Breakwater races the slow replica and does not wait for it; the plain client does', async () => {
     // Twice the default rate: a 5% tail on one replica needs enough calls to show at all.
     const { report, calls, attempts } = await quickRun('tail', '--rate', '50');
-    const phase = report.phases.find((p) => p.kind === 'fault');
-    if (!phase) throw new Error('the tail scenario has a fault phase');
-    const from = report.startedAt + phase.startMs;
-    const to = report.startedAt + phase.endMs;
-    const inPhase = (client: string) =>
-      calls.filter((c) => c.client === client && c.ok && c.startedAt >= from && c.startedAt < to);
-    const inPhaseAll = (client: string) =>
-      calls.filter((c) => c.client === client && c.startedAt >= from && c.startedAt < to);
+    const inPhaseAll = faultPhaseCalls(report, calls);
+    const inPhase = (client: string) => inPhaseAll(client).filter((c) => c.ok);
     const reached = new Map<string, Set<string>>();
     const perCall = new Map<string, number>();
     for (const a of attempts) {
@@ -257,9 +264,27 @@ describe('pnpm demo --scenario', () => {
     }
   }, 120_000);
 
+  // Replica A saturates: the clients that wait on it lose the calls it queues past their
+  // deadline; what the server saw says A was sent calls it could not answer in time.
+  it('--scenario overload: the saturated replica answers too late; Breakwater answers more than the plain client', async () => {
+    const { report, calls, attempts } = await quickRun('overload');
+    const inPhase = faultPhaseCalls(report, calls);
+    const plain = inPhase('grpc/none');
+    const breakwater = inPhase('grpc/breakwater');
+    const share = (list: typeof calls) => list.filter((c) => c.ok).length / list.length;
+    // round_robin sends A a third of the plain client's calls, and A queues them past the deadline.
+    expect(plain.filter((c) => c.error === 'DEADLINE_EXCEEDED').length).toBeGreaterThan(0);
+    expect(share(breakwater)).toBeGreaterThan(share(plain));
+    const sentToA = new Set(attempts.filter((a) => a.replica === 'grpc-a').map((a) => a.callId));
+    expect(plain.some((c) => sentToA.has(c.callId))).toBe(true);
+  }, 120_000);
+
   it('rejects bad options naming them', () => {
     expect(() => parseDemoArgs(['--rate', 'lots'], false)).toThrow(/--rate/);
     expect(() => parseDemoArgs(['--scenario', 'nope'], false)).toThrow(/--scenario/);
+    expect(parseDemoArgs(['--scenario', 'overload'], false)).toMatchObject({
+      scenario: 'overload',
+    });
     expect(parseDemoArgs(['--help'], true)).toBe('help');
     expect(parseDemoArgs([], true)).toMatchObject({ durationS: 26, rate: 25, progress: true });
     expect(parseDemoArgs(['--quick'], false)).toMatchObject({ durationS: 8, progress: false });

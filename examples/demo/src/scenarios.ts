@@ -120,11 +120,41 @@ const tailScenario: Builder = (t, totalMs) => {
   ];
 };
 
+/**
+ * Replica A's capacity in the `overload` scenario: one worker, 50 ms a call
+ * (20 calls/s), an unbounded queue, no cancellation checks. Round-robin gives A
+ * a third of the four gRPC clients' load (about 33 calls/s at the default
+ * rate, 27 with `--quick`), so its queue grows until every call it takes
+ * misses the 1 s deadline, while it keeps serving calls nobody waits for.
+ */
+export const SATURATED = { workers: 1, serviceMs: 50 } as const;
+
+/** gRPC replica A saturates, then gets its capacity back (tRPC has no capacity fault). */
+const overloadScenario: Builder = (t, totalMs) => {
+  const [healthy, saturated, back] = split(totalMs, [1, 3, 1]) as [number, number, number];
+  return [
+    { name: 'healthy', durationMs: healthy },
+    {
+      name: `A saturated (${1000 / SATURATED.serviceMs} calls/s)`,
+      kind: 'fault',
+      durationMs: saturated,
+      enter: () => t.grpc.a.setFault({ capacity: SATURATED }),
+    },
+    {
+      name: 'A capacity back',
+      kind: 'recovery',
+      durationMs: back,
+      enter: () => t.grpc.a.setFault(undefined),
+    },
+  ];
+};
+
 /** The timelines `--scenario` can pick. */
 export const SCENARIOS = {
   default: defaultScenario,
   outage: outageScenario,
   tail: tailScenario,
+  overload: overloadScenario,
 } satisfies Record<string, Builder>;
 
 /** Name of a built-in scenario. */

@@ -10,7 +10,7 @@ import { startGrpcChaosServer } from './server.js';
 
 interface Command {
   id: number;
-  cmd: 'faults' | 'health' | 'stats' | 'reset' | 'stop' | 'restart';
+  cmd: 'faults' | 'capacity' | 'capacity-stats' | 'health' | 'stats' | 'reset' | 'stop' | 'restart';
   [key: string]: unknown;
 }
 
@@ -36,6 +36,12 @@ async function main(): Promise<void> {
           // In the same step, so the server says SERVING the moment it answers again.
           if (command.health !== undefined) server.setHealth(command.health as never);
           break;
+        case 'capacity':
+          server.setCapacity((command.capacity ?? undefined) as never);
+          break;
+        case 'capacity-stats':
+          send({ id: command.id, ok: true, stats: server.capacityStats() });
+          return;
         case 'health':
           server.setHealth(command.status as never, command.service as string | undefined);
           break;

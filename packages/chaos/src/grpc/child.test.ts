@@ -38,6 +38,28 @@ describe('spawnGrpcChaosServer', () => {
     }
   }, 90_000);
 
+  it('takes a capacity, changes it at runtime and reports what it served', async () => {
+    const server = await spawnGrpcChaosServer({
+      capacity: { workers: 1, serviceMs: 50, queue: 0 },
+    });
+    const client = createEchoClient(server.address);
+    try {
+      const both = await Promise.all([echoUnary(client, {}), echoUnary(client, {})]);
+      expect(both.map((o) => o.error?.code)).toEqual([undefined, status.RESOURCE_EXHAUSTED]);
+      expect(await server.capacityStats()).toMatchObject({ served: 1, refused: 1 });
+      await server.setCapacity({ workers: 2, serviceMs: 50, queue: 0 });
+      const again = await Promise.all([echoUnary(client, {}), echoUnary(client, {})]);
+      expect(again.every((o) => o.ok)).toBe(true);
+      await server.reset();
+      expect(await server.capacityStats()).toMatchObject({ served: 0, refused: 0 });
+      await server.setCapacity(undefined);
+      expect((await echoUnary(client, {})).ok).toBe(true);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+
   it('keeps at most maxObservations attempts and counts every one', async () => {
     const server = await spawnGrpcChaosServer({ replica: 'child-b', maxObservations: 1 });
     const client = createEchoClient(server.address);

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ServingStatus } from 'grpc-health-check';
+import type { CapacitySpec, CapacityStats } from './capacity.js';
 import type { GrpcFaultRule } from './faults.js';
 import type { ObservedAttempt } from './recorder.js';
 
@@ -21,6 +22,8 @@ export interface SpawnGrpcChaosServerOptions {
   seed?: number;
   /** Most attempts the child keeps in its observations (counts continue beyond it). Defaults to 100 000. */
   maxObservations?: number;
+  /** A fixed capacity in front of every method (see `GrpcChaosServerOptions.capacity`). Defaults to none. */
+  capacity?: CapacitySpec;
   /** Milliseconds to wait for the child to report its port (a loaded 2-core CI host can take over 10 s to start one). Defaults to 30 000. */
   startTimeoutMs?: number;
 }
@@ -39,6 +42,12 @@ export interface ChildGrpcChaosServer {
    * health as it is.
    */
   setFaults(rules: readonly GrpcFaultRule[], health?: ServingStatus): Promise<void>;
+  /** Sets the child's capacity (`undefined`: unlimited), e.g. halving it mid-run. */
+  setCapacity(spec: CapacitySpec | undefined): Promise<void>;
+  /** What the child's capacity did since it started or `reset()`. */
+  capacityStats(): Promise<CapacityStats>;
+  /** Forgets the child's observations and capacity counts. */
+  reset(): Promise<void>;
   /** Sets the health status in the child (default: overall and the Echo service). */
   setHealth(status: ServingStatus, service?: string): Promise<void>;
   /** What the child has seen since it (re)started. */
@@ -164,6 +173,14 @@ export async function spawnGrpcChaosServer(
     },
     setFaults: async (faults, health) => {
       await command('faults', health === undefined ? { faults } : { faults, health });
+    },
+    setCapacity: async (capacity) => {
+      // JSON has no undefined: null turns the capacity off.
+      await command('capacity', { capacity: capacity ?? null });
+    },
+    capacityStats: async () => (await command('capacity-stats')).stats as CapacityStats,
+    reset: async () => {
+      await command('reset');
     },
     setHealth: async (status, service) => {
       await command('health', service === undefined ? { status } : { status, service });

@@ -1,3 +1,4 @@
+export { type CapacitySpec, type CapacityStats, checkCapacity } from './capacity.js';
 export {
   type ChildGrpcChaosServer,
   type SpawnGrpcChaosServerOptions,

@@ -221,6 +221,50 @@ describe('startGrpcChaosServer', () => {
     expect(server.observed.map((o) => o.outcome)).toEqual(['OK', 'OK']);
   });
 
+  it('with a capacity, serves calls one worker at a time and refuses beyond the queue', async () => {
+    const { server, client } = await setup({ capacity: { workers: 1, serviceMs: 60, queue: 1 } });
+    const started = Date.now();
+    const finished: number[] = [];
+    const outcomes = await Promise.all(
+      ['a', 'b', 'c'].map((callId) =>
+        echoUnary(client, {}, { callId }).then((o) => {
+          finished.push(Date.now() - started);
+          return o.ok ? 'OK' : status[o.error.code];
+        }),
+      ),
+    );
+    expect(outcomes).toEqual(['OK', 'OK', 'RESOURCE_EXHAUSTED']);
+    // The second waited for the first: two services back to back.
+    expect(Math.max(...finished)).toBeGreaterThanOrEqual(115);
+    expect(server.observed.map((o) => o.outcome)).toEqual(['OK', 'OK', 'RESOURCE_EXHAUSTED']);
+    expect(server.capacityStats()).toMatchObject({ served: 2, wasted: 0, refused: 1 });
+  });
+
+  it('serves a queued call whose deadline passed (wasted work), and its capacity can change at runtime', async () => {
+    const { server, client } = await setup({ capacity: { workers: 1, serviceMs: 80 } });
+    const first = echoUnary(client, {}, { callId: 'a' });
+    const late = await echoUnary(
+      client,
+      {},
+      { callId: 'b', callOptions: { deadline: Date.now() + 30 } },
+    );
+    expect(late.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect((await first).ok).toBe(true);
+    await expect.poll(() => server.capacityStats().served, { timeout: 2_000 }).toBe(2);
+    expect(server.capacityStats()).toMatchObject({ wasted: 1, queued: 0, busy: 0 });
+    expect(server.observed.map((o) => o.outcome)).toEqual(['OK', 'CANCELLED']);
+
+    server.setCapacity({ workers: 2, serviceMs: 80 });
+    const t0 = Date.now();
+    await Promise.all([echoUnary(client, {}), echoUnary(client, {})]);
+    // Two workers: both in one service time, not two.
+    expect(Date.now() - t0).toBeLessThan(150);
+    server.setCapacity(undefined);
+    const t1 = Date.now();
+    expect((await echoUnary(client, {})).ok).toBe(true);
+    expect(Date.now() - t1).toBeLessThan(60);
+  });
+
   it('ships method options so adapters can tell safe methods', () => {
     const def = loadEchoPackageDefinition()['breakwater.chaos.v1.Echo'] as Record<
       string,

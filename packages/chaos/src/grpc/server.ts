@@ -20,6 +20,12 @@ import {
 } from '@grpc/grpc-js';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import {
+  type Capacity,
+  type CapacitySpec,
+  type CapacityStats,
+  createCapacity,
+} from './capacity.js';
+import {
   ECHO_METHODS,
   ECHO_SERVICE,
   type EchoRequest,
@@ -58,6 +64,12 @@ export interface GrpcChaosServerOptions {
   sleep?: Sleep;
   /** Most attempts kept in `observed` (counts continue beyond it). Defaults to 100 000. */
   maxObservations?: number;
+  /**
+   * A fixed capacity in front of every method: `workers` calls served at once,
+   * `serviceMs` each, the rest queued FIFO (see {@link CapacitySpec}). Fault
+   * rules apply after a call was served. Defaults to none (every call served at once).
+   */
+  capacity?: CapacitySpec;
 }
 
 /** A running fault-injecting Echo + `grpc.health.v1.Health` server. */
@@ -72,6 +84,14 @@ export interface GrpcChaosServer extends AttemptRecorder {
   readonly listening: boolean;
   /** Replaces the fault schedule (applies to attempts that arrive from now on). */
   setFaults(rules: readonly GrpcFaultRule[]): void;
+  /**
+   * Sets the capacity (`undefined`: unlimited from now on; calls already queued
+   * are still served). Halving `workers` mid-run halves capacity at once: surplus
+   * workers retire when their call is done.
+   */
+  setCapacity(spec: CapacitySpec | undefined): void;
+  /** What the capacity did since the server started or `reset()`; all zero without one. */
+  capacityStats(): CapacityStats;
   /** Sets the health status of `service` (default: the overall `""` and the Echo service). */
   setHealth(status: ServingStatus, service?: string): void;
   /** Stops listening and ends in-flight calls (connections are refused until `restart()`). */
@@ -125,6 +145,20 @@ function trailersFor(plan: AttemptPlan): Metadata | undefined {
   return md;
 }
 
+/** The plan of a call refused because the server's queue is full. */
+const overCapacity: AttemptPlan = {
+  delayMs: 0,
+  hang: false,
+  dieAfterMessage: false,
+  resetAfterRequest: false,
+  fail: {
+    code: Status.RESOURCE_EXHAUSTED,
+    details: 'chaos: over capacity',
+    pushback: undefined,
+  },
+  failAfterMessages: undefined,
+};
+
 function failure(plan: AttemptPlan) {
   const fail = plan.fail as NonNullable<AttemptPlan['fail']>;
   const metadata = trailersFor(plan);
@@ -151,6 +185,8 @@ export async function startGrpcChaosServer(
   const randomFor = faultRandomness(options.seed ?? 1, options.random);
   const recorder = createRecorder(clock, options.maxObservations ?? 100_000);
   let faults = checkFaults(options.faults ?? []);
+  let capacity: Capacity | undefined =
+    options.capacity === undefined ? undefined : createCapacity(options.capacity, clock, sleep);
   const health = new HealthImplementation({ '': 'SERVING', [ECHO_SERVICE]: 'SERVING' });
   const definition = loadEchoPackageDefinition()[ECHO_SERVICE] as unknown as ServiceDefinition;
 
@@ -172,7 +208,9 @@ export async function startGrpcChaosServer(
       randomFor(record.callId, record.attempt),
     );
     let cancelled = false;
-    const controller = plan.delayMs > 0 || plan.hang ? new AbortController() : undefined;
+    const served = capacity;
+    const controller =
+      plan.delayMs > 0 || plan.hang || served !== undefined ? new AbortController() : undefined;
     // grpc-js also emits 'cancelled' when a finished call's stream closes; only an unanswered attempt was cancelled.
     call.once('cancelled', () => {
       if (record.outcome !== undefined) return;
@@ -180,6 +218,13 @@ export async function startGrpcChaosServer(
       record.outcome = 'CANCELLED';
       controller?.abort();
     });
+    // A saturated server does not look at cancellation: a queued call is served even after
+    // its client gave up (the wasted work the capacity counts), but is not answered.
+    if (served !== undefined && controller !== undefined) {
+      if ((await served.serve(controller.signal)) === 'refused') {
+        return { record, plan: overCapacity, live: !cancelled };
+      }
+    }
     if (plan.delayMs > 0) await sleep(plan.delayMs, controller?.signal);
     if (plan.hang && !cancelled) {
       await new Promise<void>((resolve) => {
@@ -362,10 +407,20 @@ export async function startGrpcChaosServer(
     },
     attempts: recorder.attempts,
     total: recorder.total,
-    reset: recorder.reset,
+    reset() {
+      recorder.reset();
+      capacity?.reset();
+    },
     setFaults(rules) {
       faults = checkFaults(rules);
     },
+    setCapacity(spec) {
+      if (spec === undefined) capacity = undefined;
+      else if (capacity === undefined) capacity = createCapacity(spec, clock, sleep);
+      else capacity.set(spec);
+    },
+    capacityStats: () =>
+      capacity?.stats() ?? { served: 0, wasted: 0, refused: 0, busy: 0, queued: 0 },
     setHealth(status, service) {
       if (service !== undefined) health.setStatus(service, status);
       else {

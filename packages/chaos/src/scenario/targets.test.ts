@@ -111,4 +111,25 @@ describe('grpcChildTarget', () => {
       await server.close();
     }
   });
+
+  it('capacity: the child saturates while the fault holds and is unlimited once cleared', async () => {
+    const server = await spawnGrpcChaosServer({ replica: 'c' });
+    const target = grpcChildTarget(server, 'c');
+    const client = createEchoClient(server.address);
+    try {
+      await target.setFault({ capacity: { workers: 1, serviceMs: 50, queue: 0 } });
+      const both = await Promise.all([echoUnary(client, {}), echoUnary(client, {})]);
+      expect(both.map((o) => o.error?.code)).toEqual([undefined, status.RESOURCE_EXHAUSTED]);
+      expect(await server.capacityStats()).toMatchObject({ served: 1, refused: 1 });
+      await target.setFault(undefined);
+      const after = await Promise.all([echoUnary(client, {}), echoUnary(client, {})]);
+      expect(after.every((o) => o.ok)).toBe(true);
+      expect(() => trpcPlanFor({ capacity: { workers: 1, serviceMs: 1 } })).toThrow(
+        /fault\.capacity is for gRPC chaos servers only/,
+      );
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { status as Status } from '@grpc/grpc-js';
+import type { CapacitySpec } from '../grpc/capacity.js';
 import type { ChildGrpcChaosServer } from '../grpc/child.js';
 import type { GrpcFaultRule, LatencySpec } from '../grpc/faults.js';
 import type { TrpcFaultPlan } from '../trpc/faults.js';
@@ -20,6 +21,12 @@ export interface ChaosFault {
    * its event-stream watchers). Defaults to false: health stays `SERVING`.
    */
   notServing?: boolean;
+  /**
+   * The server saturates: a fixed capacity in front of it (gRPC chaos servers
+   * only, see `GrpcChaosServerOptions.capacity`; a tRPC target refuses it).
+   * Defaults to none (unlimited).
+   */
+  capacity?: CapacitySpec;
 }
 
 /** A chaos server a scenario phase can act on, whatever its protocol. */
@@ -49,6 +56,9 @@ export function grpcRulesFor(fault: ChaosFault | undefined): GrpcFaultRule[] {
 /** The tRPC fault plan for `fault`. */
 export function trpcPlanFor(fault: ChaosFault | undefined): TrpcFaultPlan {
   if (!fault) return {};
+  if (fault.capacity !== undefined) {
+    throw new TypeError('fault.capacity is for gRPC chaos servers only; tRPC ones have none');
+  }
   return {
     ...(fault.errorRate ? { errorRate: fault.errorRate, error: { type: 'status' } } : {}),
     ...(fault.hangRate ? { hangRate: fault.hangRate } : {}),
@@ -74,6 +84,8 @@ export function grpcChildTarget(server: ChildGrpcChaosServer, id: string): Chaos
   let fault: ChaosFault | undefined;
   // What the child's health service reports: a new process starts SERVING.
   let serving = true;
+  // The capacity the child has: a new process starts with none.
+  let capacity: CapacitySpec | undefined;
   /**
    * Faults and health in one step (faults first), as a real server's health
    * follows its state: it says SERVING again the moment it answers.
@@ -84,6 +96,8 @@ export function grpcChildTarget(server: ChildGrpcChaosServer, id: string): Chaos
     const health = want === serving ? undefined : want ? 'SERVING' : 'NOT_SERVING';
     await server.setFaults(grpcRulesFor(fault), health);
     serving = want;
+    if (fault?.capacity !== capacity) await server.setCapacity(fault?.capacity);
+    capacity = fault?.capacity;
   };
   return {
     id,
@@ -99,6 +113,7 @@ export function grpcChildTarget(server: ChildGrpcChaosServer, id: string): Chaos
       await server.restart();
       // A new process starts with the options it was spawned with (and SERVING): re-apply the current fault.
       serving = true;
+      capacity = undefined;
       await apply();
     },
     async attempts() {
