@@ -101,13 +101,13 @@ export function createGrpcLanes(
   // channel applies to the channels it creates), the standard circuit per
   // replica (circuit left out: STANDARD_RESILIENCE.circuit, a probe every
   // 200 ms while open), grpc.health.v1 checks at the README's defaults (a
-  // passing check half-opens a circuit at once), round-robin (power-of-two
-  // never sent a recovered replica traffic again in this scenario; see
-  // README), failover, hedging of attempts slower than 150 ms, and a retry
-  // budget that caps failovers and hedges at about 20% extra.
+  // passing check half-opens a circuit at once), the default load-aware
+  // selection (least-loaded: of two random healthy replicas, the lower
+  // peak-EWMA latency x calls in flight), failover, hedging of attempts slower
+  // than 150 ms, and a retry budget that caps failovers and hedges at about
+  // 20% extra.
   const routing = createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
-    selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     hedge: { delayMs: 150, attempts: 2 },
     health: { probe: grpcHealthProbe },

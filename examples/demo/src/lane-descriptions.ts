@@ -33,7 +33,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'grpc/breakwater': {
     config:
-      "createRoutingChannel from @breakwater/grpc-js as its README sets it up: one channel per replica (eagerReconnect: reconnects after 100–200 ms, not grpc-js's 1–120 s), round-robin, the standard circuit per replica (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s, failed health checks included; a probe every 200 ms while open), grpc.health.v1 at the README's defaults (grpcHealthProbe watches Health/Watch: each replica pushes its status when it changes; Check every 5 s only for a server without Watch), failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
+      "createRoutingChannel from @breakwater/grpc-js as its README sets it up: one channel per replica (eagerReconnect: reconnects after 100–200 ms, not grpc-js's 1–120 s), least-loaded selection (the default: of two random healthy replicas, the one with the lower latency × calls in flight), the standard circuit per replica (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s, failed health checks included; a probe every 200 ms while open), grpc.health.v1 at the README's defaults (grpcHealthProbe watches Health/Watch: each replica pushes its status when it changes; Check every 5 s only for a server without Watch), failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
     recovery:
       'a replica whose circuit is open gets one probe call every 200 ms, or the next call at once when its channel is READY again or it pushes SERVING over Health/Watch; a successful probe closes the circuit (details: examples/demo/README.md).',
   },
@@ -50,7 +50,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'trpc/breakwater': {
     config:
-      "routingLink from @breakwater/trpc over one httpLink per server, as its docs set it up: round-robin, the standard circuit per server (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s; a probe every 200 ms while open), each server's /healthz watched as an event stream (createHttpProbe({ watch: true }): the server pushes its status when it changes), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
+      "routingLink from @breakwater/trpc over one httpLink per server, as its docs set it up: least-loaded selection (the default), the standard circuit per server (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s; a probe every 200 ms while open), each server's /healthz watched as an event stream (createHttpProbe({ watch: true }): the server pushes its status when it changes), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
     recovery:
       'a server whose circuit is open gets one probe call every 200 ms, or the next call at once when its /healthz event stream pushes SERVING; a successful probe closes the circuit (details: examples/demo/README.md).',
   },

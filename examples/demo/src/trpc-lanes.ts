@@ -93,7 +93,7 @@ export function createTrpcLanes(
     ],
   });
   // Breakwater: the core router over both servers as routingLink's docs set
-  // it up — round-robin, the standard circuit per server
+  // it up — the default least-loaded selection, the standard circuit per server
   // (STANDARD_RESILIENCE.circuit: a server whose circuit is open gets no calls
   // but one probe every 200 ms), the servers' health endpoints watched (a
   // pushed SERVING half-opens a circuit at once), failover, hedging of queries
@@ -109,7 +109,6 @@ export function createTrpcLanes(
             fetch: createStatusPreservingFetch(),
           }),
         })),
-        selection: 'round-robin',
         hedge: { delayMs: 150, attempts: 2 },
         protection: { circuit: STANDARD_RESILIENCE.circuit },
         // The router's registry only records (as the gRPC routing channel's does): a
