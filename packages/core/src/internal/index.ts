@@ -14,6 +14,7 @@ export {
   type StopReason,
   stopReason,
 } from '../attempts/engine.js';
+export { AttemptTimeout } from '../attempts/attempt-timeout.js';
 export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
   RESILIENCE_KEYS,

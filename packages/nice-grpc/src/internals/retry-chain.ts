@@ -8,6 +8,7 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  type AttemptTimeout,
   claimTelemetry,
   type RetryLoopHooks,
   runAttempts,
@@ -23,8 +24,8 @@ import { telemetryErrorType } from './telemetry.js';
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
   classify: GrpcStatusClassifier;
-  /** Deadline of each unary attempt in ms; `Infinity` for none. */
-  attemptTimeoutMs: number;
+  /** Deadline of each unary attempt (derived per attempt unless `attemptTimeoutMs` was given). */
+  attemptTimeout: AttemptTimeout;
   onRetry: ((event: GrpcRetryEvent) => void) | undefined;
   clock: Clock;
   sleep: Sleep;
@@ -77,6 +78,8 @@ export interface OpenStream<Response> {
  */
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
+  /** Clock time the latest attempt started. */
+  private lastStartedAt = 0;
   private readonly deadline: number;
   /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
   readonly telemetry: TelemetryScope | undefined;
@@ -103,6 +106,10 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     return runAttempts(this.engine, this, this.options.signal, this.deadline).then(
       (outcome) => {
         this.last?.commit();
+        if (!this.call.responseStream) {
+          const now = this.s.clock();
+          this.s.attemptTimeout.observe(this.call.method.path, now - this.lastStartedAt, now);
+        }
         return this.call.responseStream ? outcome : (outcome as IteratorResult<never>).value;
       },
       (last: unknown) => {
@@ -112,9 +119,14 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   }
 
   run(n: number): Promise<unknown> {
-    const left = this.deadline - this.s.clock();
-    const limit = this.s.attemptTimeoutMs;
-    const { next, request, responseStream } = this.call;
+    const now = this.s.clock();
+    this.lastStartedAt = now;
+    const left = this.deadline - now;
+    const { next, request, responseStream, method } = this.call;
+    // A timed-out attempt is repeated only for a method safe to repeat, within the attempts.
+    const engine = this.engine;
+    const retryMayFollow = engine !== undefined && this.idempotent && n < engine.attempts;
+    const limit = this.s.attemptTimeout.forAttempt(method.path, left, retryMayFollow, now);
     const own = !responseStream && limit < left;
     const judged = this.engine !== undefined;
     const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
