@@ -67,23 +67,40 @@ describe('protect: timeout', () => {
     },
   );
 
-  it('timeout is per attempt and excludes backoff', async () => {
+  /** A stack with 100 ms attempts and a fixed 1 s backoff, recording each attempt's start. */
+  const slowBackoff = (attempts: number) => {
     const clock = createManualClock();
     const run = protect({
-      retry: { attempts: 2, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
+      retry: { attempts, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
       attemptTimeoutMs: 100,
       clock,
       sleep: clock.sleep,
     });
-    const starts: number[] = [];
+    return { clock, run, starts: [] as number[] };
+  };
+
+  it('timeout is per attempt and excludes backoff', async () => {
+    const { clock, run, starts } = slowBackoff(2);
     const p = run(({ attempt }) => {
       starts.push(clock());
-      // The second attempt takes 90 ms: within its own 100 ms although 1190 ms passed overall.
-      return attempt === 1 ? new Promise(() => {}) : clock.sleep(90).then(() => 'ok');
+      // The second attempt takes 90 ms: within its own 100 ms although 1090 ms passed overall.
+      return attempt === 1
+        ? Promise.reject(new Error('refused'))
+        : clock.sleep(90).then(() => 'ok');
     });
     await expect(clock.run(p)).resolves.toBe('ok');
-    expect(starts).toEqual([0, 1100]);
-    expect(clock()).toBe(1190);
+    expect(starts).toEqual([0, 1000]);
+    expect(clock()).toBe(1090);
+  });
+
+  it('retries an attempt that timed out at once: it already waited, so it skips the backoff', async () => {
+    const { clock, run, starts } = slowBackoff(3);
+    const p = run(({ attempt }) => {
+      starts.push(clock());
+      return attempt < 3 ? new Promise(() => {}) : clock.sleep(10).then(() => 'ok');
+    });
+    await expect(clock.run(p)).resolves.toBe('ok');
+    expect(starts).toEqual([0, 100, 200]);
   });
 
   it('timeout excludes queue wait', async () => {
