@@ -67,7 +67,7 @@ describe('failureSpanMs: a streak must last, not only count', () => {
       clock.advance(20);
     }
     // Each failure's call was sent before the previous moment, but they fail as they were
-    // sent; the old rule waited one timeout per moment: open at 4 000 ms.
+    // sent; the old rule waited one timeout per moment: open at 5 000 ms.
     expect(opened[0]).toBeLessThanOrEqual(1_000 + 500);
   });
 

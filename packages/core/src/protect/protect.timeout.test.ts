@@ -103,6 +103,43 @@ describe('protect: timeout', () => {
     expect(starts).toEqual([0, 100, 200]);
   });
 
+  it('attemptTimeoutMs left out: a hung attempt is cut at half the time left, then at 3 x the p99 of the runner (>= 100 ms), and retried within the deadline', async () => {
+    const clock = createManualClock();
+    const run = protect({ timeoutMs: 1_000, retry: { attempts: 3 }, clock, sleep: clock.sleep });
+    let hang = true;
+    const starts: number[] = [];
+    const call = () =>
+      run(() => {
+        starts.push(clock());
+        if (hang) {
+          hang = false;
+          return new Promise<string>(() => {});
+        }
+        return clock.sleep(10).then(() => 'ok');
+      });
+    // Nothing learned yet: the first attempt gets half of the 1 s, its retry starts at once.
+    await expect(clock.run(call())).resolves.toBe('ok');
+    expect(starts).toEqual([0, 500]);
+    // Twenty 10 ms successes: 3 x p99 is under the 100 ms floor.
+    for (let i = 0; i < 20; i++) await clock.run(call());
+    hang = true;
+    starts.length = 0;
+    const t0 = clock();
+    await expect(clock.run(call())).resolves.toBe('ok');
+    expect(starts.map((t) => t - t0)).toEqual([0, 100]);
+    // An explicit attemptTimeoutMs means exactly that (and none: the call's deadline).
+    const whole = protect({
+      timeoutMs: 1_000,
+      attemptTimeoutMs: false,
+      retry: { attempts: 3 },
+      clock,
+      sleep: clock.sleep,
+    });
+    await expect(clock.run(whole(() => new Promise(() => {})))).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+  });
+
   it('timeout excludes queue wait', async () => {
     const clock = createManualClock();
     const run = protect({

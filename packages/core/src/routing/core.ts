@@ -581,7 +581,7 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.inflight++;
         try {
-          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), deadlineAt);
         } catch (error) {
           p.inflight--;
           // A recovery probe is never retried: its failure re-opens the circuit at once.

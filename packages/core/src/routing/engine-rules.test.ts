@@ -116,8 +116,28 @@ describe('router decisions go through the attempt engine', () => {
     expect(res.a!.signals[0]?.aborted).toBe(false);
   });
 
+  it("attemptTimeoutMs left out: a hung visit is cut at half of execute's deadline, counted against its provider, and failed over", async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit: { failureThreshold: 1, failureSpanMs: 0 } },
+    });
+    const times: number[] = [];
+    res.a!.behave = async (_n, signal) => {
+      times.push(clock());
+      await clock.sleep(60_000, signal);
+      return 'late';
+    };
+    const t0 = clock();
+    expect(await runBy(router, clock, 1_000)).toBe('ok:b');
+    // Cut at +500 (half the 1 s left), failed over at once; a's circuit heard a failure.
+    expect(clock() - t0).toBe(500);
+    expect(res.a!.signals[0]?.aborted).toBe(true);
+    expect(router.circuit('a')?.state).toBe('open');
+    expect(res.b!.calls).toBe(1);
+  });
+
   it("no failover starts at or after execute's deadlineAt", async () => {
-    const { router, res, clock } = setup(['a', 'b']);
+    // No attempt deadline: the attempt runs to the request's (a derived one would cut it in half).
+    const { router, res, clock } = setup(['a', 'b'], { protection: { attemptTimeoutMs: false } });
     slowFailing(res.a!, clock, 50);
     expect(isRoutingError(await runBy(router, clock, 50))).toBe(true);
     expect(res.b!.calls).toBe(0);
@@ -129,7 +149,10 @@ describe('router decisions go through the attempt engine', () => {
   });
 
   it("no hedge starts at or after execute's deadlineAt", async () => {
-    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 50 } });
+    const { router, res, clock } = setup(['a', 'b'], {
+      hedge: { delayMs: 50 },
+      protection: { attemptTimeoutMs: false },
+    });
     res.a = Object.assign(res.a!, fake('a', clock, 100));
     const deadlineAt = clock() + 50;
     await expect(clock.run(router.execute((r, ctx) => call(r, ctx), { deadlineAt }))).resolves.toBe(
@@ -139,7 +162,9 @@ describe('router decisions go through the attempt engine', () => {
   });
 
   it('the visit deadline bounds a slow attempt even without an attempt timeout', async () => {
-    const { router, res, clock } = setup(['a', 'b'], { protection: { timeoutMs: 40 } });
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { timeoutMs: 40, attemptTimeoutMs: false },
+    });
     res.a!.behave = (_n, signal) => new Promise(() => void signal);
     await expect(clock.run(run(router))).resolves.toBe('ok:b');
     expect(res.a!.signals[0]?.reason?.name).toBe('DeadlineExceededError');

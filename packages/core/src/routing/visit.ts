@@ -30,6 +30,8 @@ export interface VisitEnv {
   /** Where attempt deadlines wait (the shared host wheel, or one on the injected sleep). */
   readonly wheel: TimerWheel;
   readonly health: HealthRegistry;
+  /** The router's providers: with more than one, a failover may follow a timed-out attempt. */
+  readonly config: { readonly providers: readonly unknown[] };
 }
 
 /**
@@ -92,6 +94,7 @@ export function visitSucceeded(
   const ms = end - startedAt;
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
+  p.config.attemptTimeout.observe(p.id, ms, end);
 }
 
 /** Reports a visit's final failure to the provider's circuit and health; returns its record. @internal */
@@ -139,7 +142,13 @@ export function singleAttemptFailed(
 
 /**
  * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout,
- * shortened to what is left before the visit's deadline `deadlineAt`.
+ * shortened to what is left before the visit's deadline `deadlineAt`. With
+ * `attemptTimeoutMs` left out, an attempt that a retry on `p` or a failover
+ * may follow is cut by the derived rule (see `AttemptTimeout`: `p`'s own
+ * latency, and what is left of the visit's or the request's deadline
+ * `requestDeadlineAt`, whichever is first); it then fails with a
+ * `DeadlineExceededError`, a counted failure of `p`. The request's deadline
+ * alone arms no timer: the operation enforces it.
  * @internal
  */
 export function startAttempt<R, T>(
@@ -149,13 +158,21 @@ export function startAttempt<R, T>(
   attempt: number,
   env: VisitEnv,
   deadlineAt: number,
+  requestDeadlineAt = Number.POSITIVE_INFINITY,
 ): T | PromiseLike<T> {
   const { config } = p;
   let timeoutMs = config.attemptTimeoutMs;
-  if (deadlineAt !== Number.POSITIVE_INFINITY) {
+  const until = Math.min(deadlineAt, requestDeadlineAt);
+  if (until !== Number.POSITIVE_INFINITY) {
+    const now = env.clock();
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
-    const left = Math.max(deadlineAt - env.clock(), 1);
-    if (left < timeoutMs) timeoutMs = left;
+    const left = Math.max(until - now, 1);
+    const retryMayFollow = attempt < config.attempts || env.config.providers.length > 1;
+    const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
+    if (own < left) timeoutMs = own;
+    else if (deadlineAt !== Number.POSITIVE_INFINITY) {
+      timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - now, 1));
+    }
   }
   if (timeoutMs === Number.POSITIVE_INFINITY) {
     return fn(p.resource, { signal, providerId: p.id, attempt });
@@ -230,7 +247,7 @@ export async function runVisit<R, T>(
       if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
         try {
-          value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, callDeadlineAt);
         } catch (error) {
           value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
@@ -303,7 +320,7 @@ function continueVisit<R, T>(
     {
       run: (attempt) => {
         state.attemptStart = env.clock();
-        return startAttempt(p, fn, signal, attempt, env, deadlineAt);
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.retryBy);
       },
       judge: (e) => {
         state.verdict = judge(e, policy);
