@@ -25,20 +25,42 @@ function retryGaps(servers: GrpcChaosServer[]): number[] {
   return gaps;
 }
 
+/** Sends `count` unary calls `gapMs` apart (call ids `c0`, `c1`, ...), each with a 1 s deadline. */
+async function sendEvery(
+  client: ReturnType<typeof createEchoClient>,
+  count: number,
+  gapMs: number,
+): Promise<EchoOutcome[]> {
+  const calls: Promise<EchoOutcome>[] = [];
+  for (let i = 0; i < count; i++) {
+    calls.push(
+      echoUnary(
+        client,
+        { message: `m${i}` },
+        { callId: `c${i}`, callOptions: { deadline: Date.now() + 1_000 } },
+      ),
+    );
+    await pause(gapMs);
+  }
+  return Promise.all(calls);
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-/** Three replicas behind one round_robin channel; the last accepts every call and never answers (health NOT_SERVING). */
-async function replicas(): Promise<GrpcChaosServer[]> {
-  const servers = await Promise.all(
-    ['a', 'b', 'hole'].map((replica) => startGrpcChaosServer({ replica })),
-  );
-  const hole = servers[2] as GrpcChaosServer;
+/** Three replicas for one round_robin channel, healthy until {@link blackHole}. */
+function replicas(): Promise<GrpcChaosServer[]> {
+  return Promise.all(['a', 'b', 'hole'].map((replica) => startGrpcChaosServer({ replica })));
+}
+
+/** The last replica accepts every call and never answers (health NOT_SERVING); counts start afresh. */
+function blackHole(servers: GrpcChaosServer[]): void {
+  const hole = servers.at(-1) as GrpcChaosServer;
   hole.setFaults([{ hang: true }]);
   hole.setHealth('NOT_SERVING');
-  return servers;
+  for (const s of servers) s.reset();
 }
 
 describe('resilienceInterceptor over round_robin with one replica black-holed', () => {
@@ -57,19 +79,17 @@ describe('resilienceInterceptor over round_robin with one replica black-holed', 
       ],
     });
     try {
-      const calls: Promise<EchoOutcome>[] = [];
-      // ~50 calls a second for 3 s, each with a 1 s deadline.
-      for (let i = 0; i < 150; i++) {
-        calls.push(
-          echoUnary(
-            client,
-            { message: `m${i}` },
-            { callId: `c${i}`, callOptions: { deadline: Date.now() + 1_000 } },
-          ),
+      // A short warm-up: the derived attempt timeout cuts only once it knows the normal latency.
+      for (let i = 0; i < 30; i++) {
+        await echoUnary(
+          client,
+          { message: 'warm' },
+          { callOptions: { deadline: Date.now() + 1_000 } },
         );
-        await pause(20);
       }
-      const outcomes = await Promise.all(calls);
+      blackHole(servers);
+      // ~50 calls a second for 3 s, each with a 1 s deadline.
+      const outcomes = await sendEvery(client, 150, 20);
       const ok = outcomes.filter((o) => o.ok).length;
       const attempts = servers.reduce((sum, s) => sum + s.total(), 0);
       expect(ok / outcomes.length).toBeGreaterThanOrEqual(0.93);
@@ -83,6 +103,28 @@ describe('resilienceInterceptor over round_robin with one replica black-holed', 
     } finally {
       client.close();
       await Promise.all(servers.map((s) => s.close()));
+    }
+  }, 15_000);
+});
+
+describe('resilienceInterceptor over a healthy server slower than half the deadline', () => {
+  it('answers every call in one attempt when the server takes 600 ms of a 1 s deadline, as a plain client does', async () => {
+    const server = await startGrpcChaosServer({ replica: 'slow' });
+    server.setFaults([{ latency: { kind: 'fixed', ms: 600 } }]);
+    // The standard stack: no latency is known at first, then 600 ms is the normal one.
+    const client = createEchoClient(server.address, {
+      ...disableGrpcRetries,
+      interceptors: [
+        resilienceInterceptor({ idempotent: idempotentMethods(loadEchoPackageDefinition()) }),
+      ],
+    });
+    try {
+      const outcomes = await sendEvery(client, 40, 25);
+      expect(outcomes.filter((o) => o.ok)).toHaveLength(40);
+      expect(server.total()).toBe(40);
+    } finally {
+      client.close();
+      await server.close();
     }
   }, 15_000);
 });

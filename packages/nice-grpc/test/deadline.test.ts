@@ -13,7 +13,7 @@ describe('deadlineMiddleware against a chaos server', () => {
     });
     const client = echoClient(
       server.address,
-      // No attempt deadline: each attempt gets the call's (a derived one would cut it in half).
+      // No attempt deadline: each attempt gets the call's (a derived one would cut it once latency is known).
       resilienceMiddleware({ timeoutMs: 5_000, attemptTimeoutMs: false, retry: { backoff: fast } }),
     );
     // A cold channel connects after the header is written; warm it so the bound is the steady-state one.

@@ -103,7 +103,7 @@ describe('protect: timeout', () => {
     expect(starts).toEqual([0, 100, 200]);
   });
 
-  it('attemptTimeoutMs left out: a hung attempt is cut at half the time left, then at 3 x the p99 of the runner (>= 100 ms), and retried within the deadline', async () => {
+  it('attemptTimeoutMs left out: a hung attempt is cut at 3 x the p99 of the runner (>= 100 ms) and retried within the deadline; with no latency known it is not cut', async () => {
     const clock = createManualClock();
     const run = protect({ timeoutMs: 1_000, retry: { attempts: 3 }, clock, sleep: clock.sleep });
     let hang = true;
@@ -117,9 +117,9 @@ describe('protect: timeout', () => {
         }
         return clock.sleep(10).then(() => 'ok');
       });
-    // Nothing learned yet: the first attempt gets half of the 1 s, its retry starts at once.
-    await expect(clock.run(call())).resolves.toBe('ok');
-    expect(starts).toEqual([0, 500]);
+    // Nothing learned yet: no evidence of a hang, so the attempt runs to the call's deadline.
+    await expect(clock.run(call())).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(starts).toEqual([0]);
     // Twenty 10 ms successes: 3 x p99 is under the 100 ms floor.
     for (let i = 0; i < 20; i++) await clock.run(call());
     hang = true;
@@ -138,6 +138,20 @@ describe('protect: timeout', () => {
     await expect(clock.run(whole(() => new Promise(() => {})))).rejects.toBeInstanceOf(
       DeadlineExceededError,
     );
+  });
+
+  it('attemptTimeoutMs left out: an upstream answering in 600 ms under a 1 s deadline is never cut, every call one attempt', async () => {
+    const clock = createManualClock();
+    const run = protect({ timeoutMs: 1_000, retry: { attempts: 3 }, clock, sleep: clock.sleep });
+    let attempts = 0;
+    for (let i = 0; i < 30; i++) {
+      const p = run(() => {
+        attempts++;
+        return clock.sleep(600).then(() => 'ok');
+      });
+      await expect(clock.run(p)).resolves.toBe('ok');
+    }
+    expect(attempts).toBe(30);
   });
 
   it('timeout excludes queue wait', async () => {

@@ -1,4 +1,4 @@
-import type { AttemptTimeout } from '../attempts/attempt-timeout.js';
+import type { AttemptTimeout, ScopeLatencies } from '../attempts/attempt-timeout.js';
 import type { AttemptEngine } from '../attempts/engine.js';
 import {
   type ResilienceOptions,
@@ -61,6 +61,8 @@ export interface ProtectionEnv {
   readonly clock: Clock | undefined;
   readonly sleep: Sleep | undefined;
   readonly random: RandomSource | undefined;
+  /** What every provider's derived attempt timeout learns from: a provider with no latency of its own is judged by its siblings'. */
+  readonly latencies: ScopeLatencies;
 }
 
 /**
@@ -106,7 +108,7 @@ export function resolveProtection(
     engine: plan.retry,
     attempts: plan.retry?.attempts ?? 1,
     attemptTimeoutMs: plan.attemptTimeoutMs,
-    attemptTimeout: plan.attemptTimeout,
+    attemptTimeout: plan.attemptTimeout.sharing(env.latencies),
     timeoutMs: plan.timeoutMs,
     waitOnTimeout: mode === 'wait',
     circuit: plan.circuit,
