@@ -72,6 +72,11 @@ export class AttemptTimeout {
     private readonly latencies = new ScopeLatencies(),
   ) {}
 
+  /** Whether an attempt may get a deadline of its own (else only the call's applies). */
+  get mayCut(): boolean {
+    return this.derived || this.ms !== Number.POSITIVE_INFINITY;
+  }
+
   /** The same timeout, learning from (and judging by) `latencies`. */
   sharing(latencies: ScopeLatencies): AttemptTimeout {
     return new AttemptTimeout(this.ms, this.derived, latencies);
