@@ -34,6 +34,7 @@ import { adaptersSuite } from './suites/adapters.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
 import { otelCostSuite } from './suites/otel-cost.js';
+import { partialSuite } from './suites/partial/index.js';
 import { outageRecoverySuite } from './suites/recovery/outage-recovery.js';
 import { soakSuite } from './suites/recovery/soak.js';
 import { redisFleetSuite } from './suites/redis-fleet.js';
@@ -59,6 +60,7 @@ const suites: Suite[] = [
   otelCostSuite,
   adaptersSuite,
   ...faultSuites,
+  partialSuite,
   outageRecoverySuite,
   soakSuite,
   redisFleetSuite,

@@ -22,6 +22,8 @@ describe('a nice-grpc client over the grpc-js routing channel', () => {
         { id: 'secondary', address: secondary.address },
       ],
       idempotent: idempotentMethods(loadEchoPackageDefinition()),
+      // A primary and its standby: registration order, not the load-aware default.
+      selection: 'priority',
       circuit: { failureThreshold: 1, openDurationMs: 60_000 },
     });
     onCleanup(() => channel.close());

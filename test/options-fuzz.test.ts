@@ -231,9 +231,9 @@ const coreRows: Row[] = [
     pkg: 'core',
     name: 'createHttpProbe',
     call: (o) => coreNode.createHttpProbe(o),
-    valid: () => ({ timeoutMs: 1000, method: 'HEAD', maxRedirects: 2 }),
+    valid: () => ({ timeoutMs: 1000, method: 'HEAD', maxRedirects: 2, maxEventBytes: 1024 }),
     nested: [],
-    numbers: [n('timeoutMs'), n('maxRedirects')],
+    numbers: [n('timeoutMs'), n('maxRedirects'), n('maxEventBytes')],
   },
   {
     pkg: 'core',

@@ -20,6 +20,10 @@
  *   (git-ignored; removed after a run in which every block passed; one folder
  *   per process so parallel runs do not clobber each other) and loaded with `import()`. The code sits on the same line numbers as in
  *   the README, so a stack trace points at the README line.
+ * - Blocks of `packages/redis/README.md` run against real servers this file
+ *   starts for them: a redis-server at `process.env.REDIS_URL` and a
+ *   three-master Redis Cluster at `process.env.REDIS_CLUSTER_URL` (one node's
+ *   URL); a block reads the URL as an application reads its configuration.
  * - The blocks are also type-checked against the package sources (a README
  *   that compiles only because esbuild strips types is still wrong).
  *
@@ -30,7 +34,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type RedisCluster,
+  type RedisServer,
+  startRedisCluster,
+  startRedisServer,
+} from '../packages/redis/test/redis-server.js';
 
 const root = join(import.meta.dirname, '..');
 const outDir = join(import.meta.dirname, '.readme-examples', String(process.pid));
@@ -144,10 +154,35 @@ const blocks = readmes().flatMap((readme) =>
 );
 const files = new Map(blocks.map((b) => [b, writeBlock(b)]));
 
+const REDIS_README = 'packages/redis/README.md';
+
 describe('README `ts test` blocks', () => {
-  it('finds the blocks of the root and core READMEs', () => {
+  // The redis README's blocks talk to real servers, started only when a block needs them.
+  let redis: RedisServer | undefined;
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    const code = blocks.filter((b) => b.readme === REDIS_README).map((b) => b.code);
+    if (code.some((c) => c.includes('REDIS_URL'))) {
+      redis = await startRedisServer();
+      process.env.REDIS_URL = `redis://127.0.0.1:${redis.port}`;
+    }
+    if (code.some((c) => c.includes('REDIS_CLUSTER_URL'))) {
+      cluster = await startRedisCluster();
+      process.env.REDIS_CLUSTER_URL = `redis://127.0.0.1:${cluster.ports[0]}`;
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await redis?.stop();
+    await cluster?.stop();
+  });
+
+  it('finds the blocks of the root and core READMEs, and every TypeScript block of the redis README', () => {
     expect(blocks.some((b) => b.readme === 'README.md')).toBe(true);
     expect(blocks.filter((b) => b.readme === 'packages/core/README.md').length).toBeGreaterThan(10);
+    const redisText = readFileSync(join(root, REDIS_README), 'utf8');
+    const tsFences = redisText.split('\n').filter((line) => /^ {0,3}(`{3,}|~{3,})ts\b/.test(line));
+    expect(blocks.filter((b) => b.readme === REDIS_README)).toHaveLength(tsFences.length);
+    expect(tsFences.length).toBeGreaterThan(1);
   });
 
   it('type-check against the package sources', () => {

@@ -90,12 +90,14 @@ export function grpcServiceConfig(parts: {
   throttle?: boolean;
   roundRobin?: boolean;
   hedgeDelayMs?: number;
+  /** Attempts of a hedged call in all. Defaults to 2. */
+  hedgeAttempts?: number;
 }): ChannelOptions {
   const methodConfig: Record<string, unknown> = { name: [{ service: ECHO }] };
   if (parts.retry) methodConfig.retryPolicy = grpcRetryPolicy;
   if (parts.hedgeDelayMs !== undefined) {
     methodConfig.hedgingPolicy = {
-      maxAttempts: 2,
+      maxAttempts: parts.hedgeAttempts ?? 2,
       hedgingDelay: `${parts.hedgeDelayMs / 1000}s`,
       nonFatalStatusCodes: ['UNAVAILABLE'],
     };
@@ -267,11 +269,12 @@ export function routingChannelLane(
 // ---------------------------------------------------------------- nice-grpc
 
 /** The Echo service definition nice-grpc accepts (grpc-js style, from proto-loader). */
-function niceDefinition(): NiceDefinition {
+export function niceDefinition(): NiceDefinition {
   return echoClientConstructor().service as unknown as NiceDefinition;
 }
 
-interface NiceEcho {
+/** The Echo client nice-grpc's factory creates. */
+export interface NiceEcho {
   Unary(request: { message: string }, options?: Record<string, unknown>): Promise<EchoResponse>;
 }
 
@@ -287,7 +290,8 @@ function niceCall(
   );
 }
 
-function niceLane(
+/** A lane over a nice-grpc Echo client: `options` and `headers` go with every call. */
+export function niceLane(
   name: string,
   channel: Channel,
   client: NiceEcho,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ScenarioReport } from '@breakwater/chaos';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDemoArgs } from './src/args.js';
-import { computeFindings } from './src/findings.js';
+import { computeFindings, GOALS_HEADING } from './src/findings.js';
 import { LANE_DESCRIPTIONS } from './src/lane-descriptions.js';
 import { runDemo } from './src/main.js';
 import { TAIL_LATENCY } from './src/scenarios.js';
@@ -52,7 +52,7 @@ describe('pnpm demo --quick', () => {
     const json = /<script type="application\/json" id="demo-data">(.*?)<\/script>/s.exec(html)?.[1];
     expect(json).toBeDefined();
     const data = JSON.parse(json as string) as { report: ScenarioReport; table: TableRow[] };
-    expect(data.table).toHaveLength(6);
+    expect(data.table).toHaveLength(7);
     expect(html.match(/<svg /g)?.length).toBeGreaterThanOrEqual(10);
     const byName = new Map(data.report.clients.map((c) => [c.client, c]));
     for (const protocol of ['grpc', 'trpc']) {
@@ -66,6 +66,7 @@ describe('pnpm demo --quick', () => {
     const lanes = [
       'grpc/none',
       'grpc/usual',
+      'grpc/hedging',
       'grpc/breakwater',
       'trpc/none',
       'trpc/usual',
@@ -82,7 +83,13 @@ describe('pnpm demo --quick', () => {
     const long = lines.filter((l) => l.length > 80);
     expect(long, stdout).toEqual([]);
     expect(stdout).toContain('attempts/call (outage)');
-    expect(stdout).toContain('Where Breakwater did worse in this run, measured:');
+    expect(stdout).toContain(GOALS_HEADING);
+    // One verdict line per protocol: "met every goal" or "missed N goals", each loss in at most two lines.
+    for (const protocol of ['grpc', 'trpc']) {
+      expect(stdout).toMatch(
+        new RegExp(`^${protocol}:  Breakwater (met every goal|missed \\d+ goals?)`, 'm'),
+      );
+    }
     for (const lane of Object.keys(LANE_DESCRIPTIONS)) {
       expect(lines.some((l) => l.startsWith(`${lane} `))).toBe(true);
     }
@@ -195,7 +202,8 @@ describe('pnpm demo --scenario', () => {
   // race" when it received an attempt of a call another replica answered:
   // a hedge won. Without hedging Breakwater cannot make it lose a race.
   it('--scenario tail: Breakwater races the slow replica and does not wait for it; the plain client does', async () => {
-    const { report, calls, attempts } = await quickRun('tail');
+    // Twice the default rate: a 5% tail on one replica needs enough calls to show at all.
+    const { report, calls, attempts } = await quickRun('tail', '--rate', '50');
     const phase = report.phases.find((p) => p.kind === 'fault');
     if (!phase) throw new Error('the tail scenario has a fault phase');
     const from = report.startedAt + phase.startMs;

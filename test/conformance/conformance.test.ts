@@ -86,8 +86,10 @@ async function run(scenario: Scenario, driver: Driver): Promise<void> {
     const outcomes: CallOutcome[] = [];
     for (let i = 1; i <= (scenario.calls ?? 1); i++) {
       const cancelMs = scenario.call?.cancelAfterArrivalMs;
-      const controller = cancelMs === undefined ? undefined : new AbortController();
-      if (controller) void cancelAfterArrival(servers, `call-${i}`, cancelMs ?? 0, controller);
+      const aborted = scenario.call?.abortedBefore === true;
+      const controller = cancelMs === undefined && !aborted ? undefined : new AbortController();
+      if (aborted) controller?.abort();
+      else if (controller) void cancelAfterArrival(servers, `call-${i}`, cancelMs ?? 0, controller);
       outcomes.push(
         await harness.call(`call-${i}`, { ...scenario.call, signal: controller?.signal }),
       );

@@ -85,11 +85,17 @@ function grpcUnary(
 
 const CANCELLED_ON_CLIENT = 'Cancelled on client';
 
-/** The shared gRPC classifier for the generic entry points (protect, router): grpc-js errors only. */
+/**
+ * The shared gRPC classifier for the generic entry points (protect, router): grpc-js errors
+ * only. A call not safe to repeat is the caller's to mark: like the adapters, it is repeated
+ * only when the verdict says the request never left. The driver cannot see a failed call's
+ * headers, so it claims none (the worst case): only what the status itself proves keeps a
+ * server's text from passing for a request never sent.
+ */
 function grpcClassify(options: ConformanceOptions, unsafe: () => boolean) {
   const classifier = createGrpcStatusClassifier();
   const perAttemptDeadline = typeof options.attemptTimeoutMs === 'number';
-  return (error: unknown): ErrorVerdict => {
+  const judge = (error: unknown): ErrorVerdict => {
     const e = error as Partial<ServiceError>;
     if (typeof e.code !== 'number' || e.metadata === undefined) {
       // An attempt timeout or another error of the entry point itself.
@@ -108,7 +114,13 @@ function grpcClassify(options: ConformanceOptions, unsafe: () => boolean) {
       // grpc-js's own words for `call.cancel()`, which only the caller's signal triggers here;
       // any other CANCELLED was sent by the server (and may fail over).
       cancelledByCaller: e.code === status.CANCELLED && e.details === CANCELLED_ON_CLIENT,
+      ...(unsafe() ? { headersReceived: false } : {}),
     });
+  };
+  return (error: unknown): ErrorVerdict => {
+    const verdict = judge(error);
+    if (!unsafe() || verdict.neverSent === true) return verdict;
+    return { ...verdict, retry: false, failover: false };
   };
 }
 
@@ -249,6 +261,8 @@ const routingChannelDriver: Driver = {
       list.push({ id: 'tertiary', address: targets.tertiary, options: FAST_RECONNECT });
     }
     const channel = createRoutingChannel({
+      // The scenarios name a primary, a secondary and a tertiary: registration order, as createRouter's default.
+      selection: 'priority',
       ...routingChannelOptions(options),
       targets: list,
       idempotent: IDEMPOTENT,
@@ -351,6 +365,8 @@ const routingLinkDriver: Driver = {
       endpoints.push({ id: 'tertiary', link: trpcTerminal(targets.tertiary) });
     }
     const link = routingLink<ChaosTrpcRouter>({
+      // The scenarios name a primary, a secondary and a tertiary: registration order.
+      selection: 'priority',
       ...rest,
       endpoints,
       protection,

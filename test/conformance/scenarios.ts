@@ -1,3 +1,4 @@
+import type { RouteSelectionType } from '@breakwater/core';
 import { expect } from 'vitest';
 import type { ConformanceOptions, EntryPoint, OptionRow, Scenario } from './types.js';
 
@@ -32,6 +33,119 @@ const NO_IDEMPOTENCY: Partial<Record<EntryPoint, string>> = {
 const quiet = { budget: false, circuit: false } as const satisfies ConformanceOptions;
 const fixed = (ms: number) => ({ baseDelayMs: ms, jitter: 'none' as const });
 
+// Issue 29: a call not safe to repeat is executed at most once at the server, whatever a
+// server or the caller does, on every entry point that can repeat a call. The generic entry
+// points (protect, the router) are told which calls are unsafe by their driver's classify.
+const TRPC_TEXT =
+  'the status text is gRPC’s: a tRPC 503 carries tRPC’s own body, and the HTTP status alone decides (the first text row plays it)';
+const NO_SELECTION =
+  'has one target, so there is no selection to make (the rows without a `selection` run it)';
+const ROUTER_PARALLEL =
+  'races and hedges whatever it wraps: a call not safe to repeat is one the caller keeps off a racing or hedging router (no classify can call back an attempt already sent)';
+
+/** Texts a server may put in a trailers-only UNAVAILABLE: grpc-js’s own words included, as a middle tier forwards them. */
+const SERVER_TEXTS: ReadonlyArray<readonly [string, string]> = [
+  ['econnrefused', 'No connection established. Last error: connect ECONNREFUSED 10.0.0.7:50051'],
+  ['lb-words', 'round_robin: No connection established'],
+  ['stream-refused', 'Stream refused by server'],
+  ['any', 'upstream said no'],
+];
+
+const once = { ...quiet, retry: { attempts: 3, backoff: fixed(10) } } as const;
+// A failing non-idempotent call with retries on, a second server to fail over to, and time
+// for a late retry to show at a server.
+const failingUnsafe = {
+  secondary: {},
+  options: once,
+  call: { unsafe: true },
+  settleMs: 150,
+} as const satisfies Partial<Scenario>;
+
+const serverTextRows: Scenario[] = SERVER_TEXTS.map(([slug, details], i) => ({
+  id: `unsafe-once-text-${slug}`,
+  title: `a non-idempotent call answered trailers-only UNAVAILABLE "${details}" runs once`,
+  primary: { steps: [{ kind: 'fail', status: 'UNAVAILABLE', details }] },
+  ...failingUnsafe,
+  expect: { caller: 'UNAVAILABLE', attempts: ['UNAVAILABLE'], retryEvents: [] },
+  ...(i === 0
+    ? {}
+    : { notApplicable: { 'tRPC resilienceLink': TRPC_TEXT, 'tRPC routingLink': TRPC_TEXT } }),
+}));
+
+const SELECTIONS = [
+  undefined,
+  'sticky',
+  'round-robin',
+  'least-latency',
+  'power-of-two',
+  'race',
+] as const satisfies ReadonlyArray<RouteSelectionType | undefined>;
+
+// Racing already runs every target at once: hedging it is refused at construction.
+const selectionRows: Scenario[] = SELECTIONS.flatMap((type) =>
+  (type === 'race' ? [false] : [false, true]).map((hedged): Scenario => {
+    const notApplicable: Partial<Record<EntryPoint, string>> = {
+      ...(type === undefined ? {} : singleTargetOnly(NO_SELECTION)),
+      ...(hedged || type === 'race' ? { router: ROUTER_PARALLEL } : {}),
+      ...(hedged && type === undefined ? { protect: NO_HEDGE } : {}),
+    };
+    return {
+      id: `unsafe-once-${type ?? 'priority'}${hedged ? '-hedged' : ''}`,
+      title: `a non-idempotent call runs on one server only: selection ${type ?? 'priority (the default)'}${hedged ? ', hedged' : ''}`,
+      primary: { steps: [{ kind: 'ok', delayMs: 300 }] },
+      secondary: { steps: [{ kind: 'ok', delayMs: 300 }] },
+      options: {
+        ...once,
+        ...(hedged ? { hedge: { delayMs: 50, attempts: 2 } } : {}),
+        ...(type === undefined ? {} : { selection: { type } }),
+      },
+      call: { unsafe: true },
+      settleMs: 150,
+      expect: { caller: 'OK', attempts: ['OK'] },
+      ...(Object.keys(notApplicable).length === 0 ? {} : { notApplicable }),
+    };
+  }),
+);
+
+/** The rows of issue 29: executed at most once, counted at the server. */
+const AT_MOST_ONCE: readonly Scenario[] = [
+  ...serverTextRows,
+  {
+    id: 'unsafe-once-reset',
+    title: 'a non-idempotent call whose connection drops after the server took it runs once',
+    primary: { steps: [{ kind: 'reset' }] },
+    ...failingUnsafe,
+    // The tRPC server sees its request end before it answered.
+    expect: {
+      caller: 'UNAVAILABLE',
+      attempts: [{ grpc: 'RESET', trpc: 'CANCELLED' }],
+      retryEvents: [],
+    },
+  },
+  {
+    id: 'unsafe-once-proxy-502',
+    title: 'a non-idempotent call a proxy answered 502 runs once, retries on',
+    primary: { steps: [{ kind: 'proxy-502' }] },
+    ...failingUnsafe,
+    expect: {
+      caller: { grpc: 'UNAVAILABLE', trpc: 'BAD_GATEWAY' },
+      attempts: [{ grpc: 'UNAVAILABLE', trpc: 'BAD_GATEWAY' }],
+      retryEvents: [],
+    },
+  },
+  {
+    id: 'unsafe-once-aborted-signal',
+    title: 'a non-idempotent call whose signal is already aborted is never sent',
+    primary: {},
+    secondary: {},
+    options: once,
+    call: { unsafe: true, abortedBefore: true },
+    settleMs: 150,
+    expect: { caller: 'CANCELLED', attempts: [] },
+  },
+  ...selectionRows,
+];
+
 /**
  * THE table: every row runs against every entry point in `ENTRY_POINTS`, or says
  * why it does not apply. Server behaviour is scripted per attempt; expectations
@@ -51,17 +165,17 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    id: 'pushback-300',
+    id: 'pushback-1s',
     title:
-      '(0) pushback 300 ms on UNAVAILABLE replaces a 1.5 s backoff: next attempt ≥ 290 ms later',
-    primary: { steps: [fail('UNAVAILABLE', 300)] },
-    options: { ...quiet, retry: { attempts: 3, backoff: fixed(1_500) } },
+      '(0) pushback 1 s on UNAVAILABLE replaces a 3 s backoff: next attempt ≥ 990 ms later (whole seconds: Retry-After has no fractions)',
+    primary: { steps: [fail('UNAVAILABLE', 1_000)] },
+    options: { ...quiet, retry: { attempts: 3, backoff: fixed(3_000) } },
     expect: {
       caller: 'OK',
       attempts: ['UNAVAILABLE', 'OK'],
-      gapsMs: [[290, 1_400]],
+      gapsMs: [[990, 2_800]],
       retryEvents: [1],
-      retryDelaysMs: [[299, 301]],
+      retryDelaysMs: [[999, 1_001]],
     },
   },
   {
@@ -290,6 +404,8 @@ export const SCENARIOS: readonly Scenario[] = [
     expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [750, 2_500] },
     notApplicable: { protect: NO_HEDGE },
   },
+  ...AT_MOST_ONCE,
+  ...partialFailureRows(),
 ];
 
 /**
@@ -333,4 +449,65 @@ function fail(
   return pushback === undefined
     ? ({ kind: 'fail', status } as const)
     : ({ kind: 'fail', status, pushback } as const);
+}
+
+/**
+ * Issue 30, partial failures: one target dead or slow while another answers. The retry
+ * budget protects server load, so what never reached a server costs it nothing, and hedges
+ * leave a reserve for the failovers a failed call needs.
+ */
+function partialFailureRows(): Scenario[] {
+  const empty = { ratio: 0, minRetriesPerSecond: 0 };
+  const noProof = {
+    ...NO_FAILOVER,
+    router:
+      'wraps a plain grpc-js client, whose error does not say whether response headers came back: its classify cannot prove the call never left (the routing channel, which sees the stream, can; core tests cover the router rule)',
+  };
+  return [
+    {
+      id: 'never-sent-no-budget',
+      title: 'a never-sent attempt does not draw on the budget: an empty budget still fails over',
+      primary: { down: true },
+      secondary: {},
+      options: { circuit: false, retry: false, budget: empty },
+      expect: { caller: 'OK', servedBy: 'secondary', attempts: ['OK'] },
+      notApplicable: noProof,
+    },
+    {
+      id: 'failed-probe-fails-over',
+      title:
+        'a failed probe fails over: a dead primary (its circuit re-opening at each probe) costs no call and no budget',
+      primary: { down: true },
+      secondary: {},
+      options: {
+        retry: false,
+        budget: empty,
+        circuit: { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 1 },
+      },
+      calls: 4,
+      check: ({ outcomes, attempts }) => {
+        expect(outcomes.map((o) => o.code)).toEqual(['OK', 'OK', 'OK', 'OK']);
+        expect(outcomes.every((o) => o.servedBy === 'secondary')).toBe(true);
+        expect(attempts.map((a) => `${a.server}:${a.outcome}`)).toEqual(
+          Array(4).fill('secondary:OK'),
+        );
+      },
+      notApplicable: noProof,
+    },
+    {
+      id: 'hedge-reserve',
+      title:
+        'hedges never take the last of the budget’s reserve: a one-retry budget sends no hedge',
+      primary: { steps: [{ kind: 'ok', delayMs: 400 }] },
+      secondary: {},
+      options: {
+        circuit: false,
+        retry: false,
+        hedge: { delayMs: 100, attempts: 2 },
+        budget: { ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000 },
+      },
+      expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [350, 2_000] },
+      notApplicable: { protect: NO_HEDGE },
+    },
+  ];
 }

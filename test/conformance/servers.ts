@@ -23,10 +23,14 @@ function grpcRule(step: Step, from: number, last: number | undefined): GrpcFault
   switch (step.kind) {
     case 'ok':
       return { ...range, latency: { kind: 'fixed', ms: step.delayMs ?? 0 } };
-    case 'fail':
-      return step.pushback === undefined
-        ? { ...range, status: Status[step.status] }
-        : { ...range, status: Status[step.status], pushbackMs: step.pushback };
+    case 'fail': {
+      const rule: GrpcFaultRule = { ...range, status: Status[step.status] };
+      if (step.pushback !== undefined) rule.pushbackMs = step.pushback;
+      if (step.details !== undefined) rule.details = step.details;
+      return rule;
+    }
+    case 'reset':
+      return { ...range, resetAfterRequest: true };
     case 'hang':
       return { ...range, hang: true };
     case 'die-after-message':
@@ -66,6 +70,8 @@ function trpcStep(step: Step): TrpcAttemptFault {
       return { hang: true };
     case 'proxy-502':
       return { error: { type: 'html', status: 502 } };
+    case 'reset':
+      return { error: { type: 'reset' } };
     case 'die-after-message':
       throw new Error('tRPC servers cannot die between the message and the status');
   }

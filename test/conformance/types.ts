@@ -1,3 +1,5 @@
+import type { RouteSelectionType } from '@breakwater/core';
+
 /** What `retry.onRetry` hears (core's `RetryEvent`: the failed attempt and the wait). */
 export interface RetryEvent {
   attempt: number;
@@ -28,7 +30,11 @@ export type Step =
       status: 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'CANCELLED';
       /** gRPC: `grpc-retry-pushback-ms` (a string verbatim); tRPC: `Retry-After` in seconds (ms / 1000, a string verbatim). */
       pushback?: number | string;
+      /** gRPC: the status text, sent trailers-only as a middle tier forwards its backend's error; tRPC ignores it (the HTTP status decides). Defaults to the chaos server's. */
+      details?: string;
     }
+  /** The server takes the request, then the connection under it drops without an answer. */
+  | { kind: 'reset' }
   /** Never answer: the attempt ends when the client gives up. */
   | { kind: 'hang' }
   /** gRPC unary: send the response message, then die before the status. */
@@ -59,6 +65,8 @@ export interface ConformanceOptions {
       }
     | false;
   hedge?: { delayMs: number; attempts?: number } | false;
+  /** Routing entry points only: how a target is picked (`race`: every target at once). */
+  selection?: { type: RouteSelectionType };
   budget?: { ratio?: number; minRetriesPerSecond?: number; ttlMs?: number } | false;
   circuit?: { failureThreshold?: number; failureSpanMs?: number; openDurationMs?: number } | false;
 }
@@ -100,6 +108,8 @@ export interface CallPlan {
   unsafe?: boolean;
   /** The caller aborts the call this many ms after the server received its first attempt. Defaults to never. */
   cancelAfterArrivalMs?: number;
+  /** The caller's signal is already aborted when the call starts. Defaults to false. */
+  abortedBefore?: boolean;
 }
 
 /** A value that differs by transport (e.g. a proxy's 502 is UNAVAILABLE in gRPC). */

@@ -3,6 +3,7 @@
  * the standard set of lanes, and per-phase numbers from a scenario run.
  */
 import {
+  type AttemptRecord,
   type CallRecord,
   type ChaosFault,
   type ChaosTarget,
@@ -265,13 +266,15 @@ export async function connect(lanes: readonly Lane[]): Promise<void> {
 
 /**
  * Runs `phases` (after the warm-up) with every lane at `rate` calls/s, then
- * closes the lanes and the servers whatever happened.
+ * closes the lanes and the servers whatever happened; `onAttempts` hears what
+ * the servers counted at the end.
  */
 export async function runLanes(
   servers: Servers,
   lanes: readonly Lane[],
   phases: readonly ScenarioPhase[],
   rate: number,
+  onAttempts?: (attempts: AttemptRecord[]) => void,
 ): Promise<ScenarioRun> {
   try {
     await connect(lanes);
@@ -279,7 +282,11 @@ export async function runLanes(
       phases: [WARM_UP, ...phases],
       clients: lanes,
       rate,
-      attempts: () => allAttempts(servers.all),
+      attempts: async () => {
+        const attempts = await allAttempts(servers.all);
+        onAttempts?.(attempts);
+        return attempts;
+      },
     });
   } finally {
     for (const l of lanes) l.close();

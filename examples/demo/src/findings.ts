@@ -1,12 +1,12 @@
 /**
- * What a run shows, in sentences computed from its numbers: where Breakwater
- * lost to another client and the measured evidence of why, how each client
- * came back after a recovery, and one line under each chart. Nothing here is
- * a claim written in advance: every number comes from the run.
+ * What a run shows, in sentences computed from its numbers: whether Breakwater
+ * met the goals against the best other client of its protocol (one line) or
+ * where it missed them (one short line each, with the measured evidence), how
+ * each client came back after a recovery, and one line under each chart.
+ * Nothing here is a claim written in advance: every number comes from the run.
  */
 import type { AttemptRecord, CallRecord, ClientReport, ScenarioReport } from '@breakwater/chaos';
-import { describeLane } from './lane-descriptions.js';
-import { CALL_DEADLINE_MS } from './lanes.js';
+import { checkGoals } from './goals.js';
 
 /** How one client came back in one recovery phase. */
 export interface RecoveryRow {
@@ -25,7 +25,9 @@ export interface RecoveryRow {
 /** Computed sentences for one protocol's section of the report. */
 export interface ProtocolFindings {
   protocol: string;
-  /** Where Breakwater did worse than another client, each with numbers and evidence. */
+  /** One line: Breakwater met every goal (with its closest margins), or how many it missed. */
+  verdict: string;
+  /** Each goal Breakwater missed, in one short line with the numbers and the evidence. */
   losses: string[];
   /** How Breakwater came back after each recovery phase against the others, and why, whether or not it lost. */
   comeback: string[];
@@ -56,20 +58,11 @@ function attemptsPerCall(c: ClientReport): number | undefined {
   return calls === 0 ? undefined : attempts / calls;
 }
 
-/** Server-side attempts per call id, and on how many distinct replicas. */
-function attemptIndex(attempts: readonly AttemptRecord[]) {
+/** Server-side attempts per call id. */
+function attemptCounts(attempts: readonly AttemptRecord[]): Map<string, number> {
   const count = new Map<string, number>();
-  const replicas = new Map<string, Set<string>>();
-  for (const a of attempts) {
-    count.set(a.callId, (count.get(a.callId) ?? 0) + (a.count ?? 1));
-    let set = replicas.get(a.callId);
-    if (!set) {
-      set = new Set();
-      replicas.set(a.callId, set);
-    }
-    set.add(a.replica);
-  }
-  return { count, replicas };
+  for (const a of attempts) count.set(a.callId, (count.get(a.callId) ?? 0) + (a.count ?? 1));
+  return count;
 }
 
 function topErrors(calls: readonly CallRecord[]): string {
@@ -89,7 +82,7 @@ export function computeFindings(
   calls: readonly CallRecord[],
   attempts: readonly AttemptRecord[],
 ): Findings {
-  const index = attemptIndex(attempts);
+  const sent = attemptCounts(attempts);
   const byClient = new Map<string, CallRecord[]>();
   for (const c of calls) {
     let list = byClient.get(c.client);
@@ -130,81 +123,16 @@ export function computeFindings(
     (protocol): ProtocolFindings => {
       const clients = report.clients.filter((c) => protocolOf(c.client) === protocol);
       const bw = clients.find((c) => flavour(c.client) === 'breakwater');
-      const others = clients.filter((c) => c !== bw);
-      const losses: string[] = [];
       const comeback: string[] = [];
-      // Whether a loss came from circuits still open after failures (then say once how they close).
-      let circuits = false;
+      const verdict = checkGoals(report, protocol, (i) => {
+        const window = report.phases[i];
+        if (!bw || !window) return '';
+        const failed = windowCalls(bw.client, window.startMs, window.endMs).filter((c) => !c.ok);
+        const unsent = failed.filter((c) => (sent.get(c.callId) ?? 0) === 0).length;
+        return `${unsent} of its ${failed.length} failures never reached a server (${topErrors(failed)})`;
+      });
       if (bw) {
-        // Success, phase by phase.
-        for (const [i, phase] of bw.phases.entries()) {
-          const window = report.phases[i];
-          if (phase.successRate === undefined || !window) continue;
-          const best = others
-            .map((o) => ({ o, rate: o.phases[i]?.successRate }))
-            .filter((x): x is { o: ClientReport; rate: number } => x.rate !== undefined)
-            .sort((a, b) => b.rate - a.rate)[0];
-          if (!best || phase.successRate >= best.rate - 0.01) continue;
-          const failed = windowCalls(bw.client, window.startMs, window.endMs).filter((c) => !c.ok);
-          const unsent = failed.filter((c) => (index.count.get(c.callId) ?? 0) === 0).length;
-          const why = `its failures: ${topErrors(failed)}; the servers saw ${failed.length - unsent === 0 ? 'none' : failed.length - unsent} of those ${failed.length} calls`;
-          if (window.kind === 'recovery' || window.kind === 'outage') circuits = true;
-          losses.push(
-            `In “${phase.phase}”${phase.phase === phase.kind ? '' : ` (${phase.kind})`} Breakwater answered ${pct(phase.successRate)} of calls, ${flavour(best.o.client)} ${pct(best.rate)}: ${why}`,
-          );
-        }
-        // Tail latency.
-        const bestP99 = others
-          .filter((o) => o.latency.p99 !== undefined)
-          .sort((a, b) => (a.latency.p99 ?? 0) - (b.latency.p99 ?? 0))[0];
-        const p99 = bw.latency.p99;
-        if (bestP99 && p99 !== undefined && p99 > (bestP99.latency.p99 ?? 0) * 1.2 + 20) {
-          const worst = [...bw.phases.entries()]
-            .filter(([, p]) => p.latency.p99 !== undefined)
-            .sort((a, b) => (b[1].latency.p99 ?? 0) - (a[1].latency.p99 ?? 0))[0];
-          let why = '';
-          if (worst) {
-            const [i, p] = worst;
-            const window = report.phases[i];
-            const inPhase = window ? windowCalls(bw.client, window.startMs, window.endMs) : [];
-            const answered = new Set(inPhase.filter((c) => c.ok).map((c) => c.replica));
-            const atDeadline = inPhase.filter((c) => c.latencyMs >= CALL_DEADLINE_MS - 10).length;
-            why = `; its worst phase was “${p.phase}” (p99 ${ms(p.latency.p99)})`;
-            if (answered.size === 1) {
-              why += `, where only ${[...answered][0]} answered it, so a hedge had no other replica to go to`;
-            }
-            if (atDeadline > 0)
-              why += `; ${atDeadline} of its calls there ran into the 1 s deadline`;
-          }
-          losses.push(
-            `Breakwater's p99 was ${ms(p99)} over the run, against ${ms(bestP99.latency.p99)} for ${flavour(bestP99.client)}${why}.`,
-          );
-        }
-        // Recovery.
-        for (const row of recovery.filter((r) => r.client === bw.client)) {
-          const peers = recovery.filter(
-            (r) =>
-              r.phase === row.phase && r.client !== bw.client && protocolOf(r.client) === protocol,
-          );
-          for (const [key, what] of [
-            ['restoredMs', 'to be answered by the restored replica'],
-            ['firstSuccessMs', 'to get a first success'],
-          ] as const) {
-            const mine = row[key];
-            const seen = peers.filter((r) => r[key] !== undefined);
-            if (seen.length === 0) continue;
-            const fastest = seen.sort((a, b) => (a[key] ?? 0) - (b[key] ?? 0))[0] as RecoveryRow;
-            if (mine !== undefined && mine <= (fastest[key] ?? 0) + 100) continue;
-            circuits = true;
-            losses.push(
-              mine === undefined
-                ? `After “${row.phase}” Breakwater did not manage ${what} in the rest of the run; ${flavour(fastest.client)} did after ${ms(fastest[key])}.`
-                : `After “${row.phase}” Breakwater took ${ms(mine)} ${what}, ${flavour(fastest.client)} ${ms(fastest[key])}.`,
-            );
-          }
-        }
-        if (circuits) losses.push(`How Breakwater comes back: ${describeLane(bw.client).recovery}`);
-        // Every recovery, won or lost: each client's time back, then the mechanism once.
+        // Every recovery, won or lost: each client's time back.
         for (const row of recovery.filter((r) => r.client === bw.client)) {
           const all = recovery.filter(
             (r) => r.phase === row.phase && protocolOf(r.client) === protocol,
@@ -237,30 +165,6 @@ export function computeFindings(
             `After “${row.phase}”, ${what}: ${all.map((r) => `${flavour(r.client)} ${r[key] === undefined ? 'not seen' : ms(r[key])}`).join(', ')} (Breakwater ${place}).${row.restores ? '' : firstCallsAfter(report, row.phase, byClient.get(bw.client) ?? [])}`,
           );
         }
-        // Said once: above with the losses when Breakwater lost, else here.
-        if (comeback.length > 0)
-          comeback.push(
-            circuits
-              ? 'Why: see “How Breakwater comes back” above.'
-              : `Why: ${describeLane(bw.client).recovery}`,
-          );
-        // The cost of hedges and failovers, stated whether or not it lost anything:
-        // attempts beyond the first of each call that reached a server.
-        let reachedCalls = 0;
-        let extra = 0;
-        let twice = 0;
-        for (const c of byClient.get(bw.client) ?? []) {
-          const n = index.count.get(c.callId) ?? 0;
-          if (n === 0) continue;
-          reachedCalls++;
-          extra += n - 1;
-          if ((index.replicas.get(c.callId)?.size ?? 0) > 1) twice++;
-        }
-        if (extra > 0) {
-          losses.push(
-            `Hedges and failovers cost the servers ${extra} extra attempts for the ${reachedCalls} Breakwater calls that reached one (+${((extra / reachedCalls) * 100).toFixed(1)}% work); ${twice} calls reached two replicas. Its retry budget caps this.`,
-          );
-        }
       }
 
       // "none 42% at 9 s, usual …": each client's lowest (or highest) second.
@@ -289,11 +193,21 @@ export function computeFindings(
         .join(', ')}; in the outage phases: ${clients
         .map((c) => `${flavour(c.client)} ${c.outageAttemptsPerCall?.toFixed(2) ?? '–'}`)
         .join(', ')}.`;
-      return { protocol, losses, comeback, charts: { success, latency, load } };
+      return {
+        protocol,
+        verdict: verdict?.summary ?? '',
+        losses: verdict?.losses ?? [],
+        comeback,
+        charts: { success, latency, load },
+      };
     },
   );
   return { protocols, recovery };
 }
+
+/** The heading over the verdicts, in the terminal and the report. */
+export const GOALS_HEADING =
+  'Against the best other client of its protocol (goals: examples/demo/README.md):';
 
 /**
  * Recovery times this close are ties in the findings' ranking: the clients

@@ -44,6 +44,25 @@ const usualRetryPolicy = {
   ],
 };
 
+/**
+ * grpc-js's own hedging (gRFC A6 `hedgingPolicy`): up to 3 attempts of a call
+ * in flight, the next one 150 ms after the last (Breakwater's hedge delay), and
+ * an `UNAVAILABLE` answer starts the next attempt at once; round_robin sends
+ * each attempt to the next replica. The method is idempotent, as hedging requires.
+ */
+export const HEDGING_POLICY = {
+  methodConfig: [
+    {
+      name: [{ service: ECHO }],
+      hedgingPolicy: {
+        maxAttempts: 3,
+        hedgingDelay: '0.15s',
+        nonFatalStatusCodes: ['UNAVAILABLE'],
+      },
+    },
+  ],
+};
+
 function lane(name: string, client: EchoClient): ScenarioClient {
   return {
     name,
@@ -60,7 +79,7 @@ function lane(name: string, client: EchoClient): ScenarioClient {
   };
 }
 
-/** Builds the three gRPC lanes: no resilience, grpc-js retries, Breakwater (reporting to `telemetry`, when given). */
+/** Builds the four gRPC lanes: no resilience, grpc-js retries, grpc-js hedging, Breakwater (reporting to `telemetry`, when given). */
 export function createGrpcLanes(
   replicas: ReadonlyArray<{ id: string; address: string }>,
   telemetry?: Telemetry,
@@ -73,6 +92,9 @@ export function createGrpcLanes(
   }) as unknown as EchoClient;
   const usual = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(usualRetryPolicy),
+  }) as unknown as EchoClient;
+  const hedging = new Echo(target, insecure, {
+    'grpc.service_config': roundRobinConfig(HEDGING_POLICY),
   }) as unknown as EchoClient;
   // Breakwater as the @breakwater/grpc-js README sets up a routing channel:
   // one channel per replica (each with eagerReconnect, which the routing
@@ -95,11 +117,12 @@ export function createGrpcLanes(
   const breakwater = new Echo('routed', insecure, {
     channelOverride: routing,
   }) as unknown as EchoClient;
-  const clients: Client[] = [none, usual, breakwater];
+  const clients: Client[] = [none, usual, hedging, breakwater];
   return {
     lanes: [
       lane('grpc/none', none),
       lane('grpc/usual', usual),
+      lane('grpc/hedging', hedging),
       lane('grpc/breakwater', breakwater),
     ],
     close() {

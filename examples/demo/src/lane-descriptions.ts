@@ -25,11 +25,17 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
     recovery:
       'it never stops sending, so it succeeds as soon as a server answers; in an outage every call costs the servers up to 3 attempts.',
   },
+  'grpc/hedging': {
+    config:
+      'grpc-js with a service-config hedgingPolicy (gRFC A6): up to 3 attempts of a call in flight, the next one after 150 ms or at once on UNAVAILABLE; round_robin, 1 s deadline.',
+    recovery:
+      'it never stops sending, so it succeeds as soon as a server answers; in an outage every call costs the servers up to 3 attempts.',
+  },
   'grpc/breakwater': {
     config:
       "createRoutingChannel from @breakwater/grpc-js as its README sets it up: one channel per replica (eagerReconnect: reconnects after 100–200 ms, not grpc-js's 1–120 s), round-robin, the standard circuit per replica (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s, failed health checks included; a probe every 200 ms while open), grpc.health.v1 at the README's defaults (grpcHealthProbe watches Health/Watch: each replica pushes its status when it changes; Check every 5 s only for a server without Watch), failover of idempotent calls, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
     recovery:
-      'while another replica answers, a replica whose circuit is open gets one call as its probe every 200 ms, however long the outage (the open duration does not grow), or at once when its channel is READY again or its health service pushes SERVING over the Health/Watch stream (a health signal half-opens the circuit); the probe gets one attempt (a probe is never retried, so its failure re-opens the circuit at once and the cadence stays 200 ms), and its success closes the circuit. So it is back within about 200 ms of the replica, while sending the dead ones only the probes. With every replica ejected (a full outage) the router probes for all of them together: one call every 200 ms, to the replicas in turn, one attempt and no failover after it (not one probe per replica, nor 1 call in 10 on top), or at once to a replica whose channel is READY again or that pushed SERVING (one call per push: a replica that says SERVING while it still fails gets one call, not a flood); so once every circuit is open the servers see 5 attempts a second however many replicas, 0.2 per call at 25 calls/s. The replicas say NOT_SERVING while they fail and push SERVING when they heal (as the health services of a real outage do), so the very next Breakwater call goes to a healed replica: it is back on the same call as the clients that never stop sending (every 40 ms at 25 calls/s), without having sent every call to the failing servers; without a pushed health signal it would trail them by up to one 200 ms probe interval.',
+      'a replica whose circuit is open gets one probe call every 200 ms, or the next call at once when its channel is READY again or it pushes SERVING over Health/Watch; a successful probe closes the circuit (details: examples/demo/README.md).',
   },
   'trpc/none': {
     config:
@@ -46,7 +52,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
     config:
       "routingLink from @breakwater/trpc over one httpLink per server, as its docs set it up: round-robin, the standard circuit per server (STANDARD_RESILIENCE.circuit: opens on 5 failures in a row spanning 500 ms or half the calls of 10 s; a probe every 200 ms while open), each server's /healthz watched as an event stream (createHttpProbe({ watch: true }): the server pushes its status when it changes), failover, a hedge after 150 ms (at most 1), a retry budget of 20% + 1/s; 1 s deadline.",
     recovery:
-      'while another server answers, a server whose circuit is open gets one call as its probe every 200 ms, however long the outage (the open duration does not grow), or at once when its /healthz event stream pushes SERVING (a health signal half-opens the circuit); the probe gets one attempt (a probe is never retried, so its failure re-opens the circuit at once and the cadence stays 200 ms), and its success closes the circuit, so it is back within about 200 ms of the server. With every server ejected (a full outage) the router probes for all of them together: one call every 200 ms, to the servers in turn, one attempt and no failover after it (not one probe per server, nor 1 call in 10 on top), or at once to a server that pushed SERVING (one call per push); so once every circuit is open the servers see 5 attempts a second however many servers, 0.2 per call at 25 calls/s. The servers say NOT_SERVING while they fail and push SERVING when they heal, so the very next Breakwater call goes to a healed server: it is back on the same call as the clients that never stop sending, without having sent every call to the failing servers; without the pushed health (HTTP has no standard health watch: this is an event-stream convention) it would trail them by up to one 200 ms probe interval.',
+      'a server whose circuit is open gets one probe call every 200 ms, or the next call at once when its /healthz event stream pushes SERVING; a successful probe closes the circuit (details: examples/demo/README.md).',
   },
 };
 

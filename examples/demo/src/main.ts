@@ -10,7 +10,7 @@ import {
   timelineDuration,
 } from '@breakwater/chaos';
 import { type DemoOptions, parseDemoArgs, USAGE } from './args.js';
-import { computeFindings, type Findings } from './findings.js';
+import { computeFindings, type Findings, GOALS_HEADING } from './findings.js';
 import { createGrpcLanes } from './grpc-lanes.js';
 import { describeLane } from './lane-descriptions.js';
 import { barsView, linesView, type ProgressView } from './progress.js';
@@ -120,17 +120,15 @@ export async function runDemo(
     log('');
     log(formatTable(rows, columns));
     log('');
-    log('Where Breakwater did worse in this run, measured:');
+    log(GOALS_HEADING);
     for (const p of findings.protocols) {
-      for (const loss of p.losses.length > 0
-        ? p.losses
-        : ['nowhere: no phase, p99 or recovery worse than another client.']) {
-        for (const line of wrapLabelled(`${p.protocol}:`, loss, 5, columns)) log(line);
+      for (const line of [p.verdict, ...p.losses]) {
+        for (const l of wrapLabelled(`${p.protocol}:`, line, 5, columns)) log(l);
       }
     }
     if (findings.protocols.some((p) => p.comeback.length > 0)) {
       log('');
-      log('How Breakwater came back after each recovery, and why:');
+      log('How Breakwater came back after each recovery (why: examples/demo/README.md):');
       for (const p of findings.protocols) {
         for (const line of p.comeback) {
           for (const l of wrapLabelled(`${p.protocol}:`, line, 5, columns)) log(l);

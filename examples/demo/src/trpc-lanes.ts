@@ -1,12 +1,10 @@
-import { type ChaosTrpcRouter, type ScenarioClient, TRPC_HEALTH_PATH } from '@breakwater/chaos';
+import { type ChaosTrpcRouter, chaosTrpcHealthProbe, type ScenarioClient } from '@breakwater/chaos';
 import {
   createRetryBudget,
   isRoutingError,
-  type Probe,
   STANDARD_RESILIENCE,
   type Telemetry,
 } from '@breakwater/core';
-import { createHttpProbe } from '@breakwater/core/node';
 import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
 import {
   createTRPCClient,
@@ -71,30 +69,6 @@ function lane(name: string, client: Client): ScenarioClient {
   };
 }
 
-/**
- * The servers' health endpoints as a routingLink probe (whose target is an
- * endpoint's link, so the URL comes from the provider id): watched as an
- * event stream (`createHttpProbe({ watch: true })`), each pushed status
- * recorded at once; polled only where a server cannot be watched.
- */
-function healthProbe(servers: ReadonlyArray<{ id: string; url: string }>): Probe<unknown> {
-  const http = createHttpProbe({ watch: true });
-  const urls = new Map(servers.map((s) => [s.id, `${s.url}${TRPC_HEALTH_PATH}`]));
-  const urlOf = (provider: string) => urls.get(provider) ?? 'invalid:';
-  const watch = http.watch;
-  return Object.assign(
-    (_link: unknown, ctx: Parameters<typeof http>[1]) => http(urlOf(ctx.provider), ctx),
-    {
-      ...(watch === undefined
-        ? {}
-        : {
-            watch: (_link: unknown, ctx: Parameters<typeof watch>[1]) =>
-              watch(urlOf(ctx.provider), ctx),
-          }),
-    },
-  );
-}
-
 /** Builds the three tRPC lanes: no resilience, tRPC's own retryLink, Breakwater (reporting to `telemetry`, when given). */
 export function createTrpcLanes(
   servers: ReadonlyArray<{ id: string; url: string }>,
@@ -141,7 +115,7 @@ export function createTrpcLanes(
         // The router's registry only records (as the gRPC routing channel's does): a
         // consulted count of failures in a row would be a second circuit on top of each
         // server's, and would eject a server over a cluster of hedged or slow calls.
-        health: { probe: healthProbe(servers), failureThreshold: Number.MAX_SAFE_INTEGER },
+        health: { probe: chaosTrpcHealthProbe(servers), failureThreshold: Number.MAX_SAFE_INTEGER },
         budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
         ...(telemetry === undefined ? {} : { telemetry }),
       }),

@@ -156,7 +156,12 @@ export function resilienceInterceptor(
         stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
       }
       const { retry, hedge } = plan;
-      if ((retry !== undefined || hedge !== undefined) && isEmpty(idempotent)) {
+      // Only a retry or hedge the user asked for is worth a warning: the standard retry
+      // covering no method is what a client without `idempotent` wants.
+      const asked =
+        (retry !== undefined && shared.retry !== undefined) ||
+        (hedge !== undefined && shared.hedge !== undefined);
+      if (asked && isEmpty(idempotent)) {
         reportWarning(onWarning, {
           code: 'no-idempotent-methods',
           message:
@@ -187,6 +192,5 @@ export function resilienceInterceptor(
 function isEmpty(selector: MethodSelector | undefined): boolean {
   if (selector === undefined) return true;
   if (typeof selector === 'string' || typeof selector === 'function') return false;
-  for (const _ of selector) return false;
-  return true;
+  return (Array.isArray(selector) ? selector.length : (selector as ReadonlySet<string>).size) === 0;
 }

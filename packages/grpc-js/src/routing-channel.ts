@@ -38,6 +38,7 @@ import {
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
+  ADAPTER_SELECTION,
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
@@ -54,7 +55,7 @@ import {
   credentials as grpcCredentials,
 } from '@grpc/grpc-js';
 import { disableGrpcRetries, eagerReconnect } from './channel-options.js';
-import { combinedState, watchCombinedState, watchReady } from './internals/connectivity.js';
+import { combinedState, watchCombinedState, watchReachable } from './internals/connectivity.js';
 import { RoutedCall } from './internals/routed-call.js';
 import {
   type RoutingState,
@@ -133,7 +134,7 @@ export const ROUTING_HEALTH_KEYS = {
 export interface RoutingChannelOptions {
   /** The backends, in registration order. At least one. */
   targets: readonly RoutingTarget[];
-  /** Order in which targets are tried (core router selection). Defaults to `'priority'` (registration order). */
+  /** Order in which targets are tried (core router selection). Defaults to `'least-loaded'` (power of two choices over peak-EWMA latency × calls in flight). */
   selection?: RouteSelection | RouteSelectionType;
   /** Methods safe to repeat: only their calls hedge, and fail over or retry after any failure the classifier allows; other methods only when the request never left (`neverSent`). Defaults to none. */
   idempotent?: MethodSelector;
@@ -377,7 +378,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     safe = optionPath(asTargets, () =>
       createRouter({
         ...base,
-        ...(options.selection === undefined ? {} : { selection: options.selection }),
+        selection: options.selection ?? ADAPTER_SELECTION,
         ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
         ...(options.budget === undefined ? {} : { budget: options.budget }),
         ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
@@ -396,9 +397,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
             ...p,
             protection: { ...p.protection, circuit: safe.circuit(p.id) ?? false },
           })),
-          ...(selectionType === 'race' || options.selection === undefined
-            ? {}
-            : { selection: options.selection }),
+          selection:
+            selectionType === 'race' ? ADAPTER_SELECTION : (options.selection ?? ADAPTER_SELECTION),
           // Each call reported once (by the router that runs it); targets and circuits once, above.
           ...(options.telemetry === undefined
             ? {}
@@ -452,20 +452,22 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const channels = targets.map((t) => t.channel);
   const routers = pinned === safe ? [safe] : [safe, pinned];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
-  // A health signal — a passing probe, or a target's channel back to READY — lets the
-  // target's recovery call go now instead of after its circuit's open duration (a passing
-  // probe still does not close the circuit: that call does).
-  const answersAgain = (id: string) => {
-    for (const r of routers) r.signalHealthy(id);
-  };
+  // The health service's word: a passing probe lets the target's recovery call go now instead
+  // of after its circuit's open duration (a passing probe still does not close the circuit:
+  // that call does); a NOT_SERVING it pushed opens the circuit at once.
   checker?.onProbeResult((e) => {
-    if (e.healthy) answersAgain(e.provider);
+    if (!e.healthy && !e.reported) return;
+    for (const r of routers) r.signalServing(e.provider, e.healthy);
   });
   for (const t of targets) {
-    // Only the channels it created are kept connected; a channel given is left to its owner.
-    watchReady(
+    // The transport's word: a channel in TRANSIENT_FAILURE is tried after every other target,
+    // and back to READY its recovery call goes now. Only the channels it created are kept
+    // connected; a channel given is left to its owner.
+    watchReachable(
       t.channel,
-      () => answersAgain(t.id),
+      (ready) => {
+        for (const r of routers) r.signalReachable(t.id, ready);
+      },
       () => closed,
       t.owned,
     );

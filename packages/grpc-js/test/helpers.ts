@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import {
   createEchoClient,
   type EchoClient,
@@ -44,4 +45,13 @@ export const OFF = {
 /** `resilienceInterceptor` with only the parts in `options` on. */
 export function only(options: ResilienceInterceptorOptions): ResilienceInterceptor {
   return resilienceInterceptor({ ...OFF, ...options });
+}
+
+/** A local port nothing listens on: connecting to it is refused, so no request ever leaves. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

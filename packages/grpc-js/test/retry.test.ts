@@ -1,4 +1,3 @@
-import { type AddressInfo, createServer } from 'node:net';
 import {
   createEchoClient,
   ECHO_METHODS,
@@ -12,10 +11,11 @@ import { describe, expect, it } from 'vitest';
 import {
   disableGrpcRetries,
   idempotentMethods,
+  type MethodSelector,
   PREVIOUS_ATTEMPTS_HEADER,
   resilienceInterceptor,
 } from '../src/index.js';
-import { echoSetup, only } from './helpers.js';
+import { closedPort, echoSetup, only } from './helpers.js';
 
 const idempotent = idempotentMethods(loadEchoPackageDefinition());
 const fast = { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20, jitter: 'none' } as const;
@@ -23,7 +23,7 @@ const fast = { baseDelayMs: 5, strategy: 'exponential', maxDelayMs: 20, jitter: 
 /** Only retries, for `idempotent` (the Echo proto's safe methods) unless given. */
 function retryInterceptor(
   options: {
-    idempotent?: Iterable<string>;
+    idempotent?: MethodSelector;
     attempts?: number;
     backoff?: BackoffOptions;
     attemptTimeoutMs?: number;
@@ -362,14 +362,20 @@ describe('the standard stack (no options)', () => {
     expect(server.attempts('closed')).toBe(1);
   });
 
-  it('warns once, through onWarning, when retries are on and no method is idempotent', () => {
+  it('warns once, through onWarning, only when a retry asked for selects no idempotent method', () => {
     const warnings: string[] = [];
-    resilienceInterceptor({ onWarning: (w) => warnings.push(w.code) });
-    resilienceInterceptor({ idempotent, onWarning: (w) => warnings.push(w.code) });
-    resilienceInterceptor({ retry: false, onWarning: (w) => warnings.push(w.code) });
-    expect(warnings).toEqual(['no-idempotent-methods']);
+    const onWarning = (w: { code: string }) => warnings.push(w.code);
+    // The standard retry covering no method is what a client without `idempotent` wants.
+    resilienceInterceptor({ onWarning });
+    resilienceInterceptor({ retry: { attempts: 3 }, idempotent, onWarning });
+    resilienceInterceptor({ retry: false, onWarning });
+    expect(warnings).toEqual([]);
+    resilienceInterceptor({ retry: { attempts: 3 }, onWarning });
+    resilienceInterceptor({ retry: { attempts: 3 }, idempotent: [], onWarning });
+    expect(warnings).toEqual(['no-idempotent-methods', 'no-idempotent-methods']);
     expect(() =>
       resilienceInterceptor({
+        retry: { attempts: 2 },
         onWarning: () => {
           throw new Error('listener bug');
         },
@@ -377,14 +383,6 @@ describe('the standard stack (no options)', () => {
     ).not.toThrow();
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('attemptTimeoutMs', () => {
   it('retries a DEADLINE_EXCEEDED the server sent under the attempt deadline, not one without it', async () => {
@@ -404,5 +402,38 @@ describe('attemptTimeoutMs', () => {
     const once = await echoUnary(without.client, {}, { callId: 't' });
     expect(once.error?.code).toBe(status.DEADLINE_EXCEEDED);
     expect(without.server.attempts('t')).toBe(1);
+  });
+});
+
+describe('resilienceInterceptor idempotent selectors', () => {
+  it('rejects a bare method name or a path without its slash, naming the entry', () => {
+    expect(() => resilienceInterceptor({ idempotent: ['SayHello'] })).toThrow(
+      /resilienceInterceptor: idempotent\[0\] is "SayHello", which matches no method: give a full method path/,
+    );
+    expect(() => resilienceInterceptor({ idempotent: ['hello.Greeter/SayHello'] })).toThrow(
+      /idempotent\[0\] .* did you mean "\/hello\.Greeter\/SayHello"\?/,
+    );
+    // @ts-expect-error a bare string is not a list of selectors
+    expect(() => resilienceInterceptor({ idempotent: 'SayHello' })).toThrow(TypeError);
+  });
+
+  it('retries a method listed through idempotentMethods(definition, also), at a real server', async () => {
+    const safe = idempotentMethods(loadEchoPackageDefinition(), [ECHO_METHODS.unaryUnsafe]);
+    expect(() =>
+      idempotentMethods(loadEchoPackageDefinition(), ['/breakwater.chaos.v1.Echo/Unsafe']),
+    ).toThrow(/also\[0\] .* matches no method of the definition/);
+    const { server, client } = await echoSetup(
+      [retryInterceptor({ idempotent: safe, backoff: fast })],
+      {
+        faults: [{ firstAttempts: 1, status: status.UNAVAILABLE }],
+      },
+    );
+    const outcome = await echoUnary(
+      client,
+      { message: 'm' },
+      { callId: 'also', method: 'UnaryUnsafe' },
+    );
+    expect(outcome.ok && outcome.value.attempt).toBe(2);
+    expect(server.attempts('also')).toBe(2);
   });
 });

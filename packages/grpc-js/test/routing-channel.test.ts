@@ -190,7 +190,10 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
       for (let i = 0; i < 5; i++) outcomes.push(await echoUnary(client, {}));
       expect(replicas(outcomes)).toEqual(Array(5).fill('replica-2'));
       expect(servers[0]?.total()).toBe(0);
-      expect(skipped[0]).toBe('replica-1:circuit-open');
+      // Its watch reported NOT_SERVING: ejected and tried after every other target, so a call
+      // that replica-2 answers never even considers it.
+      expect(channel.circuit('replica-1')?.state).toBe('open');
+      expect(skipped).toEqual([]);
     } finally {
       probe.close();
     }
@@ -293,6 +296,30 @@ describe('createRoutingChannel with a plain grpc-js client', () => {
     expect(hung.servers.map((s) => s.total())).toEqual([1, 0]);
   });
 
+  it('closing the channel while a retry waits in its backoff ends the call UNAVAILABLE, as the interceptor does', async () => {
+    let retried!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      retried = resolve;
+    });
+    const { servers, channel, client } = await routingSetup([{ faults: [unavailable] }], {
+      idempotent,
+      protection: {
+        retry: {
+          attempts: 3,
+          backoff: { baseDelayMs: 100, jitter: 'none' },
+          onRetry: () => retried(),
+        },
+      },
+    });
+    const outcome = echoUnary(client, {}, { callId: 'closed' });
+    await waiting;
+    channel.close();
+    const { error } = await outcome;
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/shut down/i);
+    expect(servers[0]?.attempts('closed')).toBe(1);
+  });
+
   it('rejects invalid options naming the option', async () => {
     const { createRoutingChannel } = await import('../src/index.js');
     expect(() => createRoutingChannel({ targets: [] })).toThrow(/targets/);
@@ -372,6 +399,7 @@ describe('a target that dies between the response message and the status', () =>
         { id: 'dying', address: dying.address },
         { id: 'healthy', address: healthy.address },
       ],
+      selection: 'priority',
       idempotent,
     });
     const client = createEchoClient('routed', { channelOverride: channel });

@@ -78,6 +78,7 @@ describe('routing over three replica processes', () => {
 
   it('kill the primary mid-run: zero failed calls; restart: traffic returns after one recovery call', async () => {
     const { channel, client } = routedClient({
+      selection: 'priority',
       circuit: { failureSpanMs: 0, failureThreshold: 2, openDurationMs: 300 },
     });
     const recovered: string[] = [];

@@ -24,7 +24,12 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
-/** Servers `replica-1..n`, a routing channel over them and a plain grpc-js Echo client on it; all closed after the test. */
+/**
+ * Servers `replica-1..n`, a routing channel over them and a plain grpc-js Echo
+ * client on it; all closed after the test. The servers are in preference order
+ * (`selection: 'priority'`) unless `options.selection` says otherwise: these
+ * tests follow calls from a preferred target to the next.
+ */
 export async function routingSetup(
   servers: readonly GrpcChaosServerOptions[],
   options: Omit<RoutingChannelOptions, 'targets'> = {},
@@ -34,6 +39,7 @@ export async function routingSetup(
   );
   cleanup.push(() => Promise.all(started.map((s) => s.close())));
   const channel = createRoutingChannel({
+    selection: 'priority',
     ...options,
     targets: started.map((s) => ({ id: s.replica, address: s.address, options: FAST_RECONNECT })),
   });

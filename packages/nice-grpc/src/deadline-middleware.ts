@@ -21,7 +21,7 @@ import {
   Status,
 } from 'nice-grpc-common';
 import { deadlineAt, withTimeoutHeader } from './internals/deadline.js';
-import { abortErrorFor, isAbortError, refusal } from './internals/errors.js';
+import { abortErrorFor, callOptionError, isAbortError, refusal } from './internals/errors.js';
 import {
   callNext,
   type MiddlewareResult,
@@ -111,7 +111,7 @@ export function deadlineStep(s: DeadlineSettings, below: UnaryStep): UnaryStep {
     callOptions: CallOptions & DeadlineCallOptions,
   ): Promise<Response> {
     const now = s.clock();
-    const at = callDeadline(callOptions.deadline, s.timeoutMs, now, s.clock);
+    const at = callDeadline(call.method.path, callOptions.deadline, s.timeoutMs, now, s.clock);
     if (at === Number.POSITIVE_INFINITY) return below(call, callOptions);
     const left = at - now;
     const down = downOptions(s, call, callOptions, at, left);
@@ -141,7 +141,7 @@ export function deadlineStream(s: DeadlineSettings): ClientMiddleware<DeadlineCa
     callOptions: CallOptions & DeadlineCallOptions,
   ): MiddlewareResult<Response> {
     const now = s.clock();
-    const at = callDeadline(callOptions.deadline, s.timeoutMs, now, s.clock);
+    const at = callDeadline(call.method.path, callOptions.deadline, s.timeoutMs, now, s.clock);
     if (at === Number.POSITIVE_INFINITY) return yield* call.next(call.request, callOptions);
     const left = at - now;
     const down = downOptions(s, call, callOptions, at, left);
@@ -172,7 +172,14 @@ function downOptions<Request, Response>(
     // Never started: a refusal for telemetry, not a deadline that passed during the call.
     const scope = telemetryScopeOf(callOptions);
     if (scope !== undefined) scope.refusal = 'deadline-expired';
-    throw refusal(call.method.path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(left));
+    const given = callOptions.deadline;
+    const shown = given instanceof Date ? given.toISOString() : `${given} ms`;
+    const message = `Deadline ${shown} had already passed when the call started: not sent`;
+    throw refusal(
+      call.method.path,
+      Status.DEADLINE_EXCEEDED,
+      new DeadlineExceededError(left, { message }),
+    );
   }
   // Object.assign, not a spread: Node 20's V8 takes a slow path (about 1 µs
   // per key) to add keys the spread source lacks to a spread copy.
@@ -183,13 +190,29 @@ function downOptions<Request, Response>(
   return down;
 }
 
-/** Epoch ms the call must end by: the caller's deadline or the budget, whichever ends first. */
+/**
+ * Epoch ms the call must end by: the caller's deadline or the budget, whichever
+ * ends first. A `deadline` that is no time at all (`NaN`, a string) is the
+ * call's `INVALID_ARGUMENT`.
+ */
 function callDeadline(
+  path: string,
   deadline: Date | number | undefined,
   timeoutMs: number,
   now: number,
   clock: Clock,
 ): number {
+  const valid =
+    deadline === undefined ||
+    (deadline instanceof Date
+      ? !Number.isNaN(deadline.getTime())
+      : typeof deadline === 'number' && !Number.isNaN(deadline));
+  if (!valid) {
+    throw callOptionError(
+      path,
+      new TypeError(`deadline must be a Date or a number of ms from now, got ${String(deadline)}`),
+    );
+  }
   const at = deadlineAt(deadline, clock);
   return Math.min(now + timeoutMs, at);
 }
@@ -212,7 +235,9 @@ function translate(
   timeoutMs: number,
 ): unknown {
   if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
-  if (isDeadlineExceededError(error)) return refusal(path, Status.DEADLINE_EXCEEDED, error);
+  if (isDeadlineExceededError(error)) {
+    return refusal(path, Status.DEADLINE_EXCEEDED, callDeadlineError(timeoutMs, error));
+  }
   return isPeerDeadline(error) ? peerDeadline(error, path, timeoutMs) : error;
 }
 
@@ -230,15 +255,16 @@ function isPeerDeadline(error: unknown): error is ClientError {
 }
 
 /** The error our own timer would have given, with the peer's `DEADLINE_EXCEEDED` as the core error's cause. */
-function peerDeadline(
-  error: ClientError,
-  path: string,
-  timeoutMs: number | undefined,
-): ClientError {
-  return refusal(
-    path,
-    Status.DEADLINE_EXCEEDED,
-    new DeadlineExceededError(timeoutMs, { cause: error }),
+function peerDeadline(error: ClientError, path: string, timeoutMs: number): ClientError {
+  return refusal(path, Status.DEADLINE_EXCEEDED, callDeadlineError(timeoutMs, error));
+}
+
+/** The call's own deadline passed (not an attempt's: those say so themselves). */
+function callDeadlineError(timeoutMs: number, cause?: unknown): DeadlineExceededError {
+  const message = `Call deadline of ${Math.round(timeoutMs)} ms exceeded`;
+  return new DeadlineExceededError(
+    timeoutMs,
+    cause === undefined ? { message } : { message, cause },
   );
 }
 
@@ -257,7 +283,7 @@ async function* guardStream<Response>(
   const forward = () => controller.abort(caller?.reason);
   if (caller?.aborted) forward();
   else caller?.addEventListener('abort', forward, { once: true });
-  const expired = new DeadlineExceededError(timeoutMs);
+  const expired = callDeadlineError(timeoutMs);
   void sleep(timeoutMs, timer.signal).then(() => {
     if (!timer.signal.aborted) controller.abort(expired);
   });

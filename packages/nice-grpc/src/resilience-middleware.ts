@@ -48,7 +48,7 @@ export interface ResilienceMiddlewareOptions extends Omit<ResilienceOptions, 're
   idempotent?: MethodSelector;
   /** Status → verdict for every part. Defaults to `createGrpcStatusClassifier()`. */
   classify?: GrpcStatusClassifier;
-  /** Told once when a retried method is not known idempotent. Defaults to a Node process warning. */
+  /** Told once per client when `retry` is given and a called method is not known idempotent. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
 }
 
@@ -116,7 +116,8 @@ export function resilienceMiddleware(
         : createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
   };
   const admits = admission.circuits || admission.bucket || admission.pool;
-  const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep };
+  const retryAsked = retry !== undefined;
+  const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep, retryAsked };
   const attempts = attemptStage(fn, plan, extras, 'retry.');
   // A call without a response stream runs every stage as a step of this middleware's one
   // generator; a response stream, whose stages hold it until it ends, through one each.

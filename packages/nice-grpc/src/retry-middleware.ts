@@ -88,7 +88,7 @@ export function retryMiddleware(
   });
   const plan = resolvePart(fn, 'retry', Object.assign({}, rest, { retry }));
   return attemptsMiddleware(
-    attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest }),
+    attemptStage(fn, plan, { idempotent, classify, onWarning, onRetry, ...rest, retryAsked: true }),
   );
 }
 

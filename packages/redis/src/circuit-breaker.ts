@@ -100,7 +100,13 @@ export interface RedisCircuitBreakerOptions
 export interface RedisCircuitBreaker extends CircuitBreaker {
   /** Counters of the link to Redis (mode, round trips, fallbacks). */
   linkStats(): RedisLinkStats;
-  /** Resolves once the subscriber listens and the fleet's state has been read. */
+  /**
+   * Resolves once the subscriber listens and the fleet's state has been read;
+   * rejects with the first failure before that (a wrong password, Redis
+   * unreachable, the state not read within 1 s), naming the circuit and the
+   * cause. Either way the breaker decides locally until Redis answers, and
+   * joins the fleet when it does. A rejection nobody awaits is not unhandled.
+   */
   readonly ready: Promise<void>;
   /** Stops listening; closes the subscriber if this breaker created it. */
   close(): Promise<void>;
@@ -167,6 +173,13 @@ export function createRedisCircuitBreaker(
   options: RedisCircuitBreakerOptions,
 ): RedisCircuitBreaker {
   const fn = 'createRedisCircuitBreaker';
+  for (const key of ['fallback', 'localShare']) {
+    if (typeof options === 'object' && options !== null && key in options) {
+      throw new TypeError(
+        `${fn}: \`${key}\` is an option of the limiters and the budget, not of the circuit: while Redis is away its own breaker decides alone`,
+      );
+    }
+  }
   checkKeys(fn, options, CIRCUIT_KEYS);
   const settings = linkSettings(fn, options);
   const given = options.breaker;
@@ -183,7 +196,8 @@ export function createRedisCircuitBreaker(
   const stateKey = link.key('circuit');
   const lockKey = link.key('probe');
   const keys = [stateKey, lockKey];
-  const channel = `${settings.prefix}{${settings.name}}:circuit`;
+  // The fleet's transitions are published on a channel named like the state key.
+  const channel = stateKey;
   const sender = randomUUID();
   const open = script(OPEN);
   const close = script(CLOSE);
@@ -195,9 +209,6 @@ export function createRedisCircuitBreaker(
   const ownSubscriber = options.subscriber === undefined;
   const subscriber =
     options.subscriber ?? (settings.client as { duplicate(): RedisClient }).duplicate();
-  // Connection errors of our own subscriber are handled by reconnecting: never unhandled.
-  const ignore = () => {};
-  if (ownSubscriber) subscriber.on('error', ignore);
 
   /** This process holds the probe lock of the current cool-down. */
   let prober = false;
@@ -236,25 +247,39 @@ export function createRedisCircuitBreaker(
     else if (kind === 'closed' && a !== sender) follow(null);
   };
 
-  const sync = async () => {
+  /** Reads the fleet's stored state; false when Redis did not answer in time. */
+  const sync = async (): Promise<boolean> => {
     const left = await link.run(status, [stateKey], [], control);
     if (typeof left === 'number') follow(left);
+    return left !== undefined;
   };
 
-  let listening: () => void = () => {};
-  const subscribed = new Promise<void>((resolve) => {
-    listening = resolve;
+  let settleReady: (error?: Error) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    settleReady = (error) => (error === undefined ? resolve() : reject(error));
   });
+  // A process that never awaits `ready` must not crash on its rejection.
+  ready.catch(() => {});
+  /** `ready` fails with the first failure before the breaker listened (later ones change nothing). */
+  const failedToListen = (cause: unknown) => {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    settleReady(
+      new Error(`${fn}: circuit ${JSON.stringify(settings.name)} cannot listen to Redis: ${why}`, {
+        cause,
+      }),
+    );
+  };
   const listen = async () => {
     try {
       await subscriber.subscribe(channel);
-    } catch {
-      // Not connected: the next 'ready' listens.
+    } catch (e) {
+      // Not connected after all: the next 'ready' listens.
+      failedToListen(e);
       return;
     }
     // Messages missed while not listening: read the stored state.
-    await sync();
-    listening();
+    if (await sync()) settleReady();
+    else failedToListen(new Error(`the fleet's state was not read within ${control} ms`));
   };
   subscriber.on('message', onMessage);
   // On every (re)connection: listen again and catch up.
@@ -262,6 +287,12 @@ export function createRedisCircuitBreaker(
     void listen();
   };
   subscriber.on('ready', onReady);
+  // While the subscriber is away this process hears none of the fleet's
+  // transitions: its breaker decides alone, whether or not a round trip failed yet.
+  const onClose = () => link.down();
+  subscriber.on('close', onClose);
+  // A connection error is handled by reconnecting (never unhandled); the first one fails `ready`.
+  subscriber.on('error', failedToListen);
   if (subscriber.status === 'ready') void listen();
 
   const changes = local.onStateChange((e: CircuitStateChange) => {
@@ -352,12 +383,13 @@ export function createRedisCircuitBreaker(
       };
     },
     linkStats: () => link.stats(),
-    ready: subscribed,
+    ready,
     async close() {
       changes.dispose();
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
-      subscriber.off('error', ignore);
+      subscriber.off('close', onClose);
+      subscriber.off('error', failedToListen);
       if (ownSubscriber) subscriber.disconnect();
       else await subscriber.unsubscribe(channel).catch(() => {});
     },

@@ -88,7 +88,7 @@ export function createRedisKeyedLimiter(options: RedisKeyedLimiterOptions): Redi
       leases.delete(key);
     } else {
       // Each user key is its own hash tag, so keys spread over a cluster's slots.
-      const redisKey = link.key('key', `${s.link.name}:${key}`);
+      const redisKey = link.key('key', s.link.name, key);
       const keys = [redisKey];
       lease = new Lease(link, s.leaseMs, s.maxLease, s.leaseTtlMs, (want, late) =>
         batcher === undefined

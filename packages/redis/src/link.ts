@@ -56,7 +56,11 @@ export const SHARED_KEYS = [
 
 /** Counters of the link between a facade and Redis. */
 export interface RedisLinkStats {
-  /** `'shared'` while Redis answers within `timeoutMs`, `'local'` while decisions fall back. */
+  /**
+   * `'shared'` once a round trip was answered within `timeoutMs`; `'local'`
+   * before that and while decisions fall back (a round trip failed or was
+   * late, or — for the circuit — its subscriber's connection is closed).
+   */
   mode: 'shared' | 'local';
   /** Round trips sent to Redis. */
   calls: number;
@@ -165,6 +169,23 @@ export interface Script {
   readonly sha: string;
 }
 
+/** `id` with `%`, `:`, `{` and `}` written as `%XX`: a name or key that cannot end its part or its hash tag early. */
+function escapeId(id: string): string {
+  return id.replace(/[%:{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * The Redis key `prefix{id1:id2…}:part`. The ids (a facade's name, a keyed
+ * limiter's key) are escaped, so distinct ids never give the same key (limiter
+ * `api` with key `v2:alice` and limiter `api:v2` with key `alice` stay apart),
+ * and the hash tag — the ids — ends where it should whatever they hold. Ids
+ * without those four characters read as written.
+ * @internal
+ */
+export function redisKey(prefix: string, ids: readonly string[], part: string): string {
+  return `${prefix}{${ids.map(escapeId).join(':')}}:${part}`;
+}
+
 /** Prepares `source` for {@link RedisLink.run}. @internal */
 export function script(source: string): Script {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
@@ -226,9 +247,12 @@ export class RedisLink {
     this.shared = false;
   }
 
-  /** The key of this facade's `part`, hash-tagged so one object's keys share a Cluster slot. */
-  key(part: string, tag = this.settings.name): string {
-    return `${this.settings.prefix}{${tag}}:${part}`;
+  /**
+   * The Redis key of this facade's `part`, hash-tagged by `ids` (default the
+   * facade's name) so one object's keys share a Cluster slot. See {@link redisKey}.
+   */
+  key(part: string, ...ids: string[]): string {
+    return redisKey(this.settings.prefix, ids.length === 0 ? [this.settings.name] : ids, part);
   }
 
   /** Whether a round trip may be sent now: always while shared, every `retryMs` while local. */
@@ -339,7 +363,8 @@ export class RedisLink {
     }
   }
 
-  private down(): void {
+  /** Decisions are local from now: a round trip failed, or a connection the facade relies on closed. */
+  down(): void {
     if (this.shared) this.counters.fallbacks++;
     this.shared = false;
     this.retryAt = this.settings.clock() + this.settings.retryMs;

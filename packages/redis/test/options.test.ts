@@ -47,6 +47,16 @@ describe('options', () => {
     ).toThrow(/unknown option `lease`/);
   });
 
+  it("the circuit refuses the limiters' fallback options, saying why", () => {
+    for (const option of [{ localShare: 0.25 }, { fallback: 'local' }]) {
+      expect(() =>
+        createRedisCircuitBreaker({ client, name: 'c', subscriber: client, ...option } as never),
+      ).toThrow(
+        /^createRedisCircuitBreaker: `(localShare|fallback)` is an option of the limiters and the budget, not of the circuit: while Redis is away its own breaker decides alone$/,
+      );
+    }
+  });
+
   it('plugs into the shared vocabulary as rateLimit, budget and circuit instances', () => {
     const rateLimit = createRedisTokenBucket({
       client,

@@ -77,11 +77,14 @@ async function kill(proc: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-/** Starts redis-server on a free loopback port in a fresh temporary directory. */
-export async function startRedisServer(): Promise<RedisServer> {
+/**
+ * Starts redis-server on a free loopback port in a fresh temporary directory,
+ * with `extra` arguments (e.g. `['--requirepass', 'secret']`) on every start.
+ */
+export async function startRedisServer(extra: readonly string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'breakwater-redis-'));
   const port = await freePort();
-  let proc: ChildProcess | undefined = await launch(port, dir);
+  let proc: ChildProcess | undefined = await launch(port, dir, extra);
   return {
     port,
     async kill() {
@@ -90,7 +93,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     },
     async restart() {
       await kill(proc);
-      proc = await launch(port, dir);
+      proc = await launch(port, dir, extra);
     },
     async stop() {
       await kill(proc);

@@ -16,9 +16,8 @@ const network = (code: string) =>
   });
 
 describe('classifyTRPCError', () => {
-  it('retries 5xx that share JSON-RPC -32603 by their tRPC code, but not NOT_IMPLEMENTED', () => {
+  it('retries 5xx that share JSON-RPC -32603 by their tRPC code, but not a server’s own failure', () => {
     for (const [code, status] of [
-      ['INTERNAL_SERVER_ERROR', 500],
       ['BAD_GATEWAY', 502],
       ['SERVICE_UNAVAILABLE', 503],
       ['GATEWAY_TIMEOUT', 504],
@@ -29,6 +28,16 @@ describe('classifyTRPCError', () => {
       });
     }
     expect(classifyTRPCError(server('NOT_IMPLEMENTED', 501))).toMatchObject({ retry: false });
+    // Core's rule, as gRPC's INTERNAL: not repeated, but counted, and another target may serve it.
+    expect(classifyTRPCError(server('INTERNAL_SERVER_ERROR', 500))).toEqual({
+      retry: false,
+      failover: true,
+      countForCircuit: true,
+    });
+    const bare = (status: number) => Object.assign(new Error('http'), { status });
+    expect(classifyTRPCError(bare(500)).retry).toBe(false);
+    expect(classifyTRPCError(bare(507)).retry).toBe(false);
+    expect(classifyTRPCError(bare(502)).retry).toBe(true);
   });
 
   it('never retries 4xx domain errors, and they do not count for circuits', () => {

@@ -40,8 +40,9 @@ export interface TRPCErrorClassifierOptions {
   /**
    * tRPC codes retried (and failed over) by default. `TOO_MANY_REQUESTS` is
    * retried only when the server sent `Retry-After`. Defaults to
-   * `TIMEOUT`, `TOO_MANY_REQUESTS`, `INTERNAL_SERVER_ERROR`, `BAD_GATEWAY`,
-   * `SERVICE_UNAVAILABLE`, `GATEWAY_TIMEOUT`.
+   * `TIMEOUT`, `TOO_MANY_REQUESTS`, `BAD_GATEWAY`, `SERVICE_UNAVAILABLE`,
+   * `GATEWAY_TIMEOUT` (not `INTERNAL_SERVER_ERROR`: core's rule, as gRPC's
+   * `INTERNAL`; add it here to retry a procedure's own failures).
    */
   retryableCodes?: readonly TRPCErrorCode[];
   /** Clock used to turn an HTTP-date `Retry-After` into a delay. Defaults to `systemClock`. */
@@ -64,7 +65,10 @@ export const TRPC_CLASSIFIER_KEYS = {
  *  4. The tRPC code (`data.code`), else the HTTP status (`data.httpStatus`,
  *     `meta.response.status`, a `status` in the cause chain). Five codes
  *     share JSON-RPC -32603, so the JSON-RPC number is never used.
- *     Retryable codes / 5xx (except 501) / 408 → retry, fail over, count.
+ *     Retryable codes, else HTTP 502/503/504 → retry, fail over, count.
+ *     A server's own failure (INTERNAL_SERVER_ERROR / 500, NOT_IMPLEMENTED,
+ *     any other 5xx) → no retry, fail over, count: core's rule, the same as
+ *     gRPC's INTERNAL; repeating a buggy procedure triples its load.
  *     429 → retry only with Retry-After, fail over, not counted.
  *     Other 4xx (domain errors) → no retry, no failover, not counted.
  *  5. A connection that was never made (ECONNREFUSED, ENOTFOUND, EAI_AGAIN
@@ -82,7 +86,6 @@ export const TRPC_CLASSIFIER_KEYS = {
 const DEFAULT_CODES: readonly TRPCErrorCode[] = [
   'TIMEOUT',
   'TOO_MANY_REQUESTS',
-  'INTERNAL_SERVER_ERROR',
   'BAD_GATEWAY',
   'SERVICE_UNAVAILABLE',
   'GATEWAY_TIMEOUT',
@@ -99,6 +102,8 @@ const STATUS_BY_CODE: Partial<Record<string, number>> = {
   SERVICE_UNAVAILABLE: 503,
   GATEWAY_TIMEOUT: 504,
 };
+// A code-less answer: only a gateway or an overloaded server says "try again" (gRPC maps these to UNAVAILABLE).
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -188,7 +193,7 @@ export function createTRPCErrorClassifier(
       if (retryAfterMs === undefined || !codes.has('TOO_MANY_REQUESTS')) return LIMITED;
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs };
     }
-    const retryable = typeof code === 'string' ? codes.has(code) : status >= 500 && status !== 501;
+    const retryable = typeof code === 'string' ? codes.has(code) : UNAVAILABLE_STATUSES.has(status);
     if (!retryable) return status >= 500 ? FAILED : DOMAIN;
     const retryAfterMs = retryAfterMsFrom(responseOf(error), clock);
     return retryAfterMs === undefined ? RETRY : { ...RETRY, retryAfterMs };
@@ -234,8 +239,9 @@ export function createTRPCErrorClassifier(
 
 /**
  * The default tRPC classifier ({@link createTRPCErrorClassifier} with its
- * defaults): network failures, 5xx (not 501), `TIMEOUT` and Breakwater
- * deadlines are retried; `TOO_MANY_REQUESTS` only with `Retry-After`; 4xx
+ * defaults): network failures, 502/503/504, `TIMEOUT` and Breakwater
+ * deadlines are retried; `INTERNAL_SERVER_ERROR` (500) and other 5xx are
+ * not, but count for the circuit; `TOO_MANY_REQUESTS` only with `Retry-After`; 4xx
  * domain errors never. A connection refused (or a name that did not
  * resolve, or a browser fetch that got no response) and Breakwater's own
  * refusals are marked `neverSent`.

@@ -1,3 +1,5 @@
+import { checkLookalikeKeys, describeValue, type KnownKeys } from '@breakwater/core/internal';
+
 /**
  * Per-call settings the Breakwater links read from `op.context`, set with
  * `client.x.query(input, { context: { idempotent: true, timeoutMs: 500 } })`.
@@ -22,3 +24,32 @@ export const PART_EXTRA_KEYS = {
   sleep: true,
   random: true,
 } as const;
+
+const CONTEXT_KEYS = {
+  idempotent: true,
+  timeoutMs: true,
+} as const satisfies KnownKeys<BreakwaterOperationContext>;
+
+/**
+ * The `TypeError` for a call whose `context` misspells one of our keys
+ * (`timeoutMS`: it would be ignored) or gives one a value of the wrong type;
+ * `undefined` when the context is fine. Other links' keys (`callId`, …) pass.
+ * @internal
+ */
+export function contextFault(context: object): TypeError | undefined {
+  try {
+    checkLookalikeKeys(undefined, context, CONTEXT_KEYS, 'context');
+  } catch (error) {
+    return error as TypeError;
+  }
+  const { idempotent, timeoutMs } = context as Record<string, unknown>;
+  if (idempotent !== undefined && typeof idempotent !== 'boolean') {
+    return new TypeError(`context.idempotent must be a boolean, got ${describeValue(idempotent)}`);
+  }
+  if (timeoutMs !== undefined && typeof timeoutMs !== 'number') {
+    return new TypeError(
+      `context.timeoutMs must be a number of ms, got ${describeValue(timeoutMs)}`,
+    );
+  }
+  return undefined;
+}

@@ -4,19 +4,28 @@ import {
   isRoutingError,
   type Router,
   type RouterOptions,
+  type RouteSelection,
+  type RouteSelectionType,
+  STANDARD_RESILIENCE,
+  systemClock,
 } from '@breakwater/core';
 import {
+  ADAPTER_SELECTION,
   callsOnlyTelemetry,
+  checkNumber,
   checkOptions,
   type KnownKeys,
   optionPath,
   optionTypeError,
+  timerWheelFor,
+  WheelEntry,
 } from '@breakwater/core/internal';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
 import type { BreakwaterOperationContext } from './context.js';
+import { aborted, deadlineRefusal, refusal } from './internals/errors.js';
 import { noNext, runLink } from './internals/run-link.js';
 import type { TRPCIdempotent } from './resilience-link.js';
 
@@ -39,6 +48,8 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
   extends Omit<RouterOptions<OperationLink<TRouter>>, 'providers' | 'classify'> {
   /** The endpoints, in registration order. At least one. */
   endpoints: readonly TRPCEndpoint<TRouter>[];
+  /** Order in which endpoints are tried (the core router's selection). Defaults to `'least-loaded'` (power of two choices over peak-EWMA latency × calls in flight). */
+  selection?: RouteSelection | RouteSelectionType;
   /** Maps a failed attempt's error to a verdict. Defaults to `classifyTRPCError`. */
   classify?: (error: unknown, op: Operation) => ErrorVerdict;
   /**
@@ -51,11 +62,19 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
    * queries, not mutations.
    */
   idempotent?: TRPCIdempotent;
+  /**
+   * Deadline of each query and mutation in ms — every visit, retry,
+   * failover and wait — or `false` for none; per call `context.timeoutMs`
+   * overrides it. No retry or failover starts that cannot start before it.
+   * Defaults to `STANDARD_RESILIENCE.timeoutMs` (30 s), as in `resilienceLink`.
+   */
+  timeoutMs?: number | false;
 }
 
 /** Keys of {@link RoutingLinkOptions}. @internal */
 export const ROUTING_LINK_KEYS = {
   endpoints: true,
+  timeoutMs: true,
   classify: true,
   idempotent: true,
   protection: true,
@@ -83,6 +102,17 @@ function onlyIfNeverSent(verdict: ErrorVerdict): ErrorVerdict {
   return { retry: false, failover: false, countForCircuit: verdict.countForCircuit !== false };
 }
 
+/** A routed call's deadline, waiting on the timer wheel; `onExpire` ends the call. */
+class CallDeadline extends WheelEntry {
+  constructor(private readonly onExpire: (timerError: Error | undefined) => void) {
+    super();
+  }
+
+  expire(timerError: Error | undefined): void {
+    this.onExpire(timerError);
+  }
+}
+
 /** The caller's error: the last endpoint's `TRPCClientError` (routing details in `meta.routing`), else the core error as cause. */
 function toClientError(error: unknown): TRPCClientError<AnyRouter> {
   if (isRoutingError(error)) {
@@ -97,8 +127,9 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
 /**
  * A terminating link that spreads calls over several tRPC endpoints with the
  * core router (`createRouter`): failover, per-endpoint circuits and retries
- * (`protection`), health-aware `selection` (priority with recovery probes,
- * sticky, round-robin, least-latency, power-of-two, race) and `hedge`.
+ * (`protection`), health-aware `selection` (least-loaded by default; priority
+ * with recovery probes, sticky, round-robin, least-latency, power-of-two,
+ * race) and `hedge`.
  * Calls safe to repeat (`idempotent`: queries by default) fail over, retry
  * and hedge on the classifier's verdict. Any other call (a mutation) is never
  * hedged, and is retried or failed over only when its request provably never
@@ -119,11 +150,27 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   options: RoutingLinkOptions<TRouter>,
 ): TRPCLink<TRouter> {
   // initialized config
-  const { endpoints, classify = classifyTRPCError, idempotent, ...routerOptions } = options;
+  const {
+    endpoints,
+    classify = classifyTRPCError,
+    idempotent,
+    timeoutMs = STANDARD_RESILIENCE.timeoutMs,
+    selection = ADAPTER_SELECTION,
+    ...rest
+  } = options;
+  const routerOptions = { ...rest, selection };
   checkOptions('routingLink', options, ROUTING_LINK_KEYS, '', false);
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
   }
+  const callMs =
+    timeoutMs === false
+      ? Number.POSITIVE_INFINITY
+      : optionPath(
+          '',
+          () => checkNumber('timeoutMs', timeoutMs, { above: 0, allowInfinity: true }),
+          'routingLink',
+        );
   if (
     idempotent !== undefined &&
     typeof idempotent !== 'boolean' &&
@@ -161,18 +208,25 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     'routingLink',
   );
 
+  // The call deadlines wait on the router's time: core's shared wheel, or the injected sleep.
+  const clock = routerOptions.clock ?? systemClock;
+  const wheel = timerWheelFor(routerOptions.sleep, clock);
+
   return (runtime) => {
     // initialized in app
     const providers = endpoints.map((e) => ({ id: e.id, resource: e.link(runtime) }));
     const router: Router<OperationLink<TRouter>> = createRouter({ ...routerOptions, providers });
-    // Hedging is router-wide; calls that must not be repeated use a twin without it,
-    // sharing the health registry (its circuits are its own). Telemetry hears its calls, and
-    // the targets' health and circuits of the main router only, so each gauge has one source.
-    const { hedge, ...unhedged } = routerOptions;
+    // Hedging and racing are router-wide; calls that must not be repeated use a twin with
+    // neither (a race's twin goes by priority), sharing the health registry (its circuits are
+    // its own). Telemetry hears its calls, and the targets' health and circuits of the main
+    // router only, so each gauge has one source.
+    const { hedge, selection, ...unhedged } = routerOptions;
+    const raced = (typeof selection === 'string' ? selection : selection?.type) === 'race';
     const single =
-      hedge !== undefined && hedge !== false
+      (hedge !== undefined && hedge !== false) || raced
         ? createRouter({
             ...unhedged,
+            ...(raced || selection === undefined ? {} : { selection }),
             ...callsOnly,
             health: { ...unhedged.health, probe: 'none', registry: router.health },
             providers,
@@ -187,10 +241,40 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
         return (chosen as (typeof providers)[number]).resource({ op, next: noNext });
       }
       return observable((observer) => {
-        const ac = new AbortController();
         const callerSignal = op.signal;
+        // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
+        if (callerSignal?.aborted) {
+          observer.error(aborted(callerSignal) as TRPCClientError<TRouter>);
+          return () => {};
+        }
+        const ac = new AbortController();
+        let deadline: CallDeadline | undefined;
+        let settled = false;
+        const settle = (): boolean => {
+          if (settled) return false;
+          settled = true;
+          callerSignal?.removeEventListener('abort', onAbort);
+          if (deadline !== undefined) wheel.cancel(deadline);
+          return true;
+        };
         const onAbort = () => ac.abort(callerSignal?.reason);
         callerSignal?.addEventListener('abort', onAbort, { once: true });
+        const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
+        let deadlineAt = Number.POSITIVE_INFINITY;
+        if (ms !== Number.POSITIVE_INFINITY) {
+          // A per-call `context.timeoutMs` of 0, below or NaN has passed already.
+          // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
+          const wait = ms > 0 ? ms : 0;
+          deadlineAt = clock() + wait;
+          deadline = new CallDeadline((timerError) => {
+            if (!settle()) return;
+            const error =
+              timerError === undefined ? deadlineRefusal(op, ms, 'timeout') : refusal(timerError);
+            ac.abort(error.cause);
+            observer.error(error as TRPCClientError<TRouter>);
+          });
+          wheel.schedule(deadline, wait);
+        }
         const repeatable = safe(op);
         const verdictOf = repeatable
           ? (error: unknown) => classify(error, op)
@@ -199,20 +283,21 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
           .execute((link, { signal }) => runLink(link, op, signal), {
             signal: ac.signal,
             classify: verdictOf,
+            deadlineAt,
           })
           .then(
             (envelope) => {
-              callerSignal?.removeEventListener('abort', onAbort);
+              if (!settle()) return;
               observer.next(envelope as never);
               observer.complete();
             },
             (error: unknown) => {
-              callerSignal?.removeEventListener('abort', onAbort);
+              if (!settle()) return;
               observer.error(toClientError(error) as TRPCClientError<TRouter>);
             },
           );
         return () => {
-          callerSignal?.removeEventListener('abort', onAbort);
+          settle();
           ac.abort();
         };
       });

@@ -35,6 +35,24 @@ describe('deadlineLink inside httpBatchLink', () => {
     ).resolves.toMatchObject({ sleptMs: 250 });
   });
 
+  it('refuses a call whose context misspells one of its keys, before sending it', async () => {
+    const server = await chaos();
+    const client = clientOf([resilienceLink({ retry: false }), batchLink(server.url)]);
+    const error = await errorOf(client.slow.query({ ms: 600 }, { context: { timeoutMS: 100 } }));
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as Error).message).toBe(
+      'unknown option `context.timeoutMS` — did you mean `context.timeoutMs`?',
+    );
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
+    const typed = await errorOf(client.slow.query({ ms: 10 }, { context: { timeoutMs: '100' } }));
+    expect((typed as Error).message).toBe('context.timeoutMs must be a number of ms, got "100"');
+    // Nothing reached the server; another link's key (callId) is not ours to judge.
+    expect(server.stats().procedures.slow).toBeUndefined();
+    await expect(
+      client.slow.query({ ms: 10 }, { context: { callId: 'c', timeoutMs: 2000 } }),
+    ).resolves.toMatchObject({ sleptMs: 10 });
+  });
+
   it('rejects at once when the caller aborts one call of a batch', async () => {
     const server = await chaos();
     const client = clientOf([deadlineLink({ timeoutMs: 5000 }), batchLink(server.url)]);

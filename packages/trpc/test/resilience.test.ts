@@ -17,12 +17,13 @@ async function pushback(retryAfterSeconds: number) {
 }
 
 describe('Retry-After pushback (replaces the backoff; invalid stops)', () => {
-  it('waits the 300 ms the server asked for, not the 5 ms backoff', async () => {
-    const { server, client } = await pushback(0.3);
+  it('waits the 1 s the server asked for, not the 5 ms backoff', async () => {
+    // Delta-seconds are whole seconds (RFC 9110); a fraction stops the retries.
+    const { server, client } = await pushback(1);
     const started = performance.now();
-    await client.echo.query('r', { context: { callId: 'p300' } });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
-    expect(server.stats().attempts.p300).toBe(2);
+    await client.echo.query('r', { context: { callId: 'p1' } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(995);
+    expect(server.stats().attempts.p1).toBe(2);
   });
 
   it('does not retry on a negative Retry-After', async () => {
@@ -55,6 +56,17 @@ describe('Retry-After pushback (replaces the backoff; invalid stops)', () => {
 });
 
 describe('resilienceLink', () => {
+  it('with no options does not repeat a procedure that fails with INTERNAL_SERVER_ERROR', async () => {
+    const server = await chaos();
+    const client = clientOf([resilienceLink(), batchLink(server.url)]);
+    for (let i = 0; i < 3; i++) {
+      const error = await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
+      expect(codeOf(error)).toBe('INTERNAL_SERVER_ERROR');
+    }
+    // Once per call, not three times: a buggy procedure gets no extra load from its clients.
+    expect(server.stats().procedures.fail).toBe(3);
+  });
+
   it('with no options runs the standard stack: retries a query, not a mutation', async () => {
     const server = await chaos({ faults: { failFirst: 1 } });
     const client = clientOf([resilienceLink(), batchLink(server.url)]);

@@ -30,14 +30,18 @@ describe('retryLink against a chaos tRPC server', () => {
     expect(server.stats().attempts.q2).toBe(3);
   });
 
-  it('does not retry BAD_REQUEST, but retries INTERNAL_SERVER_ERROR', async () => {
+  it('does not retry BAD_REQUEST or INTERNAL_SERVER_ERROR, but retries SERVICE_UNAVAILABLE', async () => {
     const server = await chaos();
     const client = clientOf([retryLink({ attempts: 3, backoff: fast }), batchLink(server.url)]);
     const bad = await errorOf(client.fail.query({ code: 'BAD_REQUEST' }));
     expect((bad as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('BAD_REQUEST');
     expect(server.stats().procedures.fail).toBe(1);
-    await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
-    expect(server.stats().procedures.fail).toBe(1 + 3);
+    // A procedure's own failure is not repeated (core's rule, as gRPC's INTERNAL).
+    const own = await errorOf(client.fail.query({ code: 'INTERNAL_SERVER_ERROR' }));
+    expect((own as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(server.stats().procedures.fail).toBe(1 + 1);
+    await errorOf(client.fail.query({ code: 'SERVICE_UNAVAILABLE' }));
+    expect(server.stats().procedures.fail).toBe(1 + 1 + 3);
   });
 
   it('does not retry a mutation without opt-in; does with context.idempotent or idempotent: true', async () => {
@@ -70,6 +74,39 @@ describe('retryLink against a chaos tRPC server', () => {
     await client.echo.query('r', { context: { callId: 'ra' } });
     expect(performance.now() - started).toBeGreaterThanOrEqual(995);
     expect(server.stats().attempts.ra).toBe(2);
+  });
+
+  it('stops at a Retry-After that is neither digits nor an HTTP-date in the future; waits for one that is', async () => {
+    const garbage = [
+      'later 5',
+      '1.5',
+      '5 s',
+      'Sun, 06 Nov 1994 08:49:37 GMT',
+      'Mon, 31 Feb 2100 00:00:00 GMT',
+    ];
+    const server = await chaos({ faults: { failFirst: 3 } });
+    for (const [i, value] of garbage.entries()) {
+      server.setFaults({
+        failFirst: 3,
+        error: { type: 'status', status: 503, retryAfterSeconds: value },
+      });
+      const client = clientOf([retryLink({ attempts: 3, backoff: fast }), batchLink(server.url)]);
+      const error = await errorOf(client.echo.query('g', { context: { callId: `g${i}` } }));
+      expect((error as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('SERVICE_UNAVAILABLE');
+      expect({ value, attempts: server.stats().attempts[`g${i}`] }).toEqual({ value, attempts: 1 });
+    }
+
+    // Dates have whole seconds: two seconds ahead is a wait of more than one.
+    const soon = new Date(Date.now() + 2_000).toUTCString();
+    server.setFaults({
+      failFirst: 1,
+      error: { type: 'status', status: 503, retryAfterSeconds: soon },
+    });
+    const client = clientOf([retryLink({ attempts: 3, backoff: fast }), batchLink(server.url)]);
+    const started = performance.now();
+    await client.echo.query('d', { context: { callId: 'date' } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(995);
+    expect(server.stats().attempts.date).toBe(2);
   });
 
   it('rejects at once when aborted during backoff, and sends nothing more', async () => {

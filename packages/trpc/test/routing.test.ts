@@ -1,7 +1,8 @@
 import type { ChaosTrpcRouter } from '@breakwater/chaos';
+import { createManualClock, isDeadlineExceededError } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { routingLink, type TRPCIdempotent } from '../src/index.js';
+import { type RoutingLinkOptions, routingLink, type TRPCIdempotent } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,5 +114,108 @@ describe('routingLink (core router over tRPC endpoints)', () => {
     expect(error).toBeInstanceOf(TRPCClientError);
     expect((error as TRPCClientError<ChaosTrpcRouter>).data?.code).toBe('SERVICE_UNAVAILABLE');
     expect((error as TRPCClientError<ChaosTrpcRouter>).meta?.routing).toBeDefined();
+  });
+
+  it('sends a mutation to one server in every selection mode, raced or hedged (a query races to all)', async () => {
+    const servers = [
+      await chaos({ name: 'a' }),
+      await chaos({ name: 'b' }),
+      await chaos({ name: 'c' }),
+    ];
+    const modes: Pick<RoutingLinkOptions<ChaosTrpcRouter>, 'selection' | 'hedge'>[] = [
+      { selection: { type: 'race' } },
+      { selection: 'race' },
+      { selection: 'round-robin', hedge: { delayMs: 1 } },
+      { selection: 'power-of-two' },
+    ];
+    const count = (path: string) =>
+      servers.reduce((n, s) => n + (s.stats().procedures[path] ?? 0), 0);
+    for (const [i, mode] of modes.entries()) {
+      const client = clientOf([
+        routingLink<ChaosTrpcRouter>({
+          ...mode,
+          endpoints: servers.map((s) => ({ id: s.stats().server, link: batchLink(s.url) })),
+        }),
+      ]);
+      await client.counter.increment.mutate({ by: 1 });
+      expect({ mode: i, executions: count('counter.increment') }).toEqual({
+        mode: i,
+        executions: i + 1,
+      });
+    }
+    // The race is on for queries: each of them went to all three servers.
+    const client = clientOf([
+      routingLink<ChaosTrpcRouter>({
+        selection: { type: 'race' },
+        endpoints: servers.map((s) => ({ id: s.stats().server, link: batchLink(s.url) })),
+      }),
+    ]);
+    await client.echo.query('q');
+    await wait(50);
+    expect(count('echo')).toBe(3);
+  });
+
+  it('sends nothing for a call whose signal is already aborted, and rejects as resilienceLink does', async () => {
+    const servers = [await chaos({ name: 'a' }), await chaos({ name: 'b' })];
+    for (const selection of ['priority', 'race'] as const) {
+      const client = clientOf([
+        routingLink<ChaosTrpcRouter>({
+          selection,
+          endpoints: servers.map((s) => ({ id: s.stats().server, link: batchLink(s.url) })),
+        }),
+      ]);
+      const reason = new Error('caller gave up');
+      const mutation = await errorOf(
+        client.counter.increment.mutate({ by: 1 }, { signal: AbortSignal.abort(reason) }),
+      );
+      const query = await errorOf(client.echo.query('x', { signal: AbortSignal.abort() }));
+      expect(mutation).toBeInstanceOf(TRPCClientError);
+      expect((mutation as Error).cause).toBe(reason);
+      expect(query).toBeInstanceOf(TRPCClientError);
+    }
+    await wait(50);
+    expect(servers.map((s) => s.stats().requests)).toEqual([0, 0]);
+  });
+
+  it('ends a call to a stalled server at the standard 30 s deadline (per call: context.timeoutMs)', async () => {
+    const server = await chaos({ faults: { hangRate: 1 } });
+    const clock = createManualClock(1_000);
+    const client = clientOf([
+      routingLink<ChaosTrpcRouter>({
+        endpoints: [{ id: 'stalled', link: batchLink(server.url) }],
+        clock,
+        sleep: clock.sleep,
+      }),
+    ]);
+    const settled = async (p: Promise<unknown>, requests: number) => {
+      let done = false;
+      const error = errorOf(p).finally(() => {
+        done = true;
+      });
+      while (server.stats().requests < requests) await wait(5);
+      return { error, done: () => done };
+    };
+    const call = await settled(client.echo.query('x'), 1);
+    clock.advance(29_999);
+    await clock.flush();
+    await wait(20);
+    expect(call.done()).toBe(false);
+    clock.advance(1);
+    await clock.flush();
+    await wait(20);
+    expect(call.done()).toBe(true);
+    const error = await call.error;
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as Error).message).toMatch(
+      /Deadline of 30000 ms exceeded calling "echo" \(timeout\)/,
+    );
+    expect(isDeadlineExceededError((error as Error).cause)).toBe(true);
+
+    const short = await settled(client.echo.query('y', { context: { timeoutMs: 500 } }), 2);
+    clock.advance(500);
+    await clock.flush();
+    await wait(20);
+    expect(short.done()).toBe(true);
+    expect(server.stats().requests).toBe(2);
   });
 });

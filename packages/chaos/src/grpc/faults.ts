@@ -34,7 +34,8 @@ export type LatencySpec =
 /**
  * One line of a fault schedule. Rules are checked in order for every attempt;
  * latency from every matching rule adds up, and the first matching rule with
- * an outcome (`status`, `hang`, `dieAfterMessage`, `failAfterMessages`) decides the outcome.
+ * an outcome (`status`, `hang`, `dieAfterMessage`, `resetAfterRequest`, `failAfterMessages`)
+ * decides the outcome.
  */
 export interface GrpcFaultRule {
   /** Method names (`"Unary"`) or full paths this rule applies to. Defaults to every method. */
@@ -63,6 +64,12 @@ export interface GrpcFaultRule {
    * trailers. Defaults to false.
    */
   dieAfterMessage?: boolean;
+  /**
+   * Unary methods: once the request arrived, drop the connection under the call without an
+   * answer (a replica, or a proxy in front of it, that resets mid-call after taking the
+   * request); the server keeps accepting connections. Defaults to false.
+   */
+  resetAfterRequest?: boolean;
 }
 
 /** What the server does with one attempt, decided before it is handled. */
@@ -73,6 +80,8 @@ export interface AttemptPlan {
   hang: boolean;
   /** True when the server sends the unary response and then dies before the status. */
   dieAfterMessage: boolean;
+  /** True when the server drops the connection under the call once the request arrived. */
+  resetAfterRequest: boolean;
   /** Fail with this status (after `failAfterMessages` messages, when set). */
   fail:
     | {
@@ -198,6 +207,7 @@ export function planAttempt(
     delayMs: 0,
     hang: false,
     dieAfterMessage: false,
+    resetAfterRequest: false,
     fail: undefined,
     failAfterMessages: undefined,
   };
@@ -208,6 +218,7 @@ export function planAttempt(
     const hasOutcome =
       rule.hang === true ||
       rule.dieAfterMessage === true ||
+      rule.resetAfterRequest === true ||
       rule.status !== undefined ||
       rule.failAfterMessages !== undefined ||
       rule.pushbackMs !== undefined;
@@ -219,6 +230,10 @@ export function planAttempt(
     }
     if (rule.dieAfterMessage) {
       plan.dieAfterMessage = true;
+      continue;
+    }
+    if (rule.resetAfterRequest) {
+      plan.resetAfterRequest = true;
       continue;
     }
     const code = rule.status ?? Status.UNAVAILABLE;

@@ -28,7 +28,7 @@ export {
   planAttempt,
 } from './faults.js';
 export type { AttemptRecorder, ObservedAttempt } from './recorder.js';
-export { seededRandom } from './seeded-random.js';
+export { attemptRandom, callKey, seededRandom } from './seeded-random.js';
 export {
   CALL_ID_HEADER,
   type GrpcChaosServer,

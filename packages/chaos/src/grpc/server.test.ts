@@ -9,6 +9,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectSameDrawsPerCall } from '../test-helpers/same-draws.js';
 import { echoBidi, echoServerStream, echoUnary } from './echo-calls.js';
 import { createEchoClient, type EchoClient } from './echo-client.js';
 import { ECHO_METHODS, loadEchoPackageDefinition } from './echo-proto.js';
@@ -88,6 +89,20 @@ describe('startGrpcChaosServer', () => {
     expect(failed).toBeLessThan(345);
   });
 
+  it('gives every client the same faults for the same call index and attempt, and a retry its own draw', async () => {
+    const { server, client } = await setup({
+      seed: 5,
+      faults: [{ rate: 0.5, status: status.UNAVAILABLE }],
+    });
+    const failedOf = async (lane: string) => {
+      const out = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => echoUnary(client, {}, { callId: `${lane}-${i}` })),
+      );
+      return out.map((o) => o.error?.code === status.UNAVAILABLE);
+    };
+    await expectSameDrawsPerCall(['grpc/none', 'grpc/breakwater'], failedOf, server.attempts);
+  });
+
   it('sends the pushback trailer with RESOURCE_EXHAUSTED', async () => {
     const { client } = await setup({
       faults: [{ status: status.RESOURCE_EXHAUSTED, pushbackMs: 300 }],
@@ -145,6 +160,19 @@ describe('startGrpcChaosServer', () => {
     expect(outcome.error?.code).toBe(status.UNAVAILABLE);
     expect(server.listening).toBe(false);
     expect(server.observed[0]?.outcome).toBe('DIED_AFTER_MESSAGE');
+  });
+
+  it('resets the connection under a unary call it took, and keeps serving', async () => {
+    const { server, client } = await setup({
+      faults: [{ firstAttempts: 1, resetAfterRequest: true }],
+    });
+    const outcome = await echoUnary(client, { message: 'x' }, { callId: 'r1' });
+    // No answer came: grpc-js reports the dropped connection.
+    expect(outcome.error?.code).toBe(status.UNAVAILABLE);
+    expect(outcome.error?.details).not.toMatch(/No connection established/);
+    expect(server.observed[0]?.outcome).toBe('RESET');
+    const again = await echoUnary(client, { message: 'x' }, { callId: 'r1' });
+    expect(again.value?.attempt).toBe(2);
   });
 
   it('serves client and bidi streams', async () => {

@@ -28,7 +28,7 @@ import {
 } from './echo-proto.js';
 import { type AttemptPlan, checkFaults, type GrpcFaultRule, planAttempt } from './faults.js';
 import { type AttemptRecorder, createRecorder, type ObservedAttempt } from './recorder.js';
-import { seededRandom } from './seeded-random.js';
+import { faultRandomness } from './seeded-random.js';
 
 /** Request header that names a logical call across its retries. */
 export const CALL_ID_HEADER = 'x-call-id';
@@ -43,9 +43,14 @@ export interface GrpcChaosServerOptions {
   replica?: string;
   /** Initial fault schedule. Defaults to none (a healthy echo server). */
   faults?: readonly GrpcFaultRule[];
-  /** Seed of the fault schedule's random numbers (ignored with `random`). Defaults to 1. */
+  /**
+   * Seed of the fault schedule's random numbers (ignored with `random`). An attempt that
+   * carries a call id draws from `(seed, call index, attempt)` alone, so every client meets
+   * the same faults for the same call; attempts without one share one seeded sequence.
+   * Defaults to 1.
+   */
   seed?: number;
-  /** Random source for rates and latency distributions. Defaults to `seededRandom(seed)`. */
+  /** Random source for rates and latency distributions, shared by every attempt. Defaults to draws from `seed`. */
   random?: RandomSource;
   /** Time source for observations. Defaults to `systemClock`. */
   clock?: Clock;
@@ -84,6 +89,13 @@ interface InternalCall {
   sendMessage(message: unknown, done: () => void): void;
   nextCall?: InternalCall;
   stream?: { session?: { destroy(): void } };
+}
+
+/** The HTTP/2 session a server call runs on (the innermost intercepting call holds its stream). */
+function sessionOf(call: InternalCall): { destroy(): void } | undefined {
+  let c: InternalCall | undefined = call;
+  while (c !== undefined && c.stream === undefined) c = c.nextCall;
+  return c?.stream?.session;
 }
 
 /** The parts of a grpc-js server call the chaos server reads. */
@@ -136,7 +148,7 @@ export async function startGrpcChaosServer(
   const replica = options.replica ?? 'replica-1';
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? systemSleep;
-  const random = options.random ?? seededRandom(options.seed ?? 1);
+  const randomFor = faultRandomness(options.seed ?? 1, options.random);
   const recorder = createRecorder(clock, options.maxObservations ?? 100_000);
   let faults = checkFaults(options.faults ?? []);
   const health = new HealthImplementation({ '': 'SERVING', [ECHO_SERVICE]: 'SERVING' });
@@ -157,7 +169,7 @@ export async function startGrpcChaosServer(
     const plan = planAttempt(
       faults,
       { path, method: record.method, attempt: record.attempt },
-      random,
+      randomFor(record.callId, record.attempt),
     );
     let cancelled = false;
     const controller = plan.delayMs > 0 || plan.hang ? new AbortController() : undefined;
@@ -216,12 +228,19 @@ export async function startGrpcChaosServer(
       // the connection closes under the stream with no status (forceShutdown alone would cancel
       // the stream politely, and the client would see CANCELLED).
       void sleep(20).then(() => {
-        let c: InternalCall | undefined = inner;
-        while (c !== undefined && c.stream === undefined) c = c.nextCall;
-        c?.stream?.session?.destroy();
+        sessionOf(inner)?.destroy();
         return stop();
       });
     });
+  }
+
+  /** Drops the connection under the call, which the server took but never answers. */
+  function resetAfterRequest(
+    record: ObservedAttempt,
+    call: ServerUnaryCall<EchoRequest, EchoResponse>,
+  ): void {
+    record.outcome = 'RESET';
+    sessionOf((call as unknown as { call: InternalCall }).call)?.destroy();
   }
 
   const unary =
@@ -230,6 +249,7 @@ export async function startGrpcChaosServer(
       void arrive(call, path).then(({ record, plan, live }) => {
         if (!live) return;
         if (plan.dieAfterMessage) dieAfterMessage(record, call);
+        else if (plan.resetAfterRequest) resetAfterRequest(record, call);
         else answer(record, plan, callback, call.request.message ?? '', 0);
       });
     };

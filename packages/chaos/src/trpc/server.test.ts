@@ -1,6 +1,7 @@
 import { createHttpProbe } from '@breakwater/core/node';
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectSameDrawsPerCall } from '../test-helpers/same-draws.js';
 import type { ChaosTrpcRouter } from './router.js';
 import { type ChaosTrpcServer, createChaosTrpcServer, TRPC_HEALTH_PATH } from './server.js';
 
@@ -52,6 +53,23 @@ describe('createChaosTrpcServer', () => {
 
     const closed = await serve({});
     expect((await preflight(closed.url)).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('gives every client the same faults for the same call index and attempt, and a retry its own draw', async () => {
+    const s = await serve({ faults: { errorRate: 0.5 }, seed: 5 });
+    const failedOf = (lane: string) =>
+      Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const res = await fetch(echoUrl(s, i), { headers: { 'x-call-id': `${lane}-${i}` } });
+          await res.arrayBuffer();
+          return res.status === 503;
+        }),
+      );
+    await expectSameDrawsPerCall(
+      ['trpc/none', 'trpc/breakwater'],
+      failedOf,
+      (id) => s.stats().attempts[id] ?? 0,
+    );
   });
 
   it('fails 30% of 1000 requests within tolerance', async () => {

@@ -8,7 +8,7 @@ import {
   systemSleep,
 } from '@breakwater/core';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import { seededRandom } from '../grpc/seeded-random.js';
+import { faultRandomness } from '../grpc/seeded-random.js';
 import { checkFaultPlan, decideFault, type TrpcFaultPlan } from './faults.js';
 import { type ChaosTrpcStats, TrpcRecorder } from './recorder.js';
 import { writeInjectedError } from './responses.js';
@@ -25,9 +25,13 @@ export interface ChaosTrpcServerOptions {
   host?: string;
   /** Initial fault schedule; change it later with `setFaults`. Defaults to no faults. */
   faults?: TrpcFaultPlan;
-  /** Seed of the fault randomness, so a run replays. Defaults to 1. */
+  /**
+   * Seed of the fault randomness, so a run replays. A request with an `x-call-id` draws
+   * from `(seed, call index, attempt)` alone, so every client meets the same faults for
+   * the same call; requests without one share one seeded sequence. Defaults to 1.
+   */
   seed?: number;
-  /** Randomness source; overrides `seed`. Defaults to a generator seeded with `seed`. */
+  /** Randomness source shared by every request; overrides `seed`. Defaults to draws from `seed`. */
   random?: RandomSource;
   /** How added latency waits. Defaults to `systemSleep`. */
   sleep?: Sleep;
@@ -106,7 +110,7 @@ export async function createChaosTrpcServer(
 ): Promise<ChaosTrpcServer> {
   const name = options.name ?? 'trpc';
   const host = options.host ?? '127.0.0.1';
-  const random = options.random ?? seededRandom(options.seed ?? 1);
+  const randomFor = faultRandomness(options.seed ?? 1, options.random);
   const sleep = options.sleep ?? systemSleep;
   const clock = options.clock ?? systemClock;
   let plan: TrpcFaultPlan = options.faults ?? {};
@@ -147,7 +151,8 @@ export async function createChaosTrpcServer(
       return;
     }
     const paths = procedurePaths(url);
-    const callId = (req.headers['x-call-id'] as string | undefined) ?? `${req.method} ${req.url}`;
+    const sentId = req.headers['x-call-id'] as string | undefined;
+    const callId = sentId ?? `${req.method} ${req.url}`;
     const record = recorder.request(paths, callId, clock());
     const attempt = record.attempt;
     res.once('close', () => {
@@ -158,7 +163,7 @@ export async function createChaosTrpcServer(
     const current = plan;
     const applies = !current.paths || paths.some((p) => current.paths?.includes(p));
     if (applies) {
-      const decision = decideFault(current, attempt, random);
+      const decision = decideFault(current, attempt, randomFor(sentId, attempt));
       if (decision.delayMs > 0) {
         recorder.fault('delayed');
         const gone = new AbortController();

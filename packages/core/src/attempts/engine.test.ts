@@ -151,7 +151,13 @@ describe('AttemptEngine hedging and failover', () => {
 
   it('hedges within attempts, before the deadline and the budget', () => {
     const clock = createManualClock();
-    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000, clock });
+    // One retry in the window, hedges included (no reserve kept back from them).
+    const budget = createRetryBudget({
+      ratio: 0,
+      minRetriesPerSecond: 0.1,
+      hedgeReserve: 0,
+      clock,
+    });
     const e = new AttemptEngine({ attempts: 3, hedgeDelayMs: 50, budget, clock });
     expect(e.mayHedge(3, NONE)).toBe(false);
     expect(e.mayHedge(1, 0)).toBe(false);
@@ -167,6 +173,31 @@ describe('AttemptEngine hedging and failover', () => {
     expect(e.mayFailOver({ failover: false })).toBe(STOP_NOT_RETRYABLE);
     expect(e.mayFailOver(undefined)).toBe(0);
     expect(e.mayFailOver({})).toBe(STOP_BUDGET);
+  });
+
+  it('a hedge never takes the budget reserve a failover needs', () => {
+    const clock = createManualClock();
+    // 4 retries in the window; a quarter (1) is kept for retries and failovers.
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.4, ttlMs: 10_000, clock });
+    const e = new AttemptEngine({ attempts: 10, hedgeDelayMs: 50, budget, clock });
+    expect([1, 2, 3, 4].map(() => e.mayHedge(1, NONE))).toEqual([true, true, true, false]);
+    expect(e.mayFailOver({})).toBe(0);
+    expect(e.mayFailOver({})).toBe(STOP_BUDGET);
+  });
+
+  it('a failure that never reached a server retries and fails over without the budget', () => {
+    const clock = createManualClock();
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0, clock });
+    const e = new AttemptEngine({ attempts: 3, backoff: fixed, budget, clock });
+    const neverSent = { neverSent: true };
+    expect(e.mayFailOver(neverSent)).toBe(0);
+    expect(e.afterFailure(1, 0, neverSent, undefined, NONE)).toBe(100);
+    // Bounded by the attempts instead.
+    expect(e.afterFailure(3, 0, neverSent, undefined, NONE)).toBe(STOP_ATTEMPTS);
+    expect(budget.stats().retries).toBe(0);
+    // A failure that reached the server is charged (and refused here).
+    expect(e.mayFailOver({})).toBe(STOP_BUDGET);
+    expect(e.afterFailure(1, 0, {}, undefined, NONE)).toBe(STOP_BUDGET);
   });
 
   it('starts no failover at or after the deadline, and then charges nothing', () => {

@@ -29,12 +29,18 @@ import { type Sleep, systemSleep } from '../time/sleep.js';
  *    ({@link STOP_DEADLINE}): it could not finish, so the caller gets the last
  *    attempt's error at once instead of a wait that ends in a deadline error;
  * 5. the retry budget is asked last, so it is charged only for a retry that
- *    will happen ({@link STOP_BUDGET}).
+ *    will happen ({@link STOP_BUDGET}) — and only when the failed attempt
+ *    reached a server: an attempt the verdict marks `neverSent` (no
+ *    connection, stream refused) added no load to any server, which is what
+ *    the budget protects, so its retry is bounded by `attempts` alone.
  *
  * Hedging (`hedgeDelayMs`) launches another attempt whenever the latest has
- * been outstanding for the delay, within `attempts` and the budget; a failed
+ * been outstanding for the delay, within `attempts` and the budget, leaving
+ * the budget's hedge reserve to retries and failovers (`tryHedge`); a failed
  * hedged attempt is replaced at once (after pushback, never backoff). A
- * failover to another provider is a retry too: it is charged to the budget.
+ * failover to another provider is a retry too: it is charged to the budget,
+ * unless the failed visit never reached a server (bounded by the providers
+ * left: each is visited at most once per call).
  */
 export class AttemptEngine {
   /** Attempts per call, the first included. */
@@ -87,19 +93,21 @@ export class AttemptEngine {
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() + delay >= deadlineAt) {
       return STOP_DEADLINE;
     }
-    if (this.budget !== undefined && !this.budget.tryRetry()) return STOP_BUDGET;
+    if (!this.chargeRetry(verdict)) return STOP_BUDGET;
     return delay;
   }
 
   /**
    * The hedge timer of a call with `started` attempts fired: whether another
    * attempt may start now (within `attempts`, before the deadline, and with a
-   * retry withdrawn from the budget).
+   * hedge withdrawn from the budget: never its reserve for retries and failovers).
    */
   mayHedge(started: number, deadlineAt: number): boolean {
     if (this.hedgeDelayMs === undefined || started >= this.attempts) return false;
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) return false;
-    return this.budget === undefined || this.budget.tryRetry();
+    const budget = this.budget;
+    if (budget === undefined) return true;
+    return budget.tryHedge === undefined ? budget.tryRetry() : budget.tryHedge();
   }
 
   /**
@@ -107,15 +115,24 @@ export class AttemptEngine {
    * the router may move on to another provider (0) or a `STOP_*` code. A
    * failover starts at once, so it needs time left before `deadlineAt`
    * (`Infinity` for none); it re-sends the call, so it is charged to the
-   * retry budget like a retry.
+   * retry budget like a retry — unless the visit never reached a server.
    */
   mayFailOver(verdict: ErrorVerdict | undefined, deadlineAt = Number.POSITIVE_INFINITY): number {
     if (verdict !== undefined && verdict.failover === false) return STOP_NOT_RETRYABLE;
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
       return STOP_DEADLINE;
     }
-    if (this.budget !== undefined && !this.budget.tryRetry()) return STOP_BUDGET;
+    if (!this.chargeRetry(verdict)) return STOP_BUDGET;
     return 0;
+  }
+
+  /**
+   * Withdraws a retry or failover after a failure judged `verdict`: free when
+   * the failed attempt never reached a server (the budget protects server load).
+   */
+  private chargeRetry(verdict: ErrorVerdict | undefined): boolean {
+    if (this.budget === undefined || verdict?.neverSent === true) return true;
+    return this.budget.tryRetry();
   }
 
   /**
@@ -171,8 +188,10 @@ export class AttemptEngine {
 export interface RetryBudgetLike {
   /** Records one original call (a deposit). */
   recordRequest(): void;
-  /** Withdraws one retry, hedge or failover; `false` refuses it. */
+  /** Withdraws one retry or failover; `false` refuses it. */
   tryRetry(): boolean;
+  /** Withdraws one hedge, keeping a reserve for retries and failovers; `tryRetry` when absent. */
+  tryHedge?(): boolean;
 }
 
 /** Validated settings of an {@link AttemptEngine}. @internal */

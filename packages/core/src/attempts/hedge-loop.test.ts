@@ -71,7 +71,13 @@ describe('runHedged — the promise-style hedging driver', () => {
 
   it('draws each hedge from the budget and deposits once per call', async () => {
     const clock = createManualClock();
-    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000, clock });
+    // One retry in the window, hedges included (no reserve kept back from them).
+    const budget = createRetryBudget({
+      ratio: 0,
+      minRetriesPerSecond: 0.1,
+      hedgeReserve: 0,
+      clock,
+    });
     const { engine, hooks, started } = hedger(clock, 3, budget);
     const call = runHedged(engine, hooks, undefined, Number.POSITIVE_INFINITY);
     await clock.advanceAsync(200);

@@ -88,6 +88,9 @@ describe('createGrpcCircuits', () => {
     expect(circuits.outcomeOf(A, U, local, undefined, false, false)).toBe('failure');
     // A server that answered UNAVAILABLE was reached: its probe re-opens the circuit.
     expect(circuits.outcomeOf(A, U, 'overloaded', undefined, false, true)).toBe('failure');
+    // So was one that forwarded grpc-js's words (its status carries the server's content-type).
+    const served = (key: string) => (key === 'content-type' ? 'application/grpc' : undefined);
+    expect(circuits.outcomeOf(A, U, local, served, false, true)).toBe('failure');
   });
 
   it('rejects an unknown scope, naming the option and the value', () => {

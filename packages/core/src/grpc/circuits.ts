@@ -4,9 +4,9 @@ import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { checkOptions, type KnownKeys, optionPath, optionTypeError } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
-  CONNECTION_FAILURE,
   createGrpcStatusClassifier,
   type GrpcStatusClassifier,
+  provenNeverSent,
   type TrailerGetter,
 } from './classifier.js';
 import { GrpcStatus } from './status.js';
@@ -132,7 +132,11 @@ export function createGrpcCircuits(options: GrpcCircuitOptions = {}): GrpcCircui
       new CircuitOpenError({ retryAfterMs: breaker.retryAfterMs(), circuit: key }),
     outcomeOf(path, code, details, trailer, cancelledByCaller, probe) {
       if (code === GrpcStatus.OK) return 'success';
-      if (probe === true && code === GrpcStatus.UNAVAILABLE && CONNECTION_FAILURE.test(details)) {
+      if (
+        probe === true &&
+        code === GrpcStatus.UNAVAILABLE &&
+        provenNeverSent(details, trailer, false)
+      ) {
         return 'neutral';
       }
       const verdict = classify({ path, code, details, trailer, cancelledByCaller });

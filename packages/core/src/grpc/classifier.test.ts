@@ -63,6 +63,27 @@ describe('classifyGrpcStatus', () => {
     expect(classify(input).neverSent).toBeUndefined();
   });
 
+  it('never takes a server’s text for "never sent": a status carrying server metadata was answered', () => {
+    // A middle tier forwarding its backend's grpc-js error: trailers-only, so no headers, but
+    // the status carries the server's content-type and date.
+    const forwarded = 'No connection established. Last error: connect ECONNREFUSED 10.0.0.7:50051';
+    const noHeaders = { details: forwarded, headersReceived: false };
+    for (const metadata of [
+      { 'content-type': 'application/grpc+proto', date: 'Wed, 02 Dec 2026 05:22:30 GMT' },
+      { 'content-type': 'application/grpc' },
+      { date: 'Wed, 02 Dec 2026 05:22:30 GMT' },
+    ]) {
+      const verdict = classifyGrpcStatus(status.UNAVAILABLE, trailers(metadata), noHeaders);
+      expect(verdict).toEqual({ retry: true, failover: true, countForCircuit: true });
+    }
+    // grpc-js's own status for the same words carries no metadata: never sent.
+    expect(classifyGrpcStatus(status.UNAVAILABLE, trailers({}), noHeaders).neverSent).toBe(true);
+    const classify = createGrpcStatusClassifier();
+    const input = { path: '/a.B/C', code: status.UNAVAILABLE, ...noHeaders };
+    expect(classify({ ...input, trailer: trailers({ date: 'x' }) }).neverSent).toBeUndefined();
+    expect(classify({ ...input, trailer: trailers({}) }).neverSent).toBe(true);
+  });
+
   it('retries RESOURCE_EXHAUSTED only with valid pushback, honoured as retryAfterMs', () => {
     expect(
       classifyGrpcStatus(status.RESOURCE_EXHAUSTED, trailers({ 'grpc-retry-pushback-ms': '300' })),

@@ -26,9 +26,11 @@ export interface GrpcAttemptInfo {
    */
   cancelledByCaller?: boolean;
   /**
-   * The attempt received response headers from a server. `false` with a
-   * connection-level `UNAVAILABLE` (no connection, stream refused) marks the
-   * request never sent. Defaults to true (assume the server may have seen it).
+   * The attempt received response headers from a server. `false`, with a
+   * status that carries no server metadata (a trailers-only answer carries
+   * `content-type`) and grpc-js's own connection-level `UNAVAILABLE` (no
+   * connection, stream refused), marks the request never sent. Defaults to
+   * true (assume the server may have seen it).
    */
   headersReceived?: boolean;
   /** Retry `ABORTED`. Defaults to false (usually a conflict the application must resolve). */
@@ -39,14 +41,19 @@ export interface GrpcAttemptInfo {
   retryUnknown?: boolean;
 }
 
+/** A whole number of ms in ASCII digits, with only spaces or tabs around it (gRFC A6). */
+const WHOLE_MS = /^[ \t]*(\d+)[ \t]*$/;
+
 /**
  * Reads `grpc-retry-pushback-ms`: `undefined` without the trailer, `-1` when it
- * says "do not retry" (negative or not a whole number), else the delay in ms.
+ * says "do not retry" (negative or not a whole number of ms in ASCII digits,
+ * spaces or tabs around it allowed), else the delay in ms.
  */
 export function parsePushback(trailer: TrailerGetter | undefined): number | undefined {
   const raw = trailer?.(PUSHBACK_TRAILER);
   if (raw === undefined) return undefined;
-  return /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : -1;
+  const digits = WHOLE_MS.exec(raw)?.[1];
+  return digits === undefined ? -1 : Number(digits);
 }
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.
@@ -82,8 +89,30 @@ const NEVER_SENT: ErrorVerdict = Object.freeze({
   neverSent: true,
 });
 
-/** grpc-js's own words for a call that found no connection, or whose stream the server refused. @internal */
-export const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+// grpc-js's own words for a call that found no connection, or whose stream the server refused.
+const CONNECTION_FAILURE = /^(?:\w+: )?No connection established|^Stream refused by server/;
+
+// Metadata only a server puts in a status: every gRPC response carries its content-type (a
+// trailers-only answer in its trailers), and HTTP servers date their responses. A status
+// grpc-js makes up for a call that found no connection carries no metadata at all.
+const SERVER_SENT = ['content-type', 'date'] as const;
+
+/**
+ * The request provably never left: no server answered (no response headers, no
+ * server metadata in the status) and grpc-js reports no connection or a refused
+ * stream. The words alone prove nothing: a middle tier that forwards its own
+ * backend's grpc-js error sends the same text after running the call.
+ * @internal
+ */
+export function provenNeverSent(
+  details: string,
+  trailer: TrailerGetter | undefined,
+  headersReceived: boolean,
+): boolean {
+  if (headersReceived) return false;
+  if (SERVER_SENT.some((key) => trailer?.(key) !== undefined)) return false;
+  return CONNECTION_FAILURE.test(details);
+}
 
 // Client-side INTERNAL failures say nothing about the server's health.
 const CLIENT_SIDE_INTERNAL =
@@ -97,8 +126,10 @@ const CLIENT_SIDE_INTERNAL =
  * retries), whatever the status. Defaults, by code:
  *
  * - `UNAVAILABLE` — retry, fail over, count for circuits (the server is not answering);
- *   `neverSent` when no headers came back and grpc-js reports no connection or a
- *   refused stream (the request never left, so any method may repeat it).
+ *   `neverSent` only when nothing came back from a server (no headers, no server
+ *   metadata such as `content-type` in the status) and grpc-js reports no
+ *   connection or a refused stream (the request never left, so any method may
+ *   repeat it); a server's text never decides it.
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
@@ -137,7 +168,7 @@ function statusVerdict(
     case GrpcStatus.OK:
       return CALLER_ERROR;
     case GrpcStatus.UNAVAILABLE:
-      return info.headersReceived === false && CONNECTION_FAILURE.test(info.details ?? '')
+      return provenNeverSent(info.details ?? '', trailer, info.headersReceived ?? true)
         ? NEVER_SENT
         : RETRY;
     case GrpcStatus.RESOURCE_EXHAUSTED: {

@@ -27,6 +27,7 @@ export {
   idempotentMethods,
   type MethodSelector,
   type PackageDefinitionLike,
+  type ServiceDefinitionLike,
 } from './methods.js';
 export { checkAttempts, type GrpcRetryEvent, resolveBackoff } from './retry-settings.js';
 export { GrpcStatus, type GrpcStatusCode, grpcStatusName } from './status.js';

@@ -67,9 +67,9 @@ describe('createHealthChecker with a watching probe', () => {
     await clock.advanceAsync(5000);
     watches[1]?.ctx.report(true);
     expect(events).toEqual([
-      { provider: 'a', healthy: true, reason: 'SERVING', durationMs: 20 },
-      { provider: 'b', healthy: false, reason: 'NOT_SERVING', durationMs: 20 },
-      { provider: 'b', healthy: true, reason: 'ok', durationMs: 0 },
+      { provider: 'a', healthy: true, reason: 'SERVING', durationMs: 20, reported: true },
+      { provider: 'b', healthy: false, reason: 'NOT_SERVING', durationMs: 20, reported: true },
+      { provider: 'b', healthy: true, reason: 'ok', durationMs: 0, reported: true },
     ]);
     // The first report is a round trip; a later, pushed one carries no latency.
     expect(registry.snapshot()).toMatchObject({
@@ -145,6 +145,7 @@ describe('createHealthChecker with a watching probe', () => {
         healthy: false,
         reason: 'watch reported nothing within 100 ms',
         durationMs: 100,
+        reported: false,
       },
     ]);
     // A report from the cut watch is ignored.

@@ -55,8 +55,15 @@ describe('createHealthChecker', () => {
       healthy: false,
       reason: 'refused',
       durationMs: 10,
+      reported: false,
     });
-    expect(events).toContainEqual({ provider: 'b', healthy: true, reason: 'ok', durationMs: 40 });
+    expect(events).toContainEqual({
+      provider: 'b',
+      healthy: true,
+      reason: 'ok',
+      durationMs: 40,
+      reported: false,
+    });
     await clock.advanceAsync(950);
     expect(calls.slice(3)).toEqual(['a@1000', 'b@1000', 'c@1000']);
     await clock.advanceAsync(50);
@@ -80,7 +87,13 @@ describe('createHealthChecker', () => {
     checker.onProbeResult((e) => events.push(e));
     await clock.advanceAsync(100);
     expect(events).toEqual([
-      { provider: 'a', healthy: false, reason: 'probe timed out after 100 ms', durationMs: 100 },
+      {
+        provider: 'a',
+        healthy: false,
+        reason: 'probe timed out after 100 ms',
+        durationMs: 100,
+        reported: false,
+      },
     ]);
     expect(isDeadlineExceededError(reason)).toBe(true);
     expect(registry.snapshot().a).toMatchObject({ ok: 0, fail: 1 });
@@ -141,7 +154,7 @@ describe('createHealthChecker', () => {
     const joined = checker.checkNow();
     await clock.advanceAsync(20);
     await expect(joined).resolves.toEqual([
-      { provider: 'a', healthy: false, reason: 'degraded', durationMs: 20 },
+      { provider: 'a', healthy: false, reason: 'degraded', durationMs: 20, reported: false },
     ]);
     expect(calls).toBe(1);
     const fresh = checker.checkNow();

@@ -72,6 +72,13 @@ export interface ProbeResultEvent {
   /** Human-readable reason from the probe (or the timeout). */
   reason: string;
   /**
+   * The target's own health service reported this status over a watch (e.g. a pushed
+   * `NOT_SERVING`), rather than a poll, a timeout or a failed watch saying it (a poll cannot
+   * tell an unhealthy answer from no answer). A router ejects a provider that reports itself
+   * unhealthy at once.
+   */
+  reported: boolean;
+  /**
    * How long the probe took, in clock ms. For a watch: from its start to its
    * first report, 0 for later reports.
    */
@@ -139,8 +146,17 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
   // Targets probed by rounds: all of them, or (with a watch) those that cannot be watched.
   const polled = watch === undefined ? targets : [];
 
-  /** `durationMs` feeds the registry's latency unless `pushed` (a watch's later report: no round trip). */
-  const record = (provider: string, verdict: HealthVerdict, durationMs: number, pushed = false) => {
+  /**
+   * `durationMs` feeds the registry's latency unless `pushed` (a watch's later report: no round
+   * trip); `reported`: a status the target's watch reported.
+   */
+  const record = (
+    provider: string,
+    verdict: HealthVerdict,
+    durationMs: number,
+    pushed = false,
+    reported = false,
+  ) => {
     if (verdict.healthy)
       registry.success(
         provider,
@@ -148,7 +164,13 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
         keepStreak ? { keepStreak } : undefined,
       );
     else registry.failure(provider);
-    const event = { provider, healthy: verdict.healthy, reason: verdict.reason, durationMs };
+    const event = {
+      provider,
+      healthy: verdict.healthy,
+      reason: verdict.reason,
+      durationMs,
+      reported,
+    };
     emitter.emit(event);
     return event;
   };
@@ -249,7 +271,7 @@ export function createHealthChecker<T = string>(options: HealthCheckerOptions<T>
         timerAbort.abort();
       }
       const durationMs = pushed ? 0 : clock() - started;
-      record(provider, { healthy: healthy === true, reason: text }, durationMs, pushed);
+      record(provider, { healthy: healthy === true, reason: text }, durationMs, pushed, true);
     };
     const silent = sleep(timeoutMs, timerAbort.signal).then(() =>
       // A sleep released by the first report (or stop) never wins the race.

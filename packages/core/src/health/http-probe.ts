@@ -9,6 +9,7 @@ import {
   optionalNumber,
   optionTypeError,
 } from '../internal/validate.js';
+import { EventStreamReader } from './event-stream.js';
 import {
   describeFailure,
   type HealthVerdict,
@@ -35,6 +36,13 @@ export interface HttpProbeOptions {
    * Defaults to false.
    */
   watch?: boolean;
+  /**
+   * Largest event a watch reads, in bytes: its lines up to the blank line that
+   * ends it, comments included. A target that sends a larger one (or a line
+   * that never ends) is unhealthy, and its stream is closed. Integer >= 1.
+   * Defaults to 65536 (64 KiB).
+   */
+  maxEventBytes?: number;
 }
 
 /** Keys of {@link HttpProbeOptions}. @internal */
@@ -43,6 +51,7 @@ export const HTTP_PROBE_KEYS = {
   method: true,
   maxRedirects: true,
   watch: true,
+  maxEventBytes: true,
 } as const satisfies KnownKeys<HttpProbeOptions>;
 
 /** A URL an HTTP probe checks. */
@@ -64,7 +73,8 @@ function request(url: URL, method: string, signal: AbortSignal): Promise<Answer>
     const req = lib.request(url, { method, signal, agent: false }, (res) => {
       const location = res.headers.location;
       resolve({ status: res.statusCode ?? 0, location });
-      // The body is not evidence of availability; drop it and the connection.
+      // The body is not evidence of availability: none of it is read (so a huge
+      // one costs nothing); drop it and the connection.
       res.destroy();
     });
     req.once('error', reject);
@@ -115,7 +125,11 @@ function parseTarget(target: HttpTarget): URL | string {
 }
 
 /** Reports each server-sent event's data as a status; resolves how the stream ended. */
-function watchEvents(url: URL, ctx: ProbeWatchContext): Promise<'unsupported' | undefined> {
+function watchEvents(
+  url: URL,
+  maxEventBytes: number,
+  ctx: ProbeWatchContext,
+): Promise<'unsupported' | undefined> {
   const lib = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const headers = { accept: 'text/event-stream' };
@@ -131,21 +145,17 @@ function watchEvents(url: URL, ctx: ProbeWatchContext): Promise<'unsupported' | 
         reject(new Error(`GET ${redactUrl(url)} answered ${status}`));
         return;
       }
-      res.setEncoding('utf8');
-      let pending = '';
-      let data: string[] = [];
-      res.on('data', (chunk: string) => {
-        pending += chunk;
-        for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
-          const line = pending.slice(0, i).replace(/\r$/, '');
-          pending = pending.slice(i + 1);
-          if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-          else if (line === '' && data.length > 0) {
-            const value = data.join('\n');
-            data = [];
-            ctx.report(value.trim() === 'SERVING', value);
-          }
-        }
+      const events = new EventStreamReader(maxEventBytes, (value) =>
+        ctx.report(value.trim() === 'SERVING', value),
+      );
+      res.on('data', (chunk: Buffer) => {
+        if (events.push(chunk)) return;
+        res.destroy();
+        reject(
+          new Error(
+            `event stream from ${redactUrl(url)} sent an event over ${maxEventBytes} bytes`,
+          ),
+        );
       });
       res.once('close', () => {
         if (res.complete) resolve(undefined);
@@ -162,6 +172,8 @@ function watchEvents(url: URL, ctx: ProbeWatchContext): Promise<'unsupported' | 
 /**
  * Creates an HTTP probe: `HEAD` the target following redirects; on 405 or 501
  * retry as `GET`; any non-2xx final status is unhealthy. Uses `node:http(s)`.
+ * Reads only the status line and headers (at most Node's `maxHeaderSize`,
+ * 16 KiB by default), never the body, so a huge answer costs nothing.
  * @example
  * createHealthChecker({ registry, targets: { api: 'http://10.0.0.1/healthz' },
  *   probe: createHttpProbe({ timeoutMs: 2000 }), intervalMs: 5000, timeoutMs: 3000 });
@@ -182,10 +194,14 @@ export function createHttpProbe(options: HttpProbeOptions = {}): Probe<HttpTarge
       'createHttpProbe',
     );
   }
+  const maxEventBytes = optionalNumber('maxEventBytes', options.maxEventBytes, 65_536, {
+    min: 1,
+    integer: true,
+  });
   const watch: ProbeWatch<HttpTarget> = async (target, ctx) => {
     const url = parseTarget(target);
     if (typeof url === 'string') throw new Error(url);
-    return watchEvents(url, ctx);
+    return watchEvents(url, maxEventBytes, ctx);
   };
   const probe: Probe<HttpTarget> = async (target, ctx) => {
     const url = parseTarget(target);

@@ -38,10 +38,11 @@ export {
 export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
-export { sharedTimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
+export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
+export { ADAPTER_SELECTION } from '../routing/selection.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */
 export {
   startTimer,
@@ -56,6 +57,7 @@ export { EventEmitter } from './events.js';
 export {
   checkFunction,
   checkKeys,
+  checkLookalikeKeys,
   checkNumber,
   checkObject,
   checkOneOf,

@@ -212,6 +212,33 @@ export function checkKeys(
 }
 
 /**
+ * Throws the unknown-option `TypeError` (with its "did you mean") for a key of
+ * `bag` that is not in `known` but close to a key that is (`timeoutMS` for
+ * `timeoutMs`); keys far from every known one pass. For an object shared
+ * with others, such as tRPC's per-call `context`, where foreign keys are normal.
+ * @internal
+ */
+export function checkLookalikeKeys(
+  fn: string | undefined,
+  bag: object,
+  known: Readonly<Record<string, true>>,
+  path: string,
+): void {
+  for (const key of Object.keys(bag)) {
+    if (known[key] === true) continue;
+    const near = nearestKey(key, Object.keys(known));
+    if (near === undefined) continue;
+    throw fault({
+      path: joinPath(path, key),
+      fn,
+      kind: 'type',
+      detail: undefined,
+      suggestion: joinPath(path, near),
+    });
+  }
+}
+
+/**
  * Checks that `value` is a plain options object (or `undefined` when `optional`)
  * holding only `known` keys; `path` is where it sits (`''` for a factory's own options).
  * @internal

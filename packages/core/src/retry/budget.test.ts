@@ -17,6 +17,21 @@ describe('createRetryBudget', () => {
     expect(budget.stats()).toEqual({ requests: 0, retries: 10, available: 0 });
   });
 
+  it('tryHedge keeps hedgeReserve (default a quarter) of the budget for retries', () => {
+    const clock = createManualClock();
+    const budget = createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1, ttlMs: 10_000, clock });
+    for (let i = 0; i < 50; i++) budget.recordRequest();
+    // 10 + 0.2 × 50 = 20 in the window; hedges leave 5.
+    let hedges = 0;
+    while (budget.tryHedge?.()) hedges++;
+    expect(hedges).toBe(15);
+    expect(drain(budget)).toBe(5);
+    const none = createRetryBudget({ minRetriesPerSecond: 1, ttlMs: 1000, hedgeReserve: 1, clock });
+    expect(none.tryHedge?.()).toBe(false);
+    expect(none.tryRetry()).toBe(true);
+    expect(() => createRetryBudget({ hedgeReserve: 2 })).toThrow(/hedgeReserve/);
+  });
+
   it('the ratio: each request deposits `ratio` retries', () => {
     const clock = createManualClock();
     const budget = createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 0, clock });

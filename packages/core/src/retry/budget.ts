@@ -15,6 +15,12 @@ export interface RetryBudgetOptions {
   minRetriesPerSecond?: number;
   /** How long a deposit or withdrawal counts, in ms (> 0). Defaults to 10 000. */
   ttlMs?: number;
+  /**
+   * The share of the budget (its floor plus `ratio` × the requests in the window) that hedges
+   * never take, in [0, 1]: a hedge is granted only while the balance after it still holds this
+   * reserve, so a failed call can always fail over or retry. Defaults to 0.25.
+   */
+  hedgeReserve?: number;
   /** Time source. Defaults to `systemClock`. */
   clock?: Clock;
 }
@@ -24,6 +30,7 @@ export const RETRY_BUDGET_KEYS = {
   ratio: true,
   minRetriesPerSecond: true,
   ttlMs: true,
+  hedgeReserve: true,
   clock: true,
 } as const satisfies KnownKeys<RetryBudgetOptions>;
 
@@ -47,6 +54,11 @@ export interface RetryBudget {
   recordRequest(): void;
   /** Withdraws one retry if the budget allows it; false means do not retry. */
   tryRetry(): boolean;
+  /**
+   * Withdraws one hedge if the budget allows it and keeps its `hedgeReserve` for retries and
+   * failovers; false means do not hedge. A budget without it grants hedges like retries.
+   */
+  tryHedge?(): boolean;
   /** Counts over the current window. */
   stats(): RetryBudgetStats;
 }
@@ -57,7 +69,9 @@ const SLICES = 10;
 class SlidingRetryBudget implements RetryBudget {
   private readonly ratio: number;
   /** Retries always available over a window: minRetriesPerSecond × ttl. */
-  private readonly reserve: number;
+  private readonly floor: number;
+  /** The share of the budget hedges leave to retries and failovers. */
+  private readonly hedgeReserve: number;
   private readonly sliceMs: number;
   private readonly clock: Clock;
   private readonly requestSlices = new Float64Array(SLICES);
@@ -76,7 +90,11 @@ class SlidingRetryBudget implements RetryBudget {
     const ttlMs = optionalNumber('ttlMs', options.ttlMs, 10_000, { above: 0 });
     checkFunction('clock', options.clock);
     this.clock = saneClock(options.clock);
-    this.reserve = (floor * ttlMs) / 1000;
+    this.hedgeReserve = optionalNumber('hedgeReserve', options.hedgeReserve, 0.25, {
+      min: 0,
+      max: 1,
+    });
+    this.floor = (floor * ttlMs) / 1000;
     this.sliceMs = ttlMs / SLICES;
   }
 
@@ -95,6 +113,15 @@ class SlidingRetryBudget implements RetryBudget {
     return true;
   }
 
+  tryHedge(): boolean {
+    const slot = this.advance();
+    const reserve = this.hedgeReserve * (this.floor + this.ratio * this.requests);
+    if (this.balance() < 1 || this.balance() - 1 < reserve) return false;
+    (this.retrySlices[slot] as number)++;
+    this.retries++;
+    return true;
+  }
+
   stats(): RetryBudgetStats {
     this.advance();
     return {
@@ -105,7 +132,7 @@ class SlidingRetryBudget implements RetryBudget {
   }
 
   private balance(): number {
-    return this.reserve + this.ratio * this.requests - this.retries;
+    return this.floor + this.ratio * this.requests - this.retries;
   }
 
   /** Expires slices older than the window; returns the slot of the current slice. */

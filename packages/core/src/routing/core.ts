@@ -6,6 +6,7 @@ import {
   type TelemetryRefusal,
 } from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
+import type { CircuitBreaker } from '../breaker/types.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import {
@@ -146,6 +147,16 @@ export class RouteTelemetry {
   }
 }
 
+/**
+ * Recovery probes out per circuit, shared by the routers over it (an adapter's twin routers):
+ * while one is out, the circuit gets no other probe (see `RouterCore.admit`).
+ */
+const probesOut = new WeakMap<CircuitBreaker, number>();
+
+function probeStarted(breaker: CircuitBreaker): void {
+  probesOut.set(breaker, (probesOut.get(breaker) ?? 0) + 1);
+}
+
 /** `admit()` result for a provider that has no circuit: admitted, nothing to release. */
 const NO_PERMIT = -1;
 /** `admit()` results below this are skips. */
@@ -218,6 +229,52 @@ export class RouterCore<R> implements VisitEnv {
     if (gate !== undefined && breaker.state === 'half-open') gate.signalled = p.index;
   }
 
+  /**
+   * The transport's view of `p` (`RouterImpl.signalReachable`): unreachable, it is visited after
+   * every other provider; reachable again, it is a health signal too.
+   */
+  signalReachable(p: ProviderRuntime<R>, reachable: boolean): void {
+    this.flag(p, 'unreachable', !reachable);
+    if (reachable) this.signalHealthy(p);
+  }
+
+  /**
+   * What `p`'s health service said (`RouterImpl.signalServing`): not serving, its circuit opens
+   * now and it is visited after every other provider; serving, it is a health signal.
+   */
+  signalServing(p: ProviderRuntime<R>, serving: boolean): void {
+    this.flag(p, 'notServing', !serving);
+    if (serving) this.signalHealthy(p);
+    else p.breaker?.trip();
+  }
+
+  /** Providers the transport or their health service says cannot answer now. */
+  private flagged = 0;
+
+  private flag(p: ProviderRuntime<R>, which: 'unreachable' | 'notServing', on: boolean): void {
+    const before = p.unreachable || p.notServing;
+    p[which] = on;
+    const after = p.unreachable || p.notServing;
+    if (before !== after) this.flagged += after ? 1 : -1;
+  }
+
+  /**
+   * A request's visiting order: the selection's, with the providers the transport or their
+   * health service says cannot answer (unreachable, not serving) moved after every other one,
+   * so they get a call (or a probe) only when no other provider answered it.
+   */
+  arrange(order: readonly number[]): readonly number[] {
+    if (this.flagged === 0) return order;
+    const { providers } = this.config;
+    const able: number[] = [];
+    const unable: number[] = [];
+    for (const i of order) {
+      const q = providers[i] as ProviderRuntime<R>;
+      (q.unreachable || q.notServing ? unable : able).push(i);
+    }
+    return able.concat(unable);
+  }
+
   /** One probe per interval while every provider is ejected; `undefined` when the panic rule is off. */
   private readonly gate: OutageGate | undefined;
   /** The permit of the provider the last `takeOutageProbe()` admitted. */
@@ -249,6 +306,11 @@ export class RouterCore<R> implements VisitEnv {
     if (breaker !== undefined) {
       permit = breaker.tryAcquire();
       if (permit < 0) return breaker.state === 'half-open' ? SKIP_PROBE_BUSY : SKIP_CIRCUIT_OPEN;
+      // A probe still out (a hung one, whose lease ran out) is not joined by another user call.
+      if (isProbePermit(permit) && (probesOut.get(breaker) ?? 0) > 0) {
+        breaker.release(permit, 'neutral');
+        return SKIP_PROBE_BUSY;
+      }
     }
     // With every provider ejected, recovery probes go out at the outage gate's cadence, not
     // each circuit's own: n circuits probing on their own would send n probes per interval.
@@ -257,8 +319,18 @@ export class RouterCore<R> implements VisitEnv {
       return SKIP_OUTAGE;
     }
     if (healthProbe) p.healthProbing = true;
+    if (isProbePermit(permit)) probeStarted(breaker as CircuitBreaker);
     this.claimedHealthProbe = healthProbe;
     return permit;
+  }
+
+  /** A visit admitted with `permit` ended: its provider's recovery probe, if it was one, is no longer out. */
+  visitEnded(p: ProviderRuntime<R>, permit: number, healthProbe: boolean): void {
+    if (healthProbe) p.healthProbing = false;
+    const breaker = p.breaker;
+    if (breaker !== undefined && isProbePermit(permit)) {
+      probesOut.set(breaker, (probesOut.get(breaker) ?? 1) - 1);
+    }
   }
 
   /**
@@ -318,8 +390,11 @@ export class RouterCore<R> implements VisitEnv {
       return undefined;
     }
     const n = providers.length;
-    for (let i = 0; i < n; i++) {
+    // Two rounds: the providers able to answer first; those the transport or their health
+    // service says cannot answer (unreachable, not serving) only when no other can be probed.
+    for (let i = 0; i < 2 * n; i++) {
       const q = providers[(gate.cursor + i) % n] as ProviderRuntime<R>;
+      if (q.unreachable || q.notServing ? i < n : i >= n) continue;
       const permit = this.panicAdmit(q, SKIP_CIRCUIT_OPEN);
       if (permit >= NO_PERMIT) {
         gate.cursor = (q.index + 1) % n;
@@ -403,19 +478,11 @@ export class RouterCore<R> implements VisitEnv {
     visits = this.skipRest(order, from, p, visits, rt);
     if (p === undefined) throw new RoutingError(visits ?? []);
     const healthProbe = this.claimedHealthProbe;
+    const permit = this.outagePermit;
     const visit = rt === undefined ? 0 : rt.visit();
     if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
     try {
-      const value = await runVisit(
-        p,
-        this.outagePermit,
-        true,
-        fn,
-        signal,
-        policy,
-        this,
-        deadlineAt,
-      );
+      const value = await runVisit(p, permit, true, fn, signal, policy, this, deadlineAt);
       rt?.succeeded(visit);
       this.won(p, generation, true);
       return value;
@@ -426,7 +493,7 @@ export class RouterCore<R> implements VisitEnv {
       if (error.verdict.failover === false) throw error.error;
       throw new RoutingError(visits);
     } finally {
-      if (healthProbe) p.healthProbing = false;
+      this.visitEnded(p, permit, healthProbe);
     }
   }
 
@@ -481,11 +548,14 @@ export class RouterCore<R> implements VisitEnv {
     }
     // Ejected by the consulted health registry: the visit is its recovery call, one at a time.
     const healthProbe = this.config.consultHealth && this.health.circuitState(p.id) !== 'closed';
-    if (healthProbe && p.healthProbing) {
+    const busy =
+      breaker !== undefined && isProbePermit(permit) && (probesOut.get(breaker) ?? 0) > 0;
+    if ((healthProbe && p.healthProbing) || busy) {
       if (permit >= 0) breaker?.release(permit, 'neutral');
       return code;
     }
     if (healthProbe) p.healthProbing = true;
+    if (isProbePermit(permit)) probeStarted(breaker as CircuitBreaker);
     this.claimedHealthProbe = healthProbe;
     return permit;
   }
@@ -536,7 +606,7 @@ export class RouterCore<R> implements VisitEnv {
   ): Promise<T> {
     const { selection, providers } = this.config;
     const generation = selection.generation;
-    const order = selection.order();
+    const order = this.arrange(selection.order());
     let visits: RoutingVisit[] | undefined;
     // The panic rule is drawn at the first skip of the request: 0 not yet, 1 won, -1 lost or used.
     let panic = 0;
@@ -579,11 +649,11 @@ export class RouterCore<R> implements VisitEnv {
         // only a failure that may be retried goes on in runVisit.
         const start = this.clock();
         let value: T;
-        p.inflight++;
+        p.load.begin(start);
         try {
           value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), deadlineAt);
         } catch (error) {
-          p.inflight--;
+          p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
@@ -596,7 +666,7 @@ export class RouterCore<R> implements VisitEnv {
           this.won(p, generation, probe);
           return value;
         }
-        p.inflight--;
+        p.load.end(start);
         visitSucceeded(p, permit, start, this);
         rt?.succeeded(visit);
         this.won(p, generation, probe);
@@ -615,7 +685,7 @@ export class RouterCore<R> implements VisitEnv {
           if (error.verdict.failover === false) throw error.error;
         }
       } finally {
-        if (healthProbe) p.healthProbing = false;
+        this.visitEnded(p, permit, healthProbe);
       }
     }
     throw new RoutingError(visits ?? []);

@@ -59,6 +59,30 @@ describe('router decisions go through the attempt engine', () => {
     expect(seen.retries).toBe(1);
   });
 
+  it('a visit that never reached a provider fails over without the budget (both traversals)', async () => {
+    for (const hedge of [undefined, { delayMs: 50 }]) {
+      const { budget, seen } = countingBudget(0);
+      const { router, res, clock } = setup(['a', 'b', 'c'], {
+        budget,
+        ...(hedge === undefined ? {} : { hedge }),
+        // "a down" never left: no connection.
+        classify: (e) => ({ neverSent: (e as Error).message === 'a down' }),
+      });
+      failing(res.a!);
+      failing(res.b!);
+      // a (never sent) → b free; b (sent) → c is charged, and refused by the empty budget.
+      const error = await clock.run(run(router)).catch((e: unknown) => e);
+      expect(isRoutingError(error)).toBe(true);
+      expect([res.a!.calls, res.b!.calls, res.c!.calls]).toEqual([1, 1, 0]);
+      expect(seen.retries).toBe(1);
+      // Every provider but a answers: the budget is never asked.
+      res.b!.behave = async () => 'ok:b';
+      seen.retries = 0;
+      await expect(clock.run(run(router))).resolves.toMatch(/^ok:/);
+      expect(seen.retries).toBe(0);
+    }
+  });
+
   it('hedge.attempts counts the first visit', async () => {
     const { router, res, clock } = setup(['a', 'b', 'c', 'd'], {
       hedge: { delayMs: 10, attempts: 3 },

@@ -20,8 +20,9 @@ import { type Clock, systemClock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { LatencySample } from './latency-sample.js';
+import { ProviderLoad } from './load.js';
 import { ROUTE_PROTECTION_KEYS, type RouteProtection, resolveProtection } from './protection.js';
-import { createSelection, type SelectionStrategy } from './selection.js';
+import { createSelection, loadSettings, type SelectionStrategy } from './selection.js';
 import {
   ROUTE_HEALTH_KEYS,
   ROUTE_HEDGE_KEYS,
@@ -193,6 +194,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     resolveProtection('protection', '', sharedProtection, undefined, env);
   }
 
+  const load = loadSettings(options.selection);
   const providers: ProviderRuntime<R>[] = options.providers.map((p, index) => {
     const config = resolveProtection(
       `providers[${index}].protection`,
@@ -207,8 +209,10 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       resource: p.resource,
       config,
       breaker: config.circuit,
-      inflight: 0,
+      load: new ProviderLoad(load),
       healthProbing: false,
+      unreachable: false,
+      notServing: false,
     };
   });
   const ids = providers.map((p) => p.id);
@@ -233,7 +237,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   const view = {
     count: providers.length,
     latency: (i: number) => health.latency(ids[i] as string),
-    inflight: (i: number) => (providers[i] as ProviderRuntime<R>).inflight,
+    load: (i: number) => (providers[i] as ProviderRuntime<R>).load,
+    clock,
     healthy: (i: number) => {
       const p = providers[i] as ProviderRuntime<R>;
       return p.breaker?.state !== 'open' && !(h !== undefined && health.isOpen(p.id));

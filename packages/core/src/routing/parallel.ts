@@ -36,7 +36,7 @@ export function routeParallel<R, T>(
 ): Promise<T> {
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
-  const order = selection.order();
+  const order = core.arrange(selection.order());
   const race = selection.type === 'race';
   const sample = hedge?.sample;
   const started = sample === undefined ? 0 : core.clock();
@@ -113,7 +113,7 @@ export function routeParallel<R, T>(
         }
         runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
-            if (healthProbe) p.healthProbing = false;
+            core.visitEnded(p, permit, healthProbe);
             if (done) return;
             running.delete(entry);
             entry.controller.unlink();
@@ -132,7 +132,7 @@ export function routeParallel<R, T>(
             resolve(value);
           },
           (error: unknown) => {
-            if (healthProbe) p.healthProbing = false;
+            core.visitEnded(p, permit, healthProbe);
             running.delete(entry);
             entry.controller.unlink();
             if (done) return;

@@ -78,7 +78,7 @@ describe('router: a recovery probe is never retried', () => {
 });
 
 describe('router: a probe that never reached the provider', () => {
-  it('is neutral (the verdict says neverSent): the next request probes at once', async () => {
+  it('re-opens the circuit (the provider is unreachable); a connection back lets the next request probe', async () => {
     const { router, res, clock } = setup(['a'], {
       protection: { circuit },
       classify: () => ({ neverSent: true }),
@@ -88,8 +88,11 @@ describe('router: a probe that never reached the provider', () => {
     clock.advance(1000);
     failing(res.a!);
     await expect(run(router)).rejects.toSatisfy(isRoutingError);
-    expect(router.circuit('a')?.state).toBe('half-open');
+    expect(router.circuit('a')?.state).toBe('open');
+    await expect(run(router)).rejects.toSatisfy(isRoutingError);
+    expect(res.a!.calls).toBe(2);
     res.a!.behave = async () => 'ok:a';
+    router.signalReachable('a', true);
     await expect(run(router)).resolves.toBe('ok:a');
     expect(router.circuit('a')?.state).toBe('closed');
   });

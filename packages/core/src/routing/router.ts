@@ -103,9 +103,9 @@ class RouterImpl<R> implements Router<R> {
     this.onHedged = core.hedged.on;
     this.onRecovered = core.recovered.on;
     // A passing health check says the provider answers again: the next request probes it
-    // instead of waiting out the open duration.
+    // instead of waiting out the open duration. A status it reported unhealthy ejects it.
     config.checker?.onProbeResult((e) => {
-      if (e.healthy) this.signalHealthy(e.provider);
+      if (e.healthy || e.reported) this.signalServing(e.provider, e.healthy);
     });
   }
 
@@ -130,13 +130,23 @@ class RouterImpl<R> implements Router<R> {
   }
 
   signalHealthy(providerId: string): void {
+    this.core.signalHealthy(this.provider('signalHealthy', providerId));
+  }
+
+  signalReachable(providerId: string, reachable: boolean): void {
+    this.core.signalReachable(this.provider('signalReachable', providerId), reachable === true);
+  }
+
+  signalServing(providerId: string, serving: boolean): void {
+    this.core.signalServing(this.provider('signalServing', providerId), serving === true);
+  }
+
+  private provider(method: string, providerId: string) {
     const p = this.config.providers.find((x) => x.id === providerId);
     if (p === undefined) {
-      throw new TypeError(
-        `signalHealthy(providerId): unknown provider ${JSON.stringify(providerId)}`,
-      );
+      throw new TypeError(`${method}(providerId): unknown provider ${JSON.stringify(providerId)}`);
     }
-    this.core.signalHealthy(p);
+    return p;
   }
 
   stop(): void {

@@ -3,10 +3,14 @@ import {
   checkNumber,
   checkObject,
   checkOneOf,
+  optionalNumber,
   optionTypeError,
 } from '../internal/validate.js';
+import type { Clock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
+import { DEFAULT_LOAD_SETTINGS, type LoadSettings, type ProviderLoad } from './load.js';
 import {
+  LEAST_LOADED_SELECTION_KEYS,
   PLAIN_SELECTION_KEYS,
   PRIORITY_SELECTION_KEYS,
   type RouteSelection,
@@ -19,8 +23,10 @@ export interface ProviderView {
   readonly count: number;
   /** Smoothed latency in ms, or undefined when nothing was measured yet. */
   latency(index: number): number | undefined;
-  /** Visits in flight right now. */
-  inflight(index: number): number;
+  /** Visits in flight and their peak-EWMA latency. */
+  load(index: number): ProviderLoad;
+  /** The router's clock (least-loaded costs are read at the request's start). */
+  readonly clock: Clock;
   /** False when the provider's circuit or health is open (does not consume a probe). */
   healthy(index: number): boolean;
 }
@@ -45,8 +51,54 @@ const SELECTIONS: readonly RouteSelectionType[] = [
   'round-robin',
   'least-latency',
   'power-of-two',
+  'least-loaded',
   'race',
 ];
+
+/**
+ * The selection of the adapters' multi-target routing (grpc-js
+ * `createRoutingChannel`, tRPC `routingLink`) when the user names none: load
+ * aware, as a balancer is expected to be. `createRouter` keeps `'priority'`.
+ * @internal
+ */
+export const ADAPTER_SELECTION = 'least-loaded' satisfies RouteSelectionType;
+
+const SELECTION_KEYS = {
+  priority: PRIORITY_SELECTION_KEYS,
+  'least-loaded': LEAST_LOADED_SELECTION_KEYS,
+} as const;
+
+/** The spec of `selection` (an object, or a type name as shorthand); the default is `'priority'`. */
+function selectionSpec(selection: RouteSelection | RouteSelectionType | undefined): RouteSelection {
+  if (selection === undefined) return { type: 'priority' };
+  return typeof selection === 'string' ? ({ type: selection } as RouteSelection) : selection;
+}
+
+/**
+ * The peak-EWMA settings of every provider's load: a `'least-loaded'`
+ * selection's `decayMs` and `defaultLatencyMs`, else the defaults (the load is
+ * tracked whatever the selection). Read before the selection itself is checked.
+ * @internal
+ */
+export function loadSettings(
+  selection: RouteSelection | RouteSelectionType | undefined,
+): LoadSettings {
+  const spec = selectionSpec(selection);
+  if (typeof spec !== 'object' || spec === null || spec.type !== 'least-loaded') {
+    return DEFAULT_LOAD_SETTINGS;
+  }
+  return {
+    decayMs: optionalNumber('selection.decayMs', spec.decayMs, DEFAULT_LOAD_SETTINGS.decayMs, {
+      above: 0,
+    }),
+    defaultLatencyMs: optionalNumber(
+      'selection.defaultLatencyMs',
+      spec.defaultLatencyMs,
+      DEFAULT_LOAD_SETTINGS.defaultLatencyMs,
+      { min: 0 },
+    ),
+  };
+}
 
 function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
@@ -59,15 +111,13 @@ export function createSelection(
   view: ProviderView,
   random: RandomSource,
 ): SelectionStrategy {
-  const spec: RouteSelection =
-    selection === undefined
-      ? { type: 'priority' }
-      : typeof selection === 'string'
-        ? ({ type: selection } as RouteSelection)
-        : selection;
+  const spec = selectionSpec(selection);
   checkObject('selection', spec, false);
   const type = checkOneOf('selection.type', spec.type, SELECTIONS);
-  const keys = type === 'priority' ? PRIORITY_SELECTION_KEYS : PLAIN_SELECTION_KEYS;
+  const keys =
+    type in SELECTION_KEYS
+      ? SELECTION_KEYS[type as keyof typeof SELECTION_KEYS]
+      : PLAIN_SELECTION_KEYS;
   checkKeys('createRouter', spec, keys, 'selection');
   switch (type) {
     case 'priority':
@@ -82,6 +132,8 @@ export function createSelection(
       return dynamicOrder(type, () => leastLatencyOrder(view));
     case 'power-of-two':
       return dynamicOrder(type, () => powerOfTwoOrder(view, random));
+    case 'least-loaded':
+      return dynamicOrder(type, () => leastLoadedOrder(view, random));
   }
 }
 
@@ -178,28 +230,69 @@ function leastLatencyOrder(view: ProviderView): number[] {
 }
 
 /**
- * Power of two choices: two distinct random providers among the healthy ones;
- * fewer visits in flight wins, then lower latency (unknown counts as lowest).
- * The loser follows, then everyone else in registration order for failover.
+ * Two distinct random providers among the healthy ones (the first drawn first),
+ * or `undefined` when fewer than two are healthy.
  */
-function powerOfTwoOrder(view: ProviderView, random: RandomSource): number[] {
-  const n = view.count;
-  const healthy: number[] = [];
-  for (let i = 0; i < n; i++) if (view.healthy(i)) healthy.push(i);
-  if (healthy.length < 2) return range(n);
+function drawTwo(healthy: readonly number[], random: RandomSource): [number, number] | undefined {
+  if (healthy.length < 2) return undefined;
   const a = healthy[Math.floor(random() * healthy.length)] as number;
   let b = healthy[Math.floor(random() * (healthy.length - 1))] as number;
   if (b === a) b = healthy[healthy.length - 1] as number;
-  const better = isBetter(view, b, a) ? b : a;
-  const worse = better === a ? b : a;
-  const order = [better, worse];
-  for (let i = 0; i < n; i++) if (i !== a && i !== b) order.push(i);
+  return [a, b];
+}
+
+function healthyProviders(view: ProviderView): number[] {
+  const healthy: number[] = [];
+  for (let i = 0; i < view.count; i++) if (view.healthy(i)) healthy.push(i);
+  return healthy;
+}
+
+/** `first`, then every other provider: the other healthy ones, then the rest, each in registration order. */
+function thenTheRest(view: ProviderView, healthy: readonly number[], first: number[]): number[] {
+  const order = first;
+  for (const i of healthy) if (!order.includes(i)) order.push(i);
+  for (let i = 0; i < view.count; i++) if (!order.includes(i)) order.push(i);
   return order;
 }
 
+/**
+ * Power of two choices: two distinct random providers among the healthy ones;
+ * fewer visits in flight wins, then lower latency (unknown counts as lowest).
+ * The loser follows, then the other healthy providers and then the rest, in
+ * registration order, for failover.
+ */
+function powerOfTwoOrder(view: ProviderView, random: RandomSource): number[] {
+  const healthy = healthyProviders(view);
+  const pair = drawTwo(healthy, random);
+  if (pair === undefined) return thenTheRest(view, healthy, [...healthy]);
+  const [a, b] = pair;
+  return thenTheRest(view, healthy, isBetter(view, b, a) ? [b, a] : [a, b]);
+}
+
 function isBetter(view: ProviderView, x: number, y: number): boolean {
-  const lx = view.inflight(x);
-  const ly = view.inflight(y);
+  const lx = view.load(x).inflight;
+  const ly = view.load(y).inflight;
   if (lx !== ly) return lx < ly;
   return (view.latency(x) ?? -1) < (view.latency(y) ?? -1);
+}
+
+/**
+ * Least loaded of two random choices: of two distinct random healthy
+ * providers, the one with the lower cost — peak-EWMA latency × (visits in
+ * flight + 1) — goes first (on equal costs, the one with fewer visits in
+ * flight; on a full tie, the first drawn, itself random), the
+ * other second, then the other healthy providers and then the rest, in
+ * registration order, for failover.
+ */
+function leastLoadedOrder(view: ProviderView, random: RandomSource): number[] {
+  const healthy = healthyProviders(view);
+  const pair = drawTwo(healthy, random);
+  if (pair === undefined) return thenTheRest(view, healthy, [...healthy]);
+  const [a, b] = pair;
+  const now = view.clock();
+  const [la, lb] = [view.load(a), view.load(b)];
+  const [ca, cb] = [la.cost(now), lb.cost(now)];
+  // Equal costs (a latency of 0 makes every load cost 0): fewer visits in flight wins.
+  const second = cb < ca || (cb === ca && lb.inflight < la.inflight);
+  return thenTheRest(view, healthy, second ? [b, a] : [a, b]);
 }

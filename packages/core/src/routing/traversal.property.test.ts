@@ -11,6 +11,7 @@ const SELECTIONS: RouteSelectionType[] = [
   'round-robin',
   'least-latency',
   'power-of-two',
+  'least-loaded',
   'race',
 ];
 

@@ -59,6 +59,21 @@ export type RouteSelection =
       type: 'power-of-two';
     }
   | {
+      /**
+       * Two random healthy providers; the one with the lower cost first, where
+       * cost = peak-EWMA latency × (visits in flight + 1) (Finagle's, Linkerd's
+       * and tower's least-loaded balancer). A slow answer raises a provider's
+       * latency at once; lower ones bring it down over `decayMs`; a visit still
+       * in flight counts its elapsed time, so a hung provider's cost rises
+       * without any answer. The default of the adapters' multi-target routing.
+       */
+      type: 'least-loaded';
+      /** Time constant (ms) over which a latency peak decays. Defaults to 10 000 (tower's and Linkerd's). */
+      decayMs?: number;
+      /** Latency (ms) a provider counts as until its first answer replaces it. Defaults to 30 (Linkerd's). */
+      defaultLatencyMs?: number;
+    }
+  | {
       /** Every eligible provider at once; the first success wins and the others are aborted. */
       type: 'race';
     };
@@ -71,6 +86,13 @@ export const PRIORITY_SELECTION_KEYS = {
   type: true,
   priorities: true,
 } as const satisfies KnownKeys<Extract<RouteSelection, { type: 'priority' }>>;
+
+/** Keys of a `'least-loaded'` {@link RouteSelection}. @internal */
+export const LEAST_LOADED_SELECTION_KEYS = {
+  type: true,
+  decayMs: true,
+  defaultLatencyMs: true,
+} as const satisfies KnownKeys<Extract<RouteSelection, { type: 'least-loaded' }>>;
 
 /** Keys of every other {@link RouteSelection}. @internal */
 export const PLAIN_SELECTION_KEYS = { type: true } as const satisfies KnownKeys<
@@ -279,7 +301,7 @@ export interface RouterOptions<R> {
   clock?: Clock;
   /** Waits for backoff, timeouts and hedge delays. Defaults to `systemSleep`. */
   sleep?: Sleep;
-  /** Randomness for jitter and power-of-two choices. Defaults to `systemRandom`. */
+  /** Randomness for jitter and the two random choices of `'power-of-two'` and `'least-loaded'`. Defaults to `systemRandom`. */
   random?: RandomSource;
   /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
   telemetry?: Telemetry;
@@ -342,6 +364,22 @@ export interface Router<R> {
    * unknown id.
    */
   signalHealthy(providerId: string): void;
+  /**
+   * What the transport knows of a provider: `false` while it cannot reach it
+   * (e.g. a grpc-js channel in `TRANSIENT_FAILURE`), `true` once it is
+   * connected again (also a health signal, as `signalHealthy`). An unreachable
+   * provider is visited after every other one, so it gets a call or a probe
+   * only when no other provider answered it. Throws for an unknown id.
+   */
+  signalReachable(providerId: string, reachable: boolean): void;
+  /**
+   * What a provider's health service said: `false` (`NOT_SERVING`) opens its
+   * circuit now and visits it after every other provider, its probes too,
+   * until it says `true` (`SERVING`), a health signal as `signalHealthy`. The
+   * router's own health checks signal a passing probe and a watch's reported
+   * status this way. Throws for an unknown id.
+   */
+  signalServing(providerId: string, serving: boolean): void;
   /** Requests holding a slot now. */
   readonly active: number;
   /** Requests waiting for a slot now. */

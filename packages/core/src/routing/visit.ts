@@ -1,5 +1,4 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
-import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
@@ -8,6 +7,7 @@ import { abortError } from '../internal/abort.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { attemptWithTimeout } from './attempt.js';
+import type { ProviderLoad } from './load.js';
 import type { ProviderProtection } from './protection.js';
 import type { RouteOperation } from './types.js';
 
@@ -18,10 +18,17 @@ export interface ProviderRuntime<R> {
   readonly resource: R;
   readonly config: ProviderProtection;
   readonly breaker: CircuitBreaker | undefined;
-  /** Visits in flight (power-of-two load). */
-  inflight: number;
+  /** Visits in flight and their latency (the load selections read). */
+  readonly load: ProviderLoad;
   /** The one recovery probe allowed while the health registry reports this provider half-open is out. */
   healthProbing: boolean;
+  /**
+   * The transport says it cannot reach the provider (grpc-js `TRANSIENT_FAILURE`), until it
+   * connects again: the provider is visited after every other one (see `RouterCore.arrange`).
+   */
+  unreachable: boolean;
+  /** The provider's health service said `NOT_SERVING`, until it says `SERVING`: visited last too. */
+  notServing: boolean;
 }
 
 /** Router-wide dependencies of a visit. @internal */
@@ -95,6 +102,7 @@ export function visitSucceeded(
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
   p.config.attemptTimeout.observe(p.id, ms, end);
+  p.load.succeeded(ms, end);
 }
 
 /** Reports a visit's final failure to the provider's circuit and health; returns its record. @internal */
@@ -106,11 +114,12 @@ export function visitFailed(
   durationMs: number,
   env: VisitEnv,
 ): VisitFailure {
-  // A circuit's probe that never reached the provider (the verdict's neverSent) says nothing about it.
-  const counted =
-    verdict.countForCircuit !== false && !(verdict.neverSent === true && isProbePermit(permit));
+  // A visit that never reached the provider (the verdict's neverSent) counts, probe or not: the
+  // provider is unreachable, and the router has others to send the next calls to.
+  const counted = verdict.countForCircuit !== false;
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
+  p.load.failed(durationMs, env.clock());
   return new VisitFailure(error, verdict, counted, durationMs);
 }
 
@@ -240,7 +249,7 @@ export async function runVisit<R, T>(
     attemptStart: visitStart,
     retryBy: Math.min(deadlineAt, callDeadlineAt),
   };
-  p.inflight++;
+  p.load.begin(visitStart);
   try {
     let value: T;
     try {
@@ -276,7 +285,7 @@ export async function runVisit<R, T>(
     permit = -1;
     return value;
   } finally {
-    p.inflight--;
+    p.load.end(visitStart);
     // Every other way out (abort, throwing policy) is neutral for the circuit.
     if (permit >= 0) p.breaker?.release(permit, 'neutral');
   }

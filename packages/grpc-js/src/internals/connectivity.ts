@@ -57,18 +57,20 @@ export function watchCombinedState(
 }
 
 /**
- * Calls `onReady` each time `channel` enters READY from another state (a
- * connection back after a failure), until it shuts down or `stopped()` says
- * so. With `reconnect`, a channel that falls back to IDLE (its server closed
- * the connection, or a failed connect's backoff ran out) connects again at
- * once, so a server that comes back is seen without waiting for a call that
- * its open circuit would not send. No timer: with an `Infinity` deadline
- * grpc-js only keeps the watcher in a list, so it never holds the process open.
+ * Tells `reachable(true)` each time `channel` enters READY from another state
+ * (a connection back after a failure) and `reachable(false)` each time it
+ * enters TRANSIENT_FAILURE (its connection attempts fail), until it shuts
+ * down or `stopped()` says so. With `reconnect`, a channel that falls back to
+ * IDLE (its server closed the connection, or a failed connect's backoff ran
+ * out) connects again at once, so a server that comes back is seen without
+ * waiting for a call that its open circuit would not send. No timer: with an
+ * `Infinity` deadline grpc-js only keeps the watcher in a list, so it never
+ * holds the process open.
  * @internal
  */
-export function watchReady(
+export function watchReachable(
   channel: ChannelInterface,
-  onReady: () => void,
+  reachable: (ready: boolean) => void,
   stopped: () => boolean,
   reconnect: boolean,
 ): void {
@@ -77,7 +79,10 @@ export function watchReady(
     try {
       channel.watchConnectivityState(from, Number.POSITIVE_INFINITY, () => {
         let now = channel.getConnectivityState(false);
-        if (now === State.READY && from !== State.READY && !stopped()) onReady();
+        if (now !== from && !stopped()) {
+          if (now === State.READY) reachable(true);
+          else if (now === State.TRANSIENT_FAILURE) reachable(false);
+        }
         if (now === State.IDLE && reconnect && !stopped()) now = channel.getConnectivityState(true);
         watch(now);
       });

@@ -34,6 +34,8 @@ type MessageContext = Parameters<Call['sendMessageWithContext']>[0];
 
 const EMPTY_CONTEXT: MessageContext = Object.freeze({});
 const LOST_DETAILS = 'Breakwater: another target answered first';
+/** grpc-js's words for a call made on a closed channel. */
+const CLOSED_DETAILS = 'Channel has been shut down';
 /** Rejection of an attempt the router starts after the call already ended. */
 const ABANDONED = new TargetAttemptError(
   { code: Status.CANCELLED, details: 'Breakwater: call already ended', metadata: new Metadata() },
@@ -221,7 +223,16 @@ export class RoutedCall implements Call, AttemptOwner {
 
   /** The router's operation: one attempt of this call on `target`. */
   private attempt(target: RoutingTargetRuntime, signal: AbortSignal): Promise<void> {
-    if (this.finished || this.state.closed) return Promise.reject(ABANDONED);
+    if (this.finished) return Promise.reject(ABANDONED);
+    if (this.state.closed) {
+      // Closed during a retry's backoff: the call ends as a closed grpc-js channel ends it.
+      const closed = {
+        code: Status.UNAVAILABLE,
+        details: CLOSED_DETAILS,
+        metadata: new Metadata(),
+      };
+      return Promise.reject(new TargetAttemptError(closed, target.id, STOP_NEUTRAL));
+    }
     const { state } = this;
     let deadline: Deadline = this.deadline;
     let perAttempt = false;

@@ -54,17 +54,15 @@ export class Attempt {
   }
 
   /**
-   * A server answered this attempt: a trailers-only response carries
-   * `content-type` in its trailer, and a status grpc-js made up for a call
-   * that found no connection carries no metadata at all. (Headers seen count
-   * too, when the caller listens to them; a server that sent headers and then
-   * grpc-js's own "No connection established" text is not a case we expect.)
+   * Response headers arrived (seen when the caller listens to them). Whether a
+   * trailers-only answer came from a server is read from the trailer by the
+   * core classifier.
    */
   get headersReceived(): boolean {
-    return this.headerSeen || this.trailer?.has('content-type') === true;
+    return this.headerSeen;
   }
 
-  /** Reads this attempt's trailer, for pushback. */
+  /** Reads this attempt's trailer, for pushback and for what proves a server answered. */
   trailerValue(): TrailerGetter | undefined {
     const trailer = this.trailer;
     if (trailer === undefined) return undefined;

@@ -1,5 +1,4 @@
-import { MAX_ATTEMPTS } from '@breakwater/core';
-import { type AttemptEngine, checkNumber } from '@breakwater/core/internal';
+import type { AttemptEngine } from '@breakwater/core/internal';
 import type { CallOptions, ClientMiddleware, ClientMiddlewareCall } from 'nice-grpc-common';
 import type { RetryCallOptions } from '../retry-middleware.js';
 import { hedgedCall } from './hedged-call.js';
@@ -7,10 +6,9 @@ import { type MiddlewareResult, type UnaryStep, unaryResult } from './next.js';
 import { type AttemptStage, ownOptions, passThrough } from './parts.js';
 import { RetryChain, retriedStream } from './retry-chain.js';
 
-/** `engine` with `attempts` per call, `undefined` for a single attempt. */
+/** `engine` with `attempts` per call (checked by `ownOptions`), `undefined` for a single attempt. */
 function withAttempts(engine: AttemptEngine | undefined, attempts: number | undefined) {
   if (engine === undefined || attempts === undefined || attempts === engine.attempts) return engine;
-  checkNumber('attempts', attempts, { integer: true, min: 1, max: MAX_ATTEMPTS });
   return attempts < 2 ? undefined : engine.withAttempts(attempts);
 }
 
@@ -26,7 +24,7 @@ export function attemptsStep(stage: AttemptStage): UnaryStep {
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & RetryCallOptions,
   ): Promise<Response> {
-    const options = ownOptions(callOptions);
+    const options = ownOptions(callOptions, call.method.path);
     if (call.requestStream)
       return unaryResult<Response>(passThrough(stage, call, options) as never);
     const safe = stage.isIdempotent(call.method);
@@ -44,7 +42,7 @@ export function attemptsStream(stage: AttemptStage): ClientMiddleware<RetryCallO
     call: ClientMiddlewareCall<Request, Response>,
     callOptions: CallOptions & RetryCallOptions,
   ): MiddlewareResult<Response> {
-    const options = ownOptions(callOptions);
+    const options = ownOptions(callOptions, call.method.path);
     if (call.requestStream) return yield* passThrough(stage, call, options);
     const safe = stage.isIdempotent(call.method);
     return yield* retriedStream<Response>(chainOf(stage, call, callOptions, options, safe));

@@ -1,4 +1,4 @@
-import { isDeadlineExceededError } from '@breakwater/core';
+import { DeadlineExceededError, isDeadlineExceededError } from '@breakwater/core';
 import { ClientError, Status } from 'nice-grpc-common';
 
 /**
@@ -12,6 +12,44 @@ export function refusal(path: string, code: Status, cause: Error): ClientError {
   // Non-enumerable, like a native `cause`: loggers that print own properties stay tidy.
   Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
   return error;
+}
+
+/**
+ * The error of a call whose last attempt ran under its own deadline
+ * (`attemptTimeoutMs`, earlier than the call's): a deadline that ended it —
+ * our timer's or the server's `DEADLINE_EXCEEDED` — is named as the
+ * attempt's, so the message says which deadline passed. Other errors pass.
+ * @internal
+ */
+export function attemptDeadline(path: string, limitMs: number, error: unknown): unknown {
+  const ours = isDeadlineExceededError(error);
+  if (!ours && !(error instanceof ClientError && error.code === Status.DEADLINE_EXCEEDED)) {
+    return error;
+  }
+  const message = `Attempt deadline of ${limitMs} ms exceeded (attemptTimeoutMs; the call's own deadline had not passed)`;
+  const why = new DeadlineExceededError(limitMs, ours ? { message } : { message, cause: error });
+  return refusal(path, Status.DEADLINE_EXCEEDED, why);
+}
+
+/**
+ * The `ClientError` (`INVALID_ARGUMENT`) for a call whose own options are
+ * invalid (`attempts: 20`, `deadline: NaN`): the call is not sent, and the
+ * option's `TypeError`/`RangeError` is its `cause`.
+ * @internal
+ */
+export function callOptionError(path: string, cause: Error): ClientError {
+  const error = new ClientError(path, Status.INVALID_ARGUMENT, `call option ${cause.message}`);
+  Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
+  return error;
+}
+
+/** Runs a per-call option's `check`; what it throws becomes the call's {@link callOptionError}. @internal */
+export function checkCallOption(path: string, check: () => unknown): void {
+  try {
+    check();
+  } catch (error) {
+    throw callOptionError(path, error as Error);
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  MAX_ATTEMPTS,
   type ResilienceOptions,
   type ResilienceWarning,
   type Sleep,
@@ -13,6 +14,7 @@ import {
 } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  checkNumber,
   optionPath,
   optionTypeError,
   type ResiliencePlan,
@@ -23,6 +25,7 @@ import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-g
 import { idempotencyRule } from '../idempotency.js';
 import type { RetryCallOptions } from '../retry-middleware.js';
 import { type DeadlineOption, deadlineAt, withTimeoutHeader } from './deadline.js';
+import { checkCallOption } from './errors.js';
 import type { ChainSettings } from './retry-chain.js';
 
 /**
@@ -76,6 +79,8 @@ export interface AttemptExtras {
   onWarning?: ((warning: ResilienceWarning) => void) | undefined;
   clock?: (() => number) | undefined;
   sleep?: Sleep | undefined;
+  /** Whether the user gave the retry policy: the standard one, covering no method, warns nothing. */
+  retryAsked?: boolean | undefined;
 }
 
 function checkListener(fn: string, name: string, value: unknown): void {
@@ -95,7 +100,7 @@ export function attemptStage(
   checkListener(fn, 'classify', o.classify);
   checkListener(fn, 'onWarning', o.onWarning);
   checkListener(fn, `${retryPath}onRetry`, o.onRetry);
-  let warned = o.idempotent !== undefined || plan.retry === undefined;
+  let warned = o.idempotent !== undefined || plan.retry === undefined || o.retryAsked !== true;
   const warn = warned
     ? undefined
     : (path: string) => {
@@ -130,10 +135,20 @@ export function passThrough<Request, Response>(
   return call.next(call.request, Object.assign({}, options, { metadata }));
 }
 
-/** The options below the retry/hedge stage: the caller's, without the stage's own per-call keys. @internal */
-export function ownOptions(callOptions: CallOptions & RetryCallOptions): CallOptions {
+/**
+ * The options below the retry/hedge stage: the caller's, without the stage's
+ * own per-call keys. An invalid `attempts` is the call's `INVALID_ARGUMENT`
+ * `ClientError` (thrown: the call rejects with it, unsent).
+ * @internal
+ */
+export function ownOptions(callOptions: CallOptions & RetryCallOptions, path: string): CallOptions {
   const { retry, hedge, attempts } = callOptions;
   if (retry === undefined && hedge === undefined && attempts === undefined) return callOptions;
+  if (attempts !== undefined) {
+    checkCallOption(path, () =>
+      checkNumber('attempts', attempts, { integer: true, min: 1, max: MAX_ATTEMPTS }),
+    );
+  }
   const { retry: _r, hedge: _h, attempts: _a, ...rest } = callOptions;
   return rest;
 }

@@ -17,7 +17,7 @@ import {
 import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
-import { abortErrorFor, failureStatus, isAbortError, refusal } from './errors.js';
+import { abortErrorFor, attemptDeadline, failureStatus, isAbortError, refusal } from './errors.js';
 import type { StreamNext, UnaryNext } from './next.js';
 import { telemetryErrorType } from './telemetry.js';
 
@@ -80,6 +80,8 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
   /** Clock time the latest attempt started. */
   private lastStartedAt = 0;
+  /** The latest attempt's own deadline in ms (when it had one). */
+  private lastLimitMs = 0;
   private readonly deadline: number;
   /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
   readonly telemetry: TelemetryScope | undefined;
@@ -128,6 +130,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const retryMayFollow = engine !== undefined && this.idempotent && n < engine.attempts;
     const limit = this.s.attemptTimeout.forAttempt(method.path, left, retryMayFollow, now);
     const own = !responseStream && limit < left;
+    this.lastLimitMs = limit;
     const judged = this.engine !== undefined;
     const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
     this.last = attempt;
@@ -169,9 +172,10 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     this.last?.commit();
     const signal = this.options.signal;
     if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
-    return isDeadlineExceededError(error)
-      ? refusal(this.call.method.path, Status.DEADLINE_EXCEEDED, error)
-      : error;
+    const path = this.call.method.path;
+    // The attempt's own, earlier deadline ended it (our timer or the server's): say so.
+    if (this.last?.perAttempt === true) return attemptDeadline(path, this.lastLimitMs, error);
+    return isDeadlineExceededError(error) ? refusal(path, Status.DEADLINE_EXCEEDED, error) : error;
   }
 }
 

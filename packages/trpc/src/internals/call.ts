@@ -22,7 +22,7 @@ import {
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';
-import type { BreakwaterOperationContext } from '../context.js';
+import { type BreakwaterOperationContext, contextFault } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
 import { aborted, deadlineRefusal, refusal, trpcErrorType } from './errors.js';
@@ -204,6 +204,12 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
 
   start(): void {
     const { stack, op } = this;
+    // A misspelt per-call key would be ignored in silence: the call is refused before it takes anything.
+    const fault = contextFault(op.context);
+    if (fault !== undefined) {
+      this.fail(refusal(fault));
+      return;
+    }
     const telemetry = stack.telemetry;
     if (telemetry !== undefined) {
       this.tel = telemetry.startCall(

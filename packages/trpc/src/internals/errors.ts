@@ -2,6 +2,7 @@ import { DeadlineExceededError, OperationAbortedError } from '@breakwater/core';
 import { errorTypeOf } from '@breakwater/core/internal';
 import { type Operation, TRPCClientError } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 
 /**
  * The error a caller receives when Breakwater refused or ended the call: still
@@ -43,9 +44,21 @@ export function deadlineRefusal(
   );
 }
 
-/** The bounded name of a tRPC failure: its tRPC error code (`INTERNAL_SERVER_ERROR`), else its name. @internal */
+/** The codes tRPC defines: the only server-sent values an `error.type` may carry. */
+const KNOWN_CODES: ReadonlySet<string> = new Set(Object.keys(TRPC_ERROR_CODES_BY_KEY));
+
+/** The `error.type` of a failure whose `data.code` is not a tRPC code (OpenTelemetry's fallback value). @internal */
+export const OTHER_ERROR_TYPE = '_OTHER';
+
+/**
+ * The bounded name of a tRPC failure: its tRPC error code
+ * (`INTERNAL_SERVER_ERROR`), `_OTHER` for a code tRPC does not define, and
+ * the error's name when it has no code.
+ * @internal
+ */
 export function trpcErrorType(error: unknown): string {
   const code = (error as { data?: { code?: unknown } | null } | null)?.data?.code;
-  // Only a code of the tRPC shape: a server cannot put free text into an attribute.
-  return typeof code === 'string' && /^[A-Z_]{1,40}$/.test(code) ? code : errorTypeOf(error);
+  if (code === undefined || code === null) return errorTypeOf(error);
+  // A server chooses its codes: one that tRPC does not define must not become a new attribute value.
+  return typeof code === 'string' && KNOWN_CODES.has(code) ? code : OTHER_ERROR_TYPE;
 }
