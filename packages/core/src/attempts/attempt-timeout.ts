@@ -95,6 +95,17 @@ export class AttemptTimeout {
     return Math.max(Math.min(whole, Math.max(DERIVED_FLOOR_MS, DERIVED_LATENCY_FACTOR * p99)), 1);
   }
 
+  /**
+   * Whether an attempt of `scope` that has run `ms` by `now` ran past its
+   * normal latency: longer than the derived cut (3 × the p99, at least
+   * 100 ms), judged only on evidence (never while no latency is known).
+   */
+  ranPastNormal(scope: string, ms: number, now: number): boolean {
+    if (!this.derived) return false;
+    const p99 = this.latencies.p99(scope, now);
+    return p99 !== undefined && ms > Math.max(DERIVED_FLOOR_MS, DERIVED_LATENCY_FACTOR * p99);
+  }
+
   /** A successful attempt of `scope` took `ms`, ending at `now`. Only a derived timeout listens. */
   observe(scope: string, ms: number, now: number): void {
     if (this.derived) this.latencies.record(scope, ms, now);

@@ -2,6 +2,7 @@ import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
+import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -30,6 +31,28 @@ export interface ProviderRuntime<R> {
   /** The provider's health service said `NOT_SERVING`, until it says `SERVING`: visited last too. */
   notServing: boolean;
 }
+
+/** The abort reasons of visits that lost to another provider's answer (hedge and race losers). */
+const lostReasons = new WeakSet<object>();
+
+/** Reason given to a visit that lost to another provider's answer. @internal */
+export function lostToAnother(): OperationAbortedError {
+  const reason = new OperationAbortedError({ message: 'Another provider answered first' });
+  lostReasons.add(reason);
+  return reason;
+}
+
+/**
+ * A loser that ran past its provider's normal latency was slow, not merely
+ * second: its circuit counts it as a failure. Not retried or failed over: the
+ * request already has its answer.
+ */
+const SLOW_LOSER: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: true,
+  timedOut: true,
+});
 
 /** Router-wide dependencies of a visit. @internal */
 export interface VisitEnv {
@@ -274,8 +297,21 @@ export async function runVisit<R, T>(
         );
       }
     } catch (error) {
-      // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy are neutral.
-      if (signal.aborted) throw abortError(signal);
+      // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy
+      // are neutral — except a loser whose attempt ran past the provider's normal latency.
+      if (signal.aborted) {
+        const now = env.clock();
+        const ran = now - state.attemptStart;
+        if (
+          permit >= 0 &&
+          lostReasons.has(signal.reason) &&
+          p.config.attemptTimeout.ranPastNormal(p.id, ran, now)
+        ) {
+          visitFailed(p, permit, signal.reason, SLOW_LOSER, ran, env);
+          permit = -1;
+        }
+        throw abortError(signal);
+      }
       if (isPolicyError(error)) throw error;
       const failure = visitFailed(p, permit, error, state.verdict, env.clock() - visitStart, env);
       permit = -1;
