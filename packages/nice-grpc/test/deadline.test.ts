@@ -13,7 +13,8 @@ describe('deadlineMiddleware against a chaos server', () => {
     });
     const client = echoClient(
       server.address,
-      resilienceMiddleware({ timeoutMs: 5_000, retry: { backoff: fast } }),
+      // No attempt deadline: each attempt gets the call's (a derived one would cut it once latency is known).
+      resilienceMiddleware({ timeoutMs: 5_000, attemptTimeoutMs: false, retry: { backoff: fast } }),
     );
     // A cold channel connects after the header is written; warm it so the bound is the steady-state one.
     await client.UnaryUnsafe({}).catch(() => {});
@@ -49,7 +50,12 @@ describe('deadlineMiddleware against a chaos server', () => {
   const withDeadline = {
     deadlineMiddleware: (timeoutMs: number) => deadlineMiddleware({ timeoutMs }),
     resilienceMiddleware: (timeoutMs: number) =>
-      resilienceMiddleware({ timeoutMs, concurrency: { limit: 10 }, retry: { backoff: fast } }),
+      resilienceMiddleware({
+        timeoutMs,
+        attemptTimeoutMs: false,
+        concurrency: { limit: 10 },
+        retry: { backoff: fast },
+      }),
   };
 
   it.each(Object.keys(withDeadline) as (keyof typeof withDeadline)[])(

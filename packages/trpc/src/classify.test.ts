@@ -141,9 +141,11 @@ describe('classifyTRPCError', () => {
       retry: false,
       failover: false,
     });
+    // Timed out: the attempt already waited, so the engine retries it without backoff.
     expect(classifyTRPCError(wrap(new DeadlineExceededError(10)))).toMatchObject({
       retry: true,
       countForCircuit: true,
+      timedOut: true,
     });
     expect(classifyTRPCError(server('CLIENT_CLOSED_REQUEST', 499)).failover).toBe(false);
   });

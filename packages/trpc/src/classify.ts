@@ -61,7 +61,7 @@ export const TRPC_CLASSIFIER_KEYS = {
  *     full → no retry, fail over, not counted, never sent (the server was never asked).
  *  2. Cancellation (OperationAbortedError, AbortError, CLIENT_CLOSED_REQUEST)
  *     → nothing: no retry, no failover, neutral.
- *  3. A Breakwater deadline (DeadlineExceededError) → retry, fail over, count.
+ *  3. A Breakwater deadline (DeadlineExceededError) → retry at once (timed out), fail over, count.
  *  4. The tRPC code (`data.code`), else the HTTP status (`data.httpStatus`,
  *     `meta.response.status`, a `status` in the cause chain). Five codes
  *     share JSON-RPC -32603, so the JSON-RPC number is never used.
@@ -126,6 +126,8 @@ const BROWSER_FETCH_FAILED =
 
 // Shared frozen verdicts: classifying allocates only when Retry-After is present.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+/** A Breakwater deadline passed: the attempt already waited, so it is retried at once. */
+const TIMED_OUT: ErrorVerdict = Object.freeze({ ...RETRY, timedOut: true });
 const NEVER_SENT: ErrorVerdict = Object.freeze({
   retry: true,
   failover: true,
@@ -212,7 +214,7 @@ export function createTRPCErrorClassifier(
     for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
       if (isCircuitOpenError(e) || isRateLimitError(e) || isQueueFullError(e)) return REFUSED;
       if (isOperationAbortedError(e) || field(e, 'name') === 'AbortError') return CANCELLED;
-      if (isDeadlineExceededError(e)) return RETRY;
+      if (isDeadlineExceededError(e)) return TIMED_OUT;
       const s = asStatus(field(e, 'status'));
       if (s !== undefined) return byStatus(s, undefined, e);
       const c = field(e, 'code');

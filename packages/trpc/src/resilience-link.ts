@@ -126,7 +126,7 @@ export function resolveStack(
   const concurrency = plan.concurrency;
   return {
     timeoutMs: plan.timeoutMs,
-    attemptTimeoutMs: plan.attemptTimeoutMs,
+    attemptTimeout: plan.attemptTimeout,
     retry: plan.retry,
     hedge: plan.hedge,
     onRetry: plan.onRetry as ((event: TRPCRetryEvent) => void) | undefined,

@@ -111,6 +111,23 @@ describe('resilienceLink', () => {
     expect(server.stats().attempts.h).toBe(2);
   });
 
+  it('attemptTimeoutMs left out: once the procedure answered 20 times, a hung attempt is cut at 3 x its p99 (>= 100 ms) and retried within the 1 s deadline', async () => {
+    const server = await chaos();
+    const client = clientOf([resilienceLink({ timeoutMs: 1_000 }), batchLink(server.url)]);
+    for (let i = 0; i < 20; i++) await client.echo.query('warm');
+    // Each call's first attempt now hangs; the retry answers.
+    server.setFaults({ steps: [{ hang: true }] });
+    for (const id of ['h1', 'h2', 'h3']) {
+      const started = performance.now();
+      await expect(client.echo.query(id, { context: { callId: id } })).resolves.toMatchObject({
+        value: id,
+      });
+      // Cut at the 100 ms floor (the warm-up answered in a few ms), retried at once.
+      expect(performance.now() - started).toBeLessThan(600);
+      expect(server.stats().attempts[id]).toBe(2);
+    }
+  });
+
   it('tells onRetry the failed attempt with no payload; a throwing listener breaks nothing', async () => {
     const server = await chaos({ faults: { failFirst: 2 } });
     const events: TRPCRetryEvent[] = [];

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { createBackoff } from '../retry/backoff.js';
 import { createRetryBudget } from '../retry/budget.js';
 import { createManualClock } from '../time/manual-clock.js';
@@ -64,6 +65,24 @@ describe('AttemptEngine.afterFailure — the one set of rules', () => {
     expect(e.afterFailure(1, 0, {}, undefined, 1100)).toBe(STOP_DEADLINE);
     expect(e.afterFailure(1, 0, {}, undefined, 1101)).toBe(100);
     expect(e.afterFailure(1, 0, { retryAfterMs: 300 }, undefined, 1200)).toBe(STOP_DEADLINE);
+  });
+
+  it('retries an attempt that timed out at once: it already waited (pushback, deadline and budget still rule)', () => {
+    const clock = createManualClock(1000);
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.3, ttlMs: 10_000, clock });
+    const e = new AttemptEngine({ attempts: 4, backoff: fixed, budget, clock });
+    // Core's own attempt timeout, and a verdict that says so (a framework's timeout status).
+    expect(e.afterFailure(1, 0, {}, new DeadlineExceededError(300), NONE)).toBe(0);
+    expect(e.afterFailure(2, 0, { timedOut: true }, new Error('x'), NONE)).toBe(0);
+    expect(e.afterFailure(1, 0, { timedOut: true, retryAfterMs: 40 }, undefined, NONE)).toBe(40);
+    // At the deadline, nothing can follow; a timed-out attempt is still a retry for the budget.
+    clock.advance(500);
+    expect(e.afterFailure(1, 0, { timedOut: true }, undefined, 1500)).toBe(STOP_DEADLINE);
+    expect(budget.stats().retries).toBe(3);
+    expect(e.afterFailure(1, 0, { timedOut: true }, undefined, NONE)).toBe(STOP_BUDGET);
+    // Any other failure still backs off.
+    const plain = new AttemptEngine({ attempts: 4, backoff: fixed, clock });
+    expect(plain.afterFailure(1, 0, { timedOut: false }, new Error('x'), NONE)).toBe(100);
   });
 
   it('asks the budget last and stops when it refuses', () => {

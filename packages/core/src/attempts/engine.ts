@@ -1,3 +1,4 @@
+import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -21,7 +22,9 @@ import { type Sleep, systemSleep } from '../time/sleep.js';
  * 3. server pushback (`retryAfterMs` on the verdict, else on the error) that is
  *    negative or not a number stops ({@link STOP_PUSHBACK}), as does one longer
  *    than `maxPushbackMs`; a valid pushback *replaces* the backoff (gRFC A6:
- *    the server knows when it can take the call again);
+ *    the server knows when it can take the call again); without pushback, an
+ *    attempt that timed out (the verdict's `timedOut`, or a
+ *    `DeadlineExceededError`) is retried at once: it already waited;
  * 4. a retry whose delay ends at or after the call's deadline is skipped
  *    ({@link STOP_DEADLINE}): it could not finish, so the caller gets the last
  *    attempt's error at once instead of a wait that ends in a deadline error;
@@ -81,7 +84,8 @@ export class AttemptEngine {
     const pushback = pushbackOf(verdict, error);
     let delay: number;
     if (pushback === NO_PUSHBACK) {
-      delay = this.hedgeDelayMs === undefined ? this.backoff.delayFor(attempt, previousDelayMs) : 0;
+      const backOff = this.hedgeDelayMs === undefined && !timedOut(verdict, error);
+      delay = backOff ? this.backoff.delayFor(attempt, previousDelayMs) : 0;
     } else {
       if (!(pushback >= 0) || pushback > this.maxPushbackMs) return STOP_PUSHBACK;
       delay = pushback;
@@ -262,6 +266,15 @@ export const DEFAULT_BACKOFF: Backoff = createBackoff(DEFAULT_BACKOFF_OPTIONS);
 export const DEFAULT_MAX_PUSHBACK_MS = 30_000;
 
 const NO_PUSHBACK = Number.POSITIVE_INFINITY;
+
+/**
+ * The attempt ran out its own deadline: the verdict says so (an adapter whose
+ * framework reports it, e.g. gRPC `DEADLINE_EXCEEDED` under a per-attempt
+ * deadline), or the error is core's `DeadlineExceededError`.
+ */
+function timedOut(verdict: ErrorVerdict | undefined, error: unknown): boolean {
+  return verdict?.timedOut === true || isDeadlineExceededError(error);
+}
 
 /**
  * Server pushback for one failure: the verdict's `retryAfterMs` when it has

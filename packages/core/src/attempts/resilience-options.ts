@@ -20,6 +20,7 @@ import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '..
 import { type Clock, monotonicClock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
 import type { Sleep } from '../time/sleep.js';
+import { AttemptTimeout } from './attempt-timeout.js';
 import {
   AttemptEngine,
   DEFAULT_ATTEMPTS,
@@ -140,8 +141,10 @@ const CONCURRENCY_KEYS = {
 export interface ResiliencePlan {
   /** Deadline of the whole call in ms; `Infinity` for none. */
   readonly timeoutMs: number;
-  /** Deadline of each attempt in ms; `Infinity` for none. */
+  /** Deadline of each attempt in ms (explicit or standard); `Infinity` for none. */
   readonly attemptTimeoutMs: number;
+  /** Each attempt's deadline, derived per attempt when `attemptTimeoutMs` was left out. */
+  readonly attemptTimeout: AttemptTimeout;
   /** Engine for retries, or `undefined` when calls get one attempt. */
   readonly retry: AttemptEngine | undefined;
   /** Engine for hedging, or `undefined`. */
@@ -356,6 +359,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
   return {
     timeoutMs,
     attemptTimeoutMs,
+    attemptTimeout: new AttemptTimeout(attemptTimeoutMs, o.attemptTimeoutMs === undefined),
     retry,
     hedge,
     onRetry,

@@ -53,6 +53,41 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('opens on a hang within one attempt timeout + the span: 1 s timeouts at 50 calls/s', () => {
+    const clock = createManualClock(0);
+    const opened: number[] = [];
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    breaker.onStateChange((e) => {
+      if (e.to === 'open') opened.push(clock.now);
+    });
+    // The upstream hangs at 0: the call sent at t fails at t + 1 000, one every 20 ms.
+    clock.advance(1_000);
+    for (let sent = 0; breaker.state === 'closed' && sent < 5_000; sent += 20) {
+      breaker.onFailure(1_000);
+      clock.advance(20);
+    }
+    // Each failure's call was sent before the previous moment, but they fail as they were
+    // sent; the old rule waited one timeout per moment: open at 5 000 ms.
+    expect(opened[0]).toBeLessThanOrEqual(1_000 + 500);
+  });
+
+  it('does not open when the calls in flight over a whole second fail in a burst after a stall', () => {
+    // 100 calls/s with 1 s deadlines, sent 0–1 000 ms; the loop stalls from 1 000 to 2 000 ms
+    // and a starved process then works through every expired deadline at 5 ms each (as in
+    // the soak): 1 s of sends failing over 505 ms, sends 10 ms apart failing 5 ms apart.
+    // Not in step: nothing new after the first failure.
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
+    clock.advance(2_000);
+    for (let sent = 0; sent <= 1_000; sent += 10) {
+      breaker.onFailure(clock.now - sent);
+      clock.advance(5);
+    }
+    expect(breaker.state).toBe('closed');
+    breaker.onSuccess(2);
+    expect(breaker.state).toBe('closed');
+  });
+
   it('with durations, still opens when calls sent since the last moment keep failing', () => {
     const clock = createManualClock(0);
     const breaker = createCircuitBreaker({ failureThreshold: 5, failureSpanMs: 500, clock });
@@ -113,7 +148,7 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(() => createCircuitBreaker({ failureSpanMs: -1 })).toThrow(/failureSpanMs must be >= 0/);
   });
 
-  it('opens exactly when threshold failures in a row span failureSpanMs at threshold distinct moments, each of a call sent since the previous one when its duration is known (property)', () => {
+  it('opens exactly when threshold failures in a row span failureSpanMs at threshold distinct moments, each (when its duration is known) of a call sent since the previous one or failing in step with it (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 6 }),
@@ -140,6 +175,7 @@ describe('failureSpanMs: a streak must last, not only count', () => {
           // Failures of the streak at least span / threshold ms after the previous one counted.
           let moments = 0;
           let momentAt = 0;
+          let momentSentAt: number | undefined;
           let shouldOpen = false;
           for (const { ok, gap, took } of outcomes) {
             clock.advance(gap);
@@ -147,11 +183,21 @@ describe('failureSpanMs: a streak must last, not only count', () => {
               streak = 0;
               breaker.onSuccess(took);
             } else {
-              // ...and, when its duration is known, sent at or after that one (no span: a count alone).
-              const sentSince = span === 0 || took === undefined || clock.now - took >= momentAt;
-              if (streak === 0 || (clock.now - momentAt >= span / threshold && sentSince)) {
+              // ...and, when its duration is known, sent at or after that one, or sent at
+              // least span / threshold after that one's call and failing in step with it
+              // (no span: a count alone).
+              const sentAt = took === undefined ? undefined : clock.now - took;
+              const gap = span / threshold;
+              const inStep =
+                sentAt !== undefined &&
+                momentSentAt !== undefined &&
+                sentAt - momentSentAt >= gap &&
+                sentAt - momentSentAt <= 1.5 * (clock.now - momentAt);
+              const sentSince = span === 0 || sentAt === undefined || sentAt >= momentAt || inStep;
+              if (streak === 0 || (clock.now - momentAt >= gap && sentSince)) {
                 moments = streak === 0 ? 1 : moments + 1;
                 momentAt = clock.now;
+                momentSentAt = sentAt;
               }
               if (streak === 0) startedAt = clock.now;
               streak++;

@@ -33,6 +33,8 @@ export interface CircuitBreakerState {
   readonly streakMoments: number;
   /** Clock time of the latest of those moments (read only with `failureSpanMs`). */
   readonly streakMomentAt: number;
+  /** Clock time that moment's call was sent, when its duration was known. */
+  readonly streakMomentSentAt: number | undefined;
   /**
    * Distinct moments of failure since the circuit last closed (or was created; counted
    * afresh when a time window has forgotten the latest), by the streak's rule but not
@@ -42,6 +44,8 @@ export interface CircuitBreakerState {
   readonly failureMoments: number;
   /** Clock time of the latest of those moments (read only with `failureSpanMs`). */
   readonly failureMomentAt: number;
+  /** Clock time that moment's call was sent, when its duration was known. */
+  readonly failureMomentSentAt: number | undefined;
   /** Clock time the circuit last opened. */
   readonly openedAt: number;
   /** Cool-down in force: the base, multiplied by each failed probe, capped. */
@@ -74,8 +78,10 @@ export function newCircuit(config: CircuitBreakerConfig, now = 0): MutableCircui
     streakStartedAt: 0,
     streakMoments: 0,
     streakMomentAt: 0,
+    streakMomentSentAt: undefined,
     failureMoments: 0,
     failureMomentAt: 0,
+    failureMomentSentAt: undefined,
     openedAt: 0,
     openDurationMs: config.openDurationMs,
     probesAdmitted: 0,
@@ -204,13 +210,16 @@ export function settle(
     if (c.failureSpanMs > 0 && failed) {
       // The clock is read only on failures, and only when a span is asked for.
       const now = at ?? clock();
+      const sentAt = durationMs === undefined ? undefined : now - durationMs;
       if (m.consecutiveFailures === 1) {
         m.streakStartedAt = now;
         m.streakMoments = 1;
         m.streakMomentAt = now;
-      } else if (isNewMoment(c, now, durationMs, m.streakMomentAt)) {
+        m.streakMomentSentAt = sentAt;
+      } else if (isNewMoment(c, now, sentAt, m.streakMomentAt, m.streakMomentSentAt)) {
         m.streakMoments += 1;
         m.streakMomentAt = now;
+        m.streakMomentSentAt = sentAt;
       }
       if (
         m.failureMoments === 0 ||
@@ -219,9 +228,11 @@ export function settle(
       ) {
         m.failureMoments = 1;
         m.failureMomentAt = now;
-      } else if (isNewMoment(c, now, durationMs, m.failureMomentAt)) {
+        m.failureMomentSentAt = sentAt;
+      } else if (isNewMoment(c, now, sentAt, m.failureMomentAt, m.failureMomentSentAt)) {
         m.failureMoments += 1;
         m.failureMomentAt = now;
+        m.failureMomentSentAt = sentAt;
       }
       // The span alone is not enough: one failure just before an event-loop stall and the
       // deadline timers that all fire right after it span the stall, yet land at two
@@ -277,23 +288,36 @@ function momentsNeeded(c: CircuitBreakerConfig): number {
 }
 
 /**
- * Whether a failure at `now` (its call lasting `durationMs`, when known) is a new moment
- * after the moment at `previousAt`: at least `failureSpanMs / failureThreshold` later, and
- * of a call sent at or after it. A call sent before the latest moment tells nothing new:
- * after a stall, a starved process may take hundreds of ms to work through the burst of
- * deadlines of the calls in flight, and the clock moves on meanwhile. An outage fails
- * calls sent since.
+ * How much further apart two failures' sends may be than the failures themselves for the
+ * failures to be in step: attempt timeouts vary a little, a stall's backlog is compressed.
+ */
+const IN_STEP = 1.5;
+
+/**
+ * Whether a failure at `now` (its call sent at `sentAt`, when its duration is known) is a
+ * new moment after the moment at `previousAt` (its call sent at `previousSentAt`): at
+ * least `gap` = `failureSpanMs / failureThreshold` later, and, with a known send time,
+ * either of a call sent at or after that moment, or of one sent at least `gap` after that
+ * moment's call and failing in step with it (sends at most {@link IN_STEP} × as far apart
+ * as the failures). A hung upstream fails each call one timeout after it was sent, so its
+ * failures move as their sends do: with 1 s timeouts it opens about 1.5 s after the hang,
+ * not one timeout per moment later. After an event-loop stall a starved process works
+ * through the deadlines of every call in flight in a burst, far faster than they were sent
+ * (in the soak, 20 ms of sends per 5 ms): nothing new. An outage fails calls sent since.
  */
 function isNewMoment(
   c: CircuitBreakerConfig,
   now: number,
-  durationMs: number | undefined,
+  sentAt: number | undefined,
   previousAt: number,
+  previousSentAt: number | undefined,
 ): boolean {
-  return (
-    now - previousAt >= c.failureSpanMs / momentsNeeded(c) &&
-    (durationMs === undefined || now - durationMs >= previousAt)
-  );
+  const gap = c.failureSpanMs / momentsNeeded(c);
+  if (now - previousAt < gap) return false;
+  if (sentAt === undefined || sentAt >= previousAt) return true;
+  if (previousSentAt === undefined) return false;
+  const sendsApart = sentAt - previousSentAt;
+  return sendsApart >= gap && sendsApart <= IN_STEP * (now - previousAt);
 }
 
 /** Closes the circuit: counters and window cleared, cool-down back to base. @internal */

@@ -144,11 +144,13 @@ describe('classifyGrpcStatus', () => {
     ).toBeUndefined();
   });
 
-  it('retries DEADLINE_EXCEEDED only under a per-attempt deadline', () => {
+  it('retries DEADLINE_EXCEEDED only under a per-attempt deadline, as timed out (no backoff)', () => {
     expect(classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined).retry).toBe(false);
-    expect(
-      classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined, { perAttemptDeadline: true }).retry,
-    ).toBe(true);
+    const perAttempt = classifyGrpcStatus(status.DEADLINE_EXCEEDED, undefined, {
+      perAttemptDeadline: true,
+    });
+    expect(perAttempt).toMatchObject({ retry: true, timedOut: true });
+    expect(classifyGrpcStatus(status.UNAVAILABLE, undefined).timedOut).toBeUndefined();
   });
 
   it('makes ABORTED, INTERNAL and UNKNOWN configurable', () => {

@@ -58,6 +58,13 @@ export function parsePushback(trailer: TrailerGetter | undefined): number | unde
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+/** A per-attempt deadline passed: retried at once (the attempt already waited). */
+const RETRY_TIMED_OUT: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: true,
+  timedOut: true,
+});
 const FAIL_COUNTED: ErrorVerdict = Object.freeze({
   retry: false,
   failover: true,
@@ -126,7 +133,7 @@ const CLIENT_SIDE_INTERNAL =
  * - `RESOURCE_EXHAUSTED` — retry only with a valid pushback trailer, after
  *   `retryAfterMs`; negative or non-numeric pushback means do not retry;
  *   not counted (a live server shed load or a quota was hit).
- * - `DEADLINE_EXCEEDED` — retry only under a per-attempt deadline; counted (slow server).
+ * - `DEADLINE_EXCEEDED` — retry only under a per-attempt deadline, at once (`timedOut`); counted (slow server).
  * - `ABORTED` — not retried unless `retryAborted`; not counted.
  * - `INTERNAL`, `UNKNOWN` — not retried unless `retryInternal` / `retryUnknown`;
  *   counted, except client-side serialization / size failures.
@@ -170,7 +177,7 @@ function statusVerdict(
       return { retry: true, failover: true, countForCircuit: false, retryAfterMs: pushback };
     }
     case GrpcStatus.DEADLINE_EXCEEDED:
-      return info.perAttemptDeadline ? RETRY : FAIL_COUNTED;
+      return info.perAttemptDeadline ? RETRY_TIMED_OUT : FAIL_COUNTED;
     case GrpcStatus.ABORTED:
       return info.retryAborted
         ? { retry: true, failover: true, countForCircuit: false }

@@ -1,6 +1,7 @@
 // @breakwater/core/internal — helpers shared by Breakwater's own adapters.
 // Not for users: no semver; anything here may change in any release.
 
+export { AttemptTimeout } from '../attempts/attempt-timeout.js';
 /** The attempt engine and its promise-style driver. */
 export {
   AttemptEngine,

@@ -52,6 +52,9 @@ export interface RunnerShared {
   readonly spare: Call<unknown>[];
 }
 
+/** A runner's attempts share one latency: the derived attempt timeout's scope. */
+const RUNNER_SCOPE = '';
+
 /** Most spare calls a runner keeps (one per call in flight at its busiest, up to this). */
 const MAX_SPARE = 256;
 
@@ -168,6 +171,8 @@ export class Call<T> extends WheelEntry {
   private deadlineAt = Number.NaN;
   /** The configured deadline the current attempt's timer stands for, in ms. */
   private timerMs = 0;
+  /** Wheel time the current attempt's deadline was armed. */
+  private attemptStartedAt = 0;
   /** The wait before the current attempt (0 for the first). */
   private previousDelayMs = 0;
   /** What hears this call's telemetry; `undefined` (one check per event) without the option. A spare keeps its last one, ended. */
@@ -496,23 +501,29 @@ export class Call<T> extends WheelEntry {
   }
 
   /**
-   * Schedules attempt `n`'s deadline: its own timeout, or what is left of the
-   * call's when that comes first (the engine never starts a retry at or past
-   * it, so at least 1 ms is left).
+   * Schedules attempt `n`'s deadline: its own timeout (derived per attempt when
+   * `attemptTimeoutMs` was left out, see `AttemptTimeout`), or what is left of
+   * the call's when that comes first (the engine never starts a retry at or
+   * past it, so at least 1 ms is left).
    */
   private armDeadline(config: ProtectConfig, n: number, telNow: number | undefined): void {
-    let ms = config.attemptTimeoutMs;
-    this.timerMs = ms;
-    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
-      const left = n === 1 ? config.timeoutMs : this.callDeadline() - config.clock();
-      if (left < ms) {
-        ms = Math.max(left, 1);
-        this.timerMs = config.timeoutMs;
-      }
-    }
     const shared = this.shared;
+    let left = Number.POSITIVE_INFINITY;
+    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
+      left = n === 1 ? config.timeoutMs : this.callDeadline() - config.clock();
+    }
+    const engine = config.engine;
+    // A timed-out attempt is repeated within the attempts, and a probe never is.
+    const retryMayFollow =
+      engine !== undefined && n < engine.attempts && !isProbePermit(this.permit);
+    const timeout = config.attemptTimeout;
+    const derivedAt = timeout.derived ? shared.wheel.time() : 0;
+    const ms = Math.max(timeout.forAttempt(RUNNER_SCOPE, left, retryMayFollow, derivedAt), 1);
+    // The call's deadline came first: the timeout event names the call's.
+    this.timerMs = ms < left ? ms : config.timeoutMs;
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
     const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
+    this.attemptStartedAt = now;
     if (n === 1) this.startedAt = now;
   }
 
@@ -584,6 +595,12 @@ export class Call<T> extends WheelEntry {
   }
 
   private succeed(value: T): void {
+    const shared = this.shared;
+    if (shared.timed && shared.config.attemptTimeout.derived) {
+      // A derived attempt timeout follows the runner's successful attempts.
+      const now = shared.wheel.time();
+      shared.config.attemptTimeout.observe(RUNNER_SCOPE, now - this.attemptStartedAt, now);
+    }
     this.won = true;
     this.shared.config.throttle?.recordAccept();
     this.finish('success');

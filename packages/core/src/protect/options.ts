@@ -1,3 +1,4 @@
+import type { AttemptTimeout } from '../attempts/attempt-timeout.js';
 import type { AttemptEngine } from '../attempts/engine.js';
 import {
   type ResilienceOptions,
@@ -27,6 +28,8 @@ export interface ProtectConfig {
   engine: AttemptEngine | undefined;
   /** Deadline of each attempt in ms; `Infinity` for none. */
   attemptTimeoutMs: number;
+  /** Each attempt's deadline, derived per attempt when `attemptTimeoutMs` was left out. */
+  attemptTimeout: AttemptTimeout;
   /** Deadline of the whole call (attempts and waits) in ms; `Infinity` for none. */
   timeoutMs: number;
   waitOnTimeout: boolean;
@@ -110,6 +113,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
   return {
     engine: plan.retry,
     attemptTimeoutMs: plan.attemptTimeoutMs,
+    attemptTimeout: plan.attemptTimeout,
     timeoutMs: plan.timeoutMs,
     waitOnTimeout: timeoutMode === 'wait',
     concurrency: plan.concurrency,

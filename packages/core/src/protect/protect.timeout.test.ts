@@ -67,23 +67,91 @@ describe('protect: timeout', () => {
     },
   );
 
-  it('timeout is per attempt and excludes backoff', async () => {
+  /** A stack with 100 ms attempts and a fixed 1 s backoff, recording each attempt's start. */
+  const slowBackoff = (attempts: number) => {
     const clock = createManualClock();
     const run = protect({
-      retry: { attempts: 2, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
+      retry: { attempts, backoff: { baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none' } },
       attemptTimeoutMs: 100,
       clock,
       sleep: clock.sleep,
     });
-    const starts: number[] = [];
+    return { clock, run, starts: [] as number[] };
+  };
+
+  it('timeout is per attempt and excludes backoff', async () => {
+    const { clock, run, starts } = slowBackoff(2);
     const p = run(({ attempt }) => {
       starts.push(clock());
-      // The second attempt takes 90 ms: within its own 100 ms although 1190 ms passed overall.
-      return attempt === 1 ? new Promise(() => {}) : clock.sleep(90).then(() => 'ok');
+      // The second attempt takes 90 ms: within its own 100 ms although 1090 ms passed overall.
+      return attempt === 1
+        ? Promise.reject(new Error('refused'))
+        : clock.sleep(90).then(() => 'ok');
     });
     await expect(clock.run(p)).resolves.toBe('ok');
-    expect(starts).toEqual([0, 1100]);
-    expect(clock()).toBe(1190);
+    expect(starts).toEqual([0, 1000]);
+    expect(clock()).toBe(1090);
+  });
+
+  it('retries an attempt that timed out at once: it already waited, so it skips the backoff', async () => {
+    const { clock, run, starts } = slowBackoff(3);
+    const p = run(({ attempt }) => {
+      starts.push(clock());
+      return attempt < 3 ? new Promise(() => {}) : clock.sleep(10).then(() => 'ok');
+    });
+    await expect(clock.run(p)).resolves.toBe('ok');
+    expect(starts).toEqual([0, 100, 200]);
+  });
+
+  it('attemptTimeoutMs left out: a hung attempt is cut at 3 x the p99 of the runner (>= 100 ms) and retried within the deadline; with no latency known it is not cut', async () => {
+    const clock = createManualClock();
+    const run = protect({ timeoutMs: 1_000, retry: { attempts: 3 }, clock, sleep: clock.sleep });
+    let hang = true;
+    const starts: number[] = [];
+    const call = () =>
+      run(() => {
+        starts.push(clock());
+        if (hang) {
+          hang = false;
+          return new Promise<string>(() => {});
+        }
+        return clock.sleep(10).then(() => 'ok');
+      });
+    // Nothing learned yet: no evidence of a hang, so the attempt runs to the call's deadline.
+    await expect(clock.run(call())).rejects.toBeInstanceOf(DeadlineExceededError);
+    expect(starts).toEqual([0]);
+    // Twenty 10 ms successes: 3 x p99 is under the 100 ms floor.
+    for (let i = 0; i < 20; i++) await clock.run(call());
+    hang = true;
+    starts.length = 0;
+    const t0 = clock();
+    await expect(clock.run(call())).resolves.toBe('ok');
+    expect(starts.map((t) => t - t0)).toEqual([0, 100]);
+    // An explicit attemptTimeoutMs means exactly that (and none: the call's deadline).
+    const whole = protect({
+      timeoutMs: 1_000,
+      attemptTimeoutMs: false,
+      retry: { attempts: 3 },
+      clock,
+      sleep: clock.sleep,
+    });
+    await expect(clock.run(whole(() => new Promise(() => {})))).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
+  });
+
+  it('attemptTimeoutMs left out: an upstream answering in 600 ms under a 1 s deadline is never cut, every call one attempt', async () => {
+    const clock = createManualClock();
+    const run = protect({ timeoutMs: 1_000, retry: { attempts: 3 }, clock, sleep: clock.sleep });
+    let attempts = 0;
+    for (let i = 0; i < 30; i++) {
+      const p = run(() => {
+        attempts++;
+        return clock.sleep(600).then(() => 'ok');
+      });
+      await expect(clock.run(p)).resolves.toBe('ok');
+    }
+    expect(attempts).toBe(30);
   });
 
   it('timeout excludes queue wait', async () => {

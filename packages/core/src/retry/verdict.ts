@@ -22,6 +22,12 @@ export interface ErrorVerdict {
    * any call, idempotent or not. Defaults to false.
    */
   neverSent?: boolean;
+  /**
+   * The attempt ran out its own deadline: it already waited, so its retry
+   * starts at once, without backoff (pushback still applies). Core's own
+   * timeouts (`DeadlineExceededError`) count without it. Defaults to false.
+   */
+  timedOut?: boolean;
 }
 
 /** Judges an error after a failed attempt (timeouts included). */

@@ -651,7 +651,7 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.load.begin(start);
         try {
-          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), deadlineAt);
         } catch (error) {
           p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.

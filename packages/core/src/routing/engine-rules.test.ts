@@ -140,8 +140,39 @@ describe('router decisions go through the attempt engine', () => {
     expect(res.a!.signals[0]?.aborted).toBe(false);
   });
 
+  it('attemptTimeoutMs left out: a hung visit is cut at 3 x the p99 its siblings answered in, counted against its provider, and failed over', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { circuit: { failureThreshold: 1, failureSpanMs: 0 } },
+    });
+    // a fails at once (neutral for its circuit) and b answers in 50 ms, 20 times: a has no
+    // latency of its own (as a provider black-holed from the start), b's p99 is 50 ms.
+    const b = res.b!.behave;
+    res.b!.behave = async (n, signal) => {
+      await clock.sleep(50, signal);
+      return b(n, signal);
+    };
+    failing(res.a!);
+    const neutral = () => ({ retry: false, failover: true, countForCircuit: false });
+    for (let i = 0; i < 20; i++) {
+      await clock.run(router.execute((r, ctx) => call(r, ctx), { classify: neutral }));
+    }
+    expect(res.b!.calls).toBe(20);
+    res.a!.behave = async (_n, signal) => {
+      await clock.sleep(60_000, signal);
+      return 'late';
+    };
+    const t0 = clock();
+    expect(await runBy(router, clock, 1_000)).toBe('ok:b');
+    // Cut at +150 (3 x b's 50 ms p99), failed over at once to b (50 ms); a's circuit heard a failure.
+    expect(clock() - t0).toBe(200);
+    expect(res.a!.signals.at(-1)?.aborted).toBe(true);
+    expect(router.circuit('a')?.state).toBe('open');
+    expect(res.b!.calls).toBe(21);
+  });
+
   it("no failover starts at or after execute's deadlineAt", async () => {
-    const { router, res, clock } = setup(['a', 'b']);
+    // No attempt deadline: the attempt runs to the request's (a derived one would cut it once latency is known).
+    const { router, res, clock } = setup(['a', 'b'], { protection: { attemptTimeoutMs: false } });
     slowFailing(res.a!, clock, 50);
     expect(isRoutingError(await runBy(router, clock, 50))).toBe(true);
     expect(res.b!.calls).toBe(0);
@@ -153,7 +184,10 @@ describe('router decisions go through the attempt engine', () => {
   });
 
   it("no hedge starts at or after execute's deadlineAt", async () => {
-    const { router, res, clock } = setup(['a', 'b'], { hedge: { delayMs: 50 } });
+    const { router, res, clock } = setup(['a', 'b'], {
+      hedge: { delayMs: 50 },
+      protection: { attemptTimeoutMs: false },
+    });
     res.a = Object.assign(res.a!, fake('a', clock, 100));
     const deadlineAt = clock() + 50;
     await expect(clock.run(router.execute((r, ctx) => call(r, ctx), { deadlineAt }))).resolves.toBe(
@@ -163,7 +197,9 @@ describe('router decisions go through the attempt engine', () => {
   });
 
   it('the visit deadline bounds a slow attempt even without an attempt timeout', async () => {
-    const { router, res, clock } = setup(['a', 'b'], { protection: { timeoutMs: 40 } });
+    const { router, res, clock } = setup(['a', 'b'], {
+      protection: { timeoutMs: 40, attemptTimeoutMs: false },
+    });
     res.a!.behave = (_n, signal) => new Promise(() => void signal);
     await expect(clock.run(run(router))).resolves.toBe('ok:b');
     expect(res.a!.signals[0]?.reason?.name).toBe('DeadlineExceededError');

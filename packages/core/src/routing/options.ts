@@ -1,3 +1,4 @@
+import { ScopeLatencies } from '../attempts/attempt-timeout.js';
 import { AttemptEngine, MAX_ATTEMPTS } from '../attempts/engine.js';
 import { type ResilienceOptions, resolveResilience } from '../attempts/resilience-options.js';
 import type { SafeTelemetry, TelemetryTarget } from '../attempts/telemetry.js';
@@ -177,6 +178,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     clock: options.clock,
     sleep: options.sleep,
     random: options.random,
+    latencies: new ScopeLatencies(),
   };
   const sharedProtection = options.protection;
   if (sharedProtection !== undefined) {

@@ -249,3 +249,35 @@ describe('abort reasons reach every running visit (SPEC §0)', () => {
     expect(res.b.signals[0]?.aborted).toBe(false);
   });
 });
+
+describe('hedge losers', () => {
+  it("a loser cancelled within its provider's normal latency is neutral; one that ran past it (3 x p99, >= 100 ms) is a failure of its circuit", async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      hedge: { delayMs: 30 },
+      protection: { circuit: { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 10_000 } },
+    });
+    // a's normal latency: 20 ms (under the hedge delay, so nothing is hedged yet).
+    res.a = Object.assign(res.a!, fake('a', clock, 20));
+    for (let i = 0; i < 20; i++) await clock.run(run(router));
+    expect(res.b!.calls).toBe(0);
+    // a hangs from now on. b is hedged at +30 and answers at +40: a ran 40 ms, within normal.
+    res.a.behave = async (_n, signal) => {
+      await clock.sleep(60_000, signal);
+      signal.throwIfAborted();
+      return 'late';
+    };
+    res.b = Object.assign(res.b!, fake('b', clock, 10));
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(router.circuit('a')?.state).toBe('closed');
+    expect(router.health.snapshot().a?.fail).toBe(0);
+    // b answers at +130: a ran 130 ms, past 100 ms (3 x its 20 ms p99, raised to the floor).
+    res.b.behave = fake('b', clock, 100).behave;
+    await expect(clock.run(run(router))).resolves.toBe('ok:b');
+    // The loser settles once its operation has seen the abort.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(res.a.signals.at(-1)?.aborted).toBe(true);
+    expect(router.circuit('a')?.state).toBe('open');
+    expect(clock.pending).toBe(0);
+  });
+});

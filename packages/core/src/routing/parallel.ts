@@ -1,15 +1,11 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
-import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
-import { type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
-
-/** Reason given to visits that lost to another provider: they end neutral, never as failures. */
-const lostReason = () => new OperationAbortedError({ message: 'Another provider answered first' });
+import { lostToAnother, type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
 
 interface Running<R> {
   p: ProviderRuntime<R>;
@@ -23,7 +19,8 @@ interface Running<R> {
  * observed latency percentile), as the router's engine allows (`hedge.attempts`,
  * the retry budget). A failed visit fails over to the next provider at once
  * when the engine allows it (the budget again). The first success wins and
- * aborts the rest, whose outcomes are neutral for circuits and health.
+ * aborts the rest, whose outcomes are neutral for circuits and health unless
+ * they ran past their provider's normal latency (a slow call: a failure).
  * @internal
  */
 export function routeParallel<R, T>(
@@ -62,7 +59,7 @@ export function routeParallel<R, T>(
       timer?.abort();
       signal.removeEventListener('abort', onAbort);
       for (const r of running) {
-        r.controller.abort(callerAborted ? signal.reason : lostReason());
+        r.controller.abort(callerAborted ? signal.reason : lostToAnother());
         r.controller.unlink();
       }
       running.clear();

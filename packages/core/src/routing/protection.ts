@@ -1,3 +1,4 @@
+import type { AttemptTimeout, ScopeLatencies } from '../attempts/attempt-timeout.js';
 import type { AttemptEngine } from '../attempts/engine.js';
 import {
   type ResilienceOptions,
@@ -45,6 +46,8 @@ export interface ProviderProtection {
   readonly attempts: number;
   /** Deadline of each attempt in ms; `Infinity` for none. */
   readonly attemptTimeoutMs: number;
+  /** Each attempt's deadline, derived per attempt from this provider's latency when `attemptTimeoutMs` was left out. */
+  readonly attemptTimeout: AttemptTimeout;
   /** Deadline of the whole visit (its attempts and waits) in ms; `Infinity` for none. */
   readonly timeoutMs: number;
   readonly waitOnTimeout: boolean;
@@ -58,6 +61,8 @@ export interface ProtectionEnv {
   readonly clock: Clock | undefined;
   readonly sleep: Sleep | undefined;
   readonly random: RandomSource | undefined;
+  /** What every provider's derived attempt timeout learns from: a provider with no latency of its own is judged by its siblings'. */
+  readonly latencies: ScopeLatencies;
 }
 
 /**
@@ -103,6 +108,7 @@ export function resolveProtection(
     engine: plan.retry,
     attempts: plan.retry?.attempts ?? 1,
     attemptTimeoutMs: plan.attemptTimeoutMs,
+    attemptTimeout: plan.attemptTimeout.sharing(env.latencies),
     timeoutMs: plan.timeoutMs,
     waitOnTimeout: mode === 'wait',
     circuit: plan.circuit,

@@ -2,6 +2,7 @@ import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
+import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -31,12 +32,36 @@ export interface ProviderRuntime<R> {
   notServing: boolean;
 }
 
+/** The abort reasons of visits that lost to another provider's answer (hedge and race losers). */
+const lostReasons = new WeakSet<object>();
+
+/** Reason given to a visit that lost to another provider's answer. @internal */
+export function lostToAnother(): OperationAbortedError {
+  const reason = new OperationAbortedError({ message: 'Another provider answered first' });
+  lostReasons.add(reason);
+  return reason;
+}
+
+/**
+ * A loser that ran past its provider's normal latency was slow, not merely
+ * second: its circuit counts it as a failure. Not retried or failed over: the
+ * request already has its answer.
+ */
+const SLOW_LOSER: ErrorVerdict = Object.freeze({
+  retry: false,
+  failover: false,
+  countForCircuit: true,
+  timedOut: true,
+});
+
 /** Router-wide dependencies of a visit. @internal */
 export interface VisitEnv {
   readonly clock: Clock;
   /** Where attempt deadlines wait (the shared host wheel, or one on the injected sleep). */
   readonly wheel: TimerWheel;
   readonly health: HealthRegistry;
+  /** The router's providers: with more than one, a failover may follow a timed-out attempt. */
+  readonly config: { readonly providers: readonly unknown[] };
 }
 
 /**
@@ -99,6 +124,7 @@ export function visitSucceeded(
   const ms = end - startedAt;
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
+  p.config.attemptTimeout.observe(p.id, ms, end);
   p.load.succeeded(ms, end);
 }
 
@@ -148,7 +174,13 @@ export function singleAttemptFailed(
 
 /**
  * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout,
- * shortened to what is left before the visit's deadline `deadlineAt`.
+ * shortened to what is left before the visit's deadline `deadlineAt`. With
+ * `attemptTimeoutMs` left out, an attempt that a retry on `p` or a failover
+ * may follow is cut by the derived rule (see `AttemptTimeout`: `p`'s own
+ * latency, and what is left of the visit's or the request's deadline
+ * `requestDeadlineAt`, whichever is first); it then fails with a
+ * `DeadlineExceededError`, a counted failure of `p`. The request's deadline
+ * alone arms no timer: the operation enforces it.
  * @internal
  */
 export function startAttempt<R, T>(
@@ -158,13 +190,21 @@ export function startAttempt<R, T>(
   attempt: number,
   env: VisitEnv,
   deadlineAt: number,
+  requestDeadlineAt = Number.POSITIVE_INFINITY,
 ): T | PromiseLike<T> {
   const { config } = p;
   let timeoutMs = config.attemptTimeoutMs;
-  if (deadlineAt !== Number.POSITIVE_INFINITY) {
+  const until = Math.min(deadlineAt, requestDeadlineAt);
+  if (until !== Number.POSITIVE_INFINITY) {
+    const now = env.clock();
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
-    const left = Math.max(deadlineAt - env.clock(), 1);
-    if (left < timeoutMs) timeoutMs = left;
+    const left = Math.max(until - now, 1);
+    const retryMayFollow = attempt < config.attempts || env.config.providers.length > 1;
+    const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
+    if (own < left) timeoutMs = own;
+    else if (deadlineAt !== Number.POSITIVE_INFINITY) {
+      timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - now, 1));
+    }
   }
   if (timeoutMs === Number.POSITIVE_INFINITY) {
     return fn(p.resource, { signal, providerId: p.id, attempt });
@@ -239,7 +279,7 @@ export async function runVisit<R, T>(
       if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
         try {
-          value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, callDeadlineAt);
         } catch (error) {
           value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
@@ -257,8 +297,21 @@ export async function runVisit<R, T>(
         );
       }
     } catch (error) {
-      // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy are neutral.
-      if (signal.aborted) throw abortError(signal);
+      // Cancellation (the caller's, or a hedge/race that was already won) and a throwing policy
+      // are neutral — except a loser whose attempt ran past the provider's normal latency.
+      if (signal.aborted) {
+        const now = env.clock();
+        const ran = now - state.attemptStart;
+        if (
+          permit >= 0 &&
+          lostReasons.has(signal.reason) &&
+          p.config.attemptTimeout.ranPastNormal(p.id, ran, now)
+        ) {
+          visitFailed(p, permit, signal.reason, SLOW_LOSER, ran, env);
+          permit = -1;
+        }
+        throw abortError(signal);
+      }
       if (isPolicyError(error)) throw error;
       const failure = visitFailed(p, permit, error, state.verdict, env.clock() - visitStart, env);
       permit = -1;
@@ -312,7 +365,7 @@ function continueVisit<R, T>(
     {
       run: (attempt) => {
         state.attemptStart = env.clock();
-        return startAttempt(p, fn, signal, attempt, env, deadlineAt);
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.retryBy);
       },
       judge: (e) => {
         state.verdict = judge(e, policy);

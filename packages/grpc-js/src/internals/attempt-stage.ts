@@ -21,7 +21,7 @@ export function attemptStage(
   classify: GrpcStatusClassifier,
   clock: Clock,
 ): Stage {
-  const { retry, hedge, attemptTimeoutMs } = plan;
+  const { retry, hedge, attemptTimeoutMs, attemptTimeout } = plan;
   const onRetry = plan.onRetry as ((event: GrpcRetryEvent) => void) | undefined;
   const plans = new Map<string, AttemptPlan | undefined>();
   return {
@@ -39,7 +39,7 @@ export function attemptStage(
                 responseStream: method.responseStream,
                 engine,
                 idempotent: safe,
-                attemptTimeoutMs,
+                attemptTimeout,
                 classify,
                 onRetry: engine === retry ? onRetry : undefined,
               };

@@ -6,6 +6,7 @@ import {
 } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  type AttemptTimeout,
   claimTelemetry,
   stopRefusal,
   type TelemetryScope,
@@ -29,8 +30,8 @@ export interface AttemptPlan {
   readonly engine: AttemptEngine;
   /** The method is safe to repeat; otherwise only `neverSent` failures are retried. */
   readonly idempotent: boolean;
-  /** Deadline of each attempt in ms; `Infinity` for none. */
-  readonly attemptTimeoutMs: number;
+  /** Deadline of each attempt (derived per attempt unless `attemptTimeoutMs` was given). */
+  readonly attemptTimeout: AttemptTimeout;
   readonly classify: GrpcStatusClassifier;
   readonly onRetry: ((event: GrpcRetryEvent) => void) | undefined;
 }
@@ -74,6 +75,10 @@ export class MultiAttemptCall extends ReplayingCall {
   }
 
   override onStatus(a: Attempt, status: StatusObject): void {
+    if (status.code === GrpcStatus.OK && !this.finished) {
+      const now = this.plan.engine.clock();
+      this.plan.attemptTimeout.observe(this.plan.path, now - a.startedAt, now);
+    }
     const scope = this.scope;
     // Only the attempts that decide something: not one cancelled because another answered.
     if (scope !== undefined && !this.finished && (this.committed ?? a) === a) {
@@ -148,8 +153,17 @@ export class MultiAttemptCall extends ReplayingCall {
     const { plan } = this;
     let options = this.options;
     let perAttempt = false;
-    if (plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY) {
-      const at = plan.engine.clock() + plan.attemptTimeoutMs;
+    const now = plan.engine.clock();
+    // A timed-out attempt is repeated only for a method safe to repeat, within the attempts.
+    const retryMayFollow = plan.idempotent && this.started + 1 < plan.engine.attempts;
+    const ms = plan.attemptTimeout.forAttempt(
+      plan.path,
+      this.deadlineAt - now,
+      retryMayFollow,
+      now,
+    );
+    if (ms !== Number.POSITIVE_INFINITY) {
+      const at = now + ms;
       if (at < this.deadlineAt) {
         // Not a spread: see the deadline stage.
         options = Object.assign({}, options, { deadline: at });
@@ -166,7 +180,7 @@ export class MultiAttemptCall extends ReplayingCall {
         scope.tel.hedge(n);
       }
     }
-    this.startAttempt(options, perAttempt);
+    this.startAttempt(options, perAttempt, now);
     const hedgeDelayMs = plan.engine.hedgeDelayMs;
     if (hedgeDelayMs !== undefined && this.started < plan.engine.attempts) {
       this.wait(hedgeDelayMs, () => {

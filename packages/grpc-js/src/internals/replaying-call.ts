@@ -22,6 +22,8 @@ export class Attempt implements InterceptingListener {
     private readonly owner: ReplayingCall,
     readonly index: number,
     readonly perAttemptDeadline: boolean,
+    /** Clock time the attempt started. */
+    readonly startedAt: number,
   ) {}
   onReceiveMetadata(metadata: Metadata): void {
     this.headersReceived = true;
@@ -145,10 +147,14 @@ export abstract class ReplayingCall implements CallLink {
     this.attemptFailed(a, status);
   }
 
-  /** Starts attempt `started + 1` under `options`, replaying what the caller sent so far. */
-  protected startAttempt(options: InterceptorOptions, perAttemptDeadline: boolean): void {
+  /** Starts attempt `started + 1` at `startedAt` under `options`, replaying what the caller sent so far. */
+  protected startAttempt(
+    options: InterceptorOptions,
+    perAttemptDeadline: boolean,
+    startedAt: number,
+  ): void {
     const index = ++this.started;
-    const attempt = new Attempt(this, index, perAttemptDeadline);
+    const attempt = new Attempt(this, index, perAttemptDeadline, startedAt);
     let call: CallLink;
     try {
       call = this.chain.next(options, this.index, this.final);

@@ -111,7 +111,7 @@ export function attemptStage(
       };
   return {
     classify: o.classify ?? createGrpcStatusClassifier(),
-    attemptTimeoutMs: plan.attemptTimeoutMs,
+    attemptTimeout: plan.attemptTimeout,
     onRetry: o.onRetry,
     clock: o.clock ?? systemClock,
     sleep: o.sleep ?? systemSleep,

@@ -8,6 +8,7 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  type AttemptTimeout,
   claimTelemetry,
   type RetryLoopHooks,
   runAttempts,
@@ -23,8 +24,8 @@ import { telemetryErrorType } from './telemetry.js';
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
   classify: GrpcStatusClassifier;
-  /** Deadline of each unary attempt in ms; `Infinity` for none. */
-  attemptTimeoutMs: number;
+  /** Deadline of each unary attempt (derived per attempt unless `attemptTimeoutMs` was given). */
+  attemptTimeout: AttemptTimeout;
   onRetry: ((event: GrpcRetryEvent) => void) | undefined;
   clock: Clock;
   sleep: Sleep;
@@ -77,6 +78,10 @@ export interface OpenStream<Response> {
  */
 export class RetryChain implements RetryLoopHooks<unknown> {
   private last: Attempt | undefined;
+  /** Clock time the latest attempt started. */
+  private lastStartedAt = 0;
+  /** The latest attempt's own deadline in ms (when it had one). */
+  private lastLimitMs = 0;
   private readonly deadline: number;
   /** The call's telemetry (the middleware's `telemetry` option), reported by core's loop. */
   readonly telemetry: TelemetryScope | undefined;
@@ -103,6 +108,10 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     return runAttempts(this.engine, this, this.options.signal, this.deadline).then(
       (outcome) => {
         this.last?.commit();
+        if (!this.call.responseStream) {
+          const now = this.s.clock();
+          this.s.attemptTimeout.observe(this.call.method.path, now - this.lastStartedAt, now);
+        }
         return this.call.responseStream ? outcome : (outcome as IteratorResult<never>).value;
       },
       (last: unknown) => {
@@ -112,10 +121,16 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   }
 
   run(n: number): Promise<unknown> {
-    const left = this.deadline - this.s.clock();
-    const limit = this.s.attemptTimeoutMs;
-    const { next, request, responseStream } = this.call;
+    const now = this.s.clock();
+    this.lastStartedAt = now;
+    const left = this.deadline - now;
+    const { next, request, responseStream, method } = this.call;
+    // A timed-out attempt is repeated only for a method safe to repeat, within the attempts.
+    const engine = this.engine;
+    const retryMayFollow = engine !== undefined && this.idempotent && n < engine.attempts;
+    const limit = this.s.attemptTimeout.forAttempt(method.path, left, retryMayFollow, now);
     const own = !responseStream && limit < left;
+    this.lastLimitMs = limit;
     const judged = this.engine !== undefined;
     const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
     this.last = attempt;
@@ -159,8 +174,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     if (signal?.aborted) return isAbortError(error) ? error : abortErrorFor(signal);
     const path = this.call.method.path;
     // The attempt's own, earlier deadline ended it (our timer or the server's): say so.
-    if (this.last?.perAttempt === true)
-      return attemptDeadline(path, this.s.attemptTimeoutMs, error);
+    if (this.last?.perAttempt === true) return attemptDeadline(path, this.lastLimitMs, error);
     return isDeadlineExceededError(error) ? refusal(path, Status.DEADLINE_EXCEEDED, error) : error;
   }
 }

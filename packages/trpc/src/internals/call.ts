@@ -11,6 +11,7 @@ import {
 } from '@breakwater/core';
 import {
   type AttemptEngine,
+  type AttemptTimeout,
   type RetryBudgetLike,
   refusalOf,
   type SafeCallTelemetry,
@@ -39,8 +40,8 @@ export type TRPCClassify = (error: unknown, op: Operation) => ErrorVerdict;
 export interface Stack {
   /** Deadline of the whole call in ms; `Infinity` for none. */
   readonly timeoutMs: number;
-  /** Deadline of each attempt in ms; `Infinity` for none. */
-  readonly attemptTimeoutMs: number;
+  /** Deadline of each attempt (derived per attempt unless `attemptTimeoutMs` was given). */
+  readonly attemptTimeout: AttemptTimeout;
   readonly retry: AttemptEngine | undefined;
   readonly hedge: AttemptEngine | undefined;
   readonly onRetry: ((event: TRPCRetryEvent) => void) | undefined;
@@ -80,6 +81,10 @@ function onDeadline(work: () => void): void {
 export class Attempt extends WheelEntry implements Observer<Envelope, unknown> {
   sub: Unsubscribable | undefined = undefined;
   ended = false;
+  /** The attempt's own deadline in ms, once armed. */
+  timeoutMs = 0;
+  /** Clock time the attempt started, read when attempts may have their own deadline. */
+  startedAt = 0;
 
   constructor(
     readonly call: ResilientCall,
@@ -118,8 +123,7 @@ export class Attempt extends WheelEntry implements Observer<Envelope, unknown> {
       tel.deadlineExceeded('attempt');
       tel.attemptEnd(this.index, 'timeout', 'TIMEOUT', this.call.telNow());
     }
-    const { op, stack } = this.call;
-    this.call.attemptFailed(this, deadlineRefusal(op, stack.attemptTimeoutMs, 'attempt timeout'));
+    this.call.attemptFailed(this, deadlineRefusal(this.call.op, this.timeoutMs, 'attempt timeout'));
   }
 
   /** Drops the attempt (a hedge that lost, or a call that ended). */
@@ -345,15 +349,17 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     const attempt = new Attempt(this, n);
     this.current = attempt;
     this.running?.push(attempt);
-    // An attempt deadline later than the call's would never fire first (the clock is read
-    // only when there is an attempt deadline).
-    const attemptMs = stack.attemptTimeoutMs;
-    if (
-      attemptMs !== Number.POSITIVE_INFINITY &&
-      op.type !== 'subscription' &&
-      attemptMs < this.deadlineAt - stack.clock()
-    ) {
-      sharedTimerWheel.schedule(attempt, attemptMs);
+    const timeout = stack.attemptTimeout;
+    if (op.type !== 'subscription' && timeout.mayCut) {
+      const now = stack.clock();
+      attempt.startedAt = now;
+      const left = this.deadlineAt - now;
+      const ms = timeout.forAttempt(op.path, left, this.retryMayFollow(n), now);
+      // An attempt deadline at or after the call's would never fire first.
+      if (ms < left) {
+        attempt.timeoutMs = ms;
+        sharedTimerWheel.schedule(attempt, ms);
+      }
     }
     const sent = this.below ?? op;
     const input =
@@ -377,6 +383,11 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     }
     if (!this.answered && isAnswer(envelope)) {
       this.answered = true;
+      if (this.op.type !== 'subscription' && this.stack.attemptTimeout.derived) {
+        // A derived attempt timeout follows the procedure's successful attempts.
+        const now = this.stack.clock();
+        this.stack.attemptTimeout.observe(this.op.path, now - attempt.startedAt, now);
+      }
       const tel = this.tel;
       if (tel !== undefined) {
         tel.attemptEnd(attempt.index, 'success', undefined, this.telNow());
@@ -416,6 +427,12 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     this.settle();
     this.tel?.end('success', this.started, undefined, this.telNow());
     this.observer.complete?.();
+  }
+
+  /** Whether a retry or hedge may follow attempt `n` should it time out: a probe is never repeated. */
+  private retryMayFollow(n: number): boolean {
+    const engine = this.running === undefined ? this.stack.retry : this.stack.hedge;
+    return engine !== undefined && this.repeatable && !this.probe && n < engine.attempts;
   }
 
   /** The verdict an attempt's failure gets: only a never-sent request is repeated unless idempotent. */
