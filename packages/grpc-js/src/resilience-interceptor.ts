@@ -135,8 +135,8 @@ export function resilienceInterceptor(
       const clock = shared.clock ?? systemClock;
       const stack: Stage[] = [];
       // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
-      if (plan.propagate !== undefined)
-        stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
+      // Always in: it also tells a nice-grpc server the deadline, `propagate: false` or not.
+      stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
       if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
         stack.push(deadlineStage(plan.timeoutMs, clock));
       }

@@ -134,12 +134,11 @@ export function resilienceMiddleware(
   if (admits) stream.push(admissionStream(admission));
   stream.push(attemptsStream(attempts));
   // Outside the deadline: an inherited deadline earlier than `timeoutMs` is the caller's.
-  if (plan.propagate !== undefined) {
-    step = propagationStep(plan.propagate, plan.timeoutMs, classify, step);
-    stream.unshift(
-      propagationStream(plan.propagate, plan.timeoutMs, classify) as (typeof stream)[number],
-    );
-  }
+  // Always on: it also stamps the deadline for a nice-grpc server, `propagate: false` or not.
+  step = propagationStep(plan.propagate, plan.timeoutMs, classify, step);
+  stream.unshift(
+    propagationStream(plan.propagate, plan.timeoutMs, classify) as (typeof stream)[number],
+  );
   // Outermost, so that it sees refusals and how every call ends.
   if (plan.telemetry !== undefined) {
     const telemetry = telemetryStage(plan.telemetry, admission.circuits, step);

@@ -33,7 +33,7 @@ interface PropagateCallOption {
  * @internal
  */
 export function propagationStage(
-  plan: PropagatePlan,
+  plan: PropagatePlan | undefined,
   timeoutMs: number,
   classify: GrpcStatusClassifier,
 ): Stage {

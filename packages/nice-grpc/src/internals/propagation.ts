@@ -96,7 +96,7 @@ function inherit<Request, Response>(
 
 /** The propagation stage of a call without a response stream. @internal */
 export function propagationStep(
-  plan: PropagatePlan,
+  plan: PropagatePlan | undefined,
   timeoutMs: number,
   classify: GrpcStatusClassifier | undefined,
   below: UnaryStep,
@@ -125,7 +125,7 @@ export function propagationStep(
 
 /** The propagation stage of a response stream. @internal */
 export function propagationStream(
-  plan: PropagatePlan,
+  plan: PropagatePlan | undefined,
   timeoutMs: number,
   classify: GrpcStatusClassifier | undefined,
 ): ClientMiddleware<PropagateCallOptions> {

@@ -361,7 +361,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
           ? this.ms
           : this.deadlineAt - stack.clock();
     const sent = withOutbound(this.below ?? op, {
-      timeoutMs: Math.min(left, attemptMs),
+      deadline: Date.now() + Math.min(left, attemptMs),
       attempt: n,
       criticality: criticalityOf(op),
     });

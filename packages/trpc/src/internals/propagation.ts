@@ -8,8 +8,8 @@ export const OUTBOUND = Symbol.for('@breakwater/trpc/outbound');
 
 /** What one attempt tells the server it calls. @internal */
 export interface Outbound {
-  /** Ms left until the attempt's deadline; `Infinity` for none. */
-  timeoutMs: number;
+  /** Wall-clock ms (as `Date.now()`) of the attempt's deadline; `Infinity` for none. */
+  deadline: number;
   /** 1 for the first attempt. */
   attempt: number;
   criticality: string | undefined;
@@ -49,20 +49,21 @@ export function breakwaterHeaders(
   opts: { op: Operation } | { opList: readonly Operation[] },
 ): Record<string, string> {
   const ops = 'op' in opts ? [opts.op] : opts.opList;
-  let timeoutMs = Number.POSITIVE_INFINITY;
+  let deadline = Number.POSITIVE_INFINITY;
   let attempt = 0;
   let criticality: string | undefined;
   for (const op of ops) {
     const outbound = (op.context as OutboundContext)[OUTBOUND];
     if (outbound === undefined) continue;
-    timeoutMs = Math.min(timeoutMs, outbound.timeoutMs);
+    deadline = Math.min(deadline, outbound.deadline);
     attempt = Math.max(attempt, outbound.attempt);
     criticality ??= outbound.criticality;
   }
   const { http } = PROPAGATION_HEADERS;
   const headers: Record<string, string> = {};
-  if (timeoutMs !== Number.POSITIVE_INFINITY) {
-    headers[http.timeout] = String(Math.max(0, Math.floor(timeoutMs)));
+  // Time left as the request leaves, not as the attempt started: a batch or a slow connect waits in between.
+  if (deadline !== Number.POSITIVE_INFINITY) {
+    headers[http.timeout] = String(Math.max(0, Math.floor(deadline - Date.now())));
   }
   if (attempt > 0) headers[http.attempt] = String(attempt);
   if (criticality !== undefined) headers[http.criticality] = criticality;
