@@ -1,3 +1,4 @@
+import { systemClock } from '../time/clock.js';
 import { criticalityOf, type InboundCall, PROPAGATION_HEADERS } from './inbound.js';
 import { createInboundCall } from './inbound-call.js';
 
@@ -31,7 +32,7 @@ function nonNegativeInteger(value: string | undefined): number | undefined {
 export function inboundFromHeaders(
   headers: (name: string) => string | undefined,
   signal: AbortSignal,
-  now: () => number = Date.now,
+  now: () => number = systemClock,
 ): InboundCall {
   const { grpc, http } = PROPAGATION_HEADERS;
   const remainingMs =

@@ -10,7 +10,7 @@ export type Criticality = 'critical' | 'default' | 'sheddable';
 export interface InboundCall {
   /** Aborts when the inbound call is cancelled or its deadline passes. */
   readonly signal: AbortSignal;
-  /** Absolute wall-clock deadline in ms (as `Date.now()`), or `undefined` for none. */
+  /** Absolute wall-clock deadline in ms (epoch ms, as `systemClock` reads), or `undefined` for none. */
   readonly deadline: number | undefined;
   /** Which attempt of the caller's call this is: 1 for the first, 2 for its first retry. */
   readonly attempt: number;

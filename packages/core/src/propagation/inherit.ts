@@ -1,5 +1,6 @@
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
+import { systemClock } from '../time/clock.js';
 import { onInboundCancel } from './cancel-fanout.js';
 import { currentInbound, type InboundCall } from './inbound.js';
 import { endedOverloaded } from './overloaded.js';
@@ -12,7 +13,7 @@ import type { PropagatePlan } from './propagate-options.js';
  */
 export interface Inheritance {
   readonly inbound: InboundCall;
-  /** Wall-clock ms (as `Date.now()`) the outbound call must end by: the inbound deadline less the margin; `undefined` for none. */
+  /** Wall-clock ms (epoch ms, as `systemClock` reads) the outbound call must end by: the inbound deadline less the margin; `undefined` for none. */
   readonly deadline: number | undefined;
   /** Ms left until {@link Inheritance.deadline} (`Infinity` for none; 0 or less once passed). */
   remainingMs(): number;
@@ -45,12 +46,13 @@ export function inheritInbound(
   return {
     inbound,
     deadline,
-    remainingMs: () => (deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now()),
+    remainingMs: () =>
+      deadline === undefined ? Number.POSITIVE_INFINITY : deadline - systemClock(),
     link: (caller) => linkSignal(inbound, caller),
     failed(error, verdict) {
       // A caller that is gone hears no answer: nothing to tell it.
       if (inbound.signal.aborted) return;
-      if (inbound.deadline !== undefined && Date.now() >= inbound.deadline) return;
+      if (inbound.deadline !== undefined && systemClock() >= inbound.deadline) return;
       if (endedOverloaded(error, verdict)) inbound.markOverloaded(errorName(error));
     },
   };

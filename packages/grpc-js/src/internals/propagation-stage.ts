@@ -1,5 +1,5 @@
 import type { ErrorVerdict } from '@breakwater/core';
-import { DeadlineExceededError, PROPAGATION_HEADERS } from '@breakwater/core';
+import { DeadlineExceededError, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
 import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type Inheritance,
@@ -42,7 +42,7 @@ export function propagationStage(
       const inherited = inheritInbound(plan, (options as PropagateCallOption).propagate);
       const own = Math.min(
         options.deadline === undefined ? Number.POSITIVE_INFINITY : +options.deadline,
-        Date.now() + timeoutMs,
+        systemClock() + timeoutMs,
       );
       if (inherited === undefined) {
         return new InheritingCall(chain.next(options, index, final), own, undefined, undefined);
@@ -76,7 +76,7 @@ class InheritingCall extends ForwardingCall {
   override start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     // grpc-js hides `grpc-timeout` from server handlers; this header reaches a nice-grpc middleware.
     if (this.deadline !== Number.POSITIVE_INFINITY) {
-      const left = Math.max(0, Math.floor(this.deadline - Date.now()));
+      const left = Math.max(0, Math.floor(this.deadline - systemClock()));
       metadata.set(PROPAGATION_HEADERS.http.timeout, String(left));
     }
     const inbound = this.inherited?.inbound;

@@ -1,4 +1,4 @@
-import { DeadlineExceededError, PROPAGATION_HEADERS } from '@breakwater/core';
+import { DeadlineExceededError, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
 import { createGrpcStatusClassifier, type GrpcStatusClassifier } from '@breakwater/core/grpc';
 import { type Inheritance, inheritInbound, type PropagatePlan } from '@breakwater/core/internal';
 import {
@@ -9,6 +9,7 @@ import {
   Status,
 } from 'nice-grpc-common';
 import type { DeadlineCallOptions } from '../deadline-middleware.js';
+import { deadlineAt } from './deadline.js';
 import { refusal } from './errors.js';
 import { type MiddlewareResult, streamNext, type UnaryStep } from './next.js';
 
@@ -32,14 +33,18 @@ function stamped(options: CallOptions, deadline: number): CallOptions {
   // grpc-js hides `grpc-timeout` from server handlers; this header reaches a nice-grpc middleware.
   metadata.set(
     PROPAGATION_HEADERS.http.timeout,
-    String(Math.max(0, Math.floor(deadline - Date.now()))),
+    String(Math.max(0, Math.floor(deadline - systemClock()))),
   );
   return Object.assign({}, options, { metadata, deadline: new Date(deadline) });
 }
 
 function ownDeadline(options: CallOptions & DeadlineCallOptions, timeoutMs: number): number {
-  const given = options.deadline === undefined ? Number.POSITIVE_INFINITY : +options.deadline;
-  return Math.min(given, Date.now() + timeoutMs);
+  const now = systemClock();
+  // A number `deadline` is ms from now (nice-grpc's convention), a Date an instant.
+  return Math.min(
+    deadlineAt(options.deadline, () => now),
+    now + timeoutMs,
+  );
 }
 
 function inherit<Request, Response>(

@@ -6,6 +6,7 @@ import {
   type ErrorVerdict,
   isProbePermit,
   type Pool,
+  systemClock,
   type TelemetryTarget,
   type TokenBucket,
 } from '@breakwater/core';
@@ -361,7 +362,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
           ? this.ms
           : this.deadlineAt - stack.clock();
     const sent = withOutbound(this.below ?? op, {
-      deadline: Date.now() + Math.min(left, attemptMs),
+      deadline: systemClock() + Math.min(left, attemptMs),
       attempt: n,
       criticality: criticalityOf(op),
     });

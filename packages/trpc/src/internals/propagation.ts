@@ -1,4 +1,4 @@
-import { type ErrorVerdict, PROPAGATION_HEADERS } from '@breakwater/core';
+import { type ErrorVerdict, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
 import { inheritInbound, type PropagatePlan } from '@breakwater/core/internal';
 import type { Operation } from '@trpc/client';
 import type { Observer } from '@trpc/server/observable';
@@ -8,7 +8,7 @@ export const OUTBOUND = Symbol.for('@breakwater/trpc/outbound');
 
 /** What one attempt tells the server it calls. @internal */
 export interface Outbound {
-  /** Wall-clock ms (as `Date.now()`) of the attempt's deadline; `Infinity` for none. */
+  /** Wall-clock ms (epoch ms, as `systemClock` reads) of the attempt's deadline; `Infinity` for none. */
   deadline: number;
   /** 1 for the first attempt. */
   attempt: number;
@@ -63,7 +63,7 @@ export function breakwaterHeaders(
   const headers: Record<string, string> = {};
   // Time left as the request leaves, not as the attempt started: a batch or a slow connect waits in between.
   if (deadline !== Number.POSITIVE_INFINITY) {
-    headers[http.timeout] = String(Math.max(0, Math.floor(deadline - Date.now())));
+    headers[http.timeout] = String(Math.max(0, Math.floor(deadline - systemClock())));
   }
   if (attempt > 0) headers[http.attempt] = String(attempt);
   if (criticality !== undefined) headers[http.criticality] = criticality;
