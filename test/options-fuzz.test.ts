@@ -796,6 +796,9 @@ const NOT_OPTIONS: Record<string, string> = {
   createCircuitBreakerState: 'takes a config object that validateCircuitBreakerConfig checks',
   createStatusPreservingFetch: 'takes a fetch function',
   composeInterceptors: 'takes a list of interceptors',
+  createInboundCall: 'takes what a server binding read of its inbound call, not options',
+  breakwaterServerInterceptor: 'takes no options (the margin is the client stack’s `propagate`)',
+  breakwaterServerMiddleware: 'takes no options (the margin is the client stack’s `propagate`)',
 };
 /** Exported option-taking factories outside the pattern (readiness rules). */
 const RULES = ['counterProgress', 'unchanged', 'belowLimit', 'ratioBelow', 'startupGrace'];

@@ -12,6 +12,8 @@ export interface BreakwaterOperationContext {
   idempotent?: boolean;
   /** Deadline of this call in ms, overriding the link's `timeoutMs`. Defaults to the link's. */
   timeoutMs?: number;
+  /** `false`: this call inherits nothing from the inbound call it runs under (`@breakwater/trpc/server`). Defaults to inheriting. */
+  propagate?: false;
 }
 
 /** Keys every single-purpose link that judges errors takes beside its part's own. @internal (here, in a module importing nothing, so the links' key lists can spread it at load) */
@@ -28,6 +30,7 @@ export const PART_EXTRA_KEYS = {
 const CONTEXT_KEYS = {
   idempotent: true,
   timeoutMs: true,
+  propagate: true,
 } as const satisfies KnownKeys<BreakwaterOperationContext>;
 
 /**

@@ -1,0 +1,50 @@
+// 1,000 inbound calls at once, each fanning out to 20 outbound calls, leave
+// nothing behind: no listener on an inbound signal, no timer, no ambient
+// context, and no MaxListenersExceededWarning on the way.
+import { getEventListeners } from 'node:events';
+import { currentInbound, type InboundCall } from '@breakwater/core';
+import { expect, it } from 'vitest';
+import { clientOf, startHop } from './hops.js';
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+it('1,000 concurrent inbound calls × 20 outbound calls leave no listener, timer or context', async () => {
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  const inbounds: InboundCall[] = [];
+  // Listeners left on each inbound signal once its 20 outbound calls are done (the handler still runs).
+  const leftOver: number[] = [];
+  const leaf = await startHop('grpc-js', async (r) => r, { record: false });
+  const toLeaf = clientOf(leaf, { concurrency: false });
+  const mid = await startHop(
+    'grpc-js',
+    async (r) => {
+      inbounds.push(currentInbound() as InboundCall);
+      await Promise.all(Array.from({ length: 20 }, () => toLeaf.call(r)));
+      leftOver.push(getEventListeners((currentInbound() as InboundCall).signal, 'abort').length);
+      return r;
+    },
+    { record: false },
+  );
+  const root = clientOf(mid, { concurrency: false });
+  try {
+    await root.call({ message: 'warm-up' });
+    const before = timers();
+    await Promise.all(Array.from({ length: 1_000 }, (_, i) => root.call({ message: `r${i}` })));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(inbounds).toHaveLength(1_001);
+    expect(leftOver.filter((n) => n > 0)).toEqual([]);
+    for (const inbound of inbounds)
+      expect(getEventListeners(inbound.signal, 'abort')).toHaveLength(0);
+    expect(timers()).toBeLessThanOrEqual(before);
+    expect(currentInbound()).toBeUndefined();
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  } finally {
+    process.off('warning', onWarning);
+    root.close();
+    toLeaf.close();
+    await mid.close();
+    await leaf.close();
+  }
+}, 120_000);
