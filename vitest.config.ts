@@ -22,6 +22,7 @@ export default defineConfig({
       exact('@breakwater/grpc-js/health', src('grpc-js', 'health')),
       exact('@breakwater/nice-grpc', src('nice-grpc')),
       exact('@breakwater/trpc', src('trpc')),
+      exact('@breakwater/trpc/server', src('trpc', 'server')),
       exact('@breakwater/chaos', src('chaos')),
       exact('@breakwater/redis', src('redis')),
       exact('@breakwater/otel', src('otel')),

@@ -159,6 +159,17 @@ export type {
   PoolTask,
 } from './pool/pool.js';
 export { createPool } from './pool/pool.js';
+// Propagation: the inbound call a bound server handler serves
+export {
+  type Criticality,
+  currentInbound,
+  type InboundCall,
+  PROPAGATION_HEADERS,
+} from './propagation/inbound.js';
+export {
+  DEFAULT_PROPAGATE_MARGIN_MS,
+  type PropagateOptions,
+} from './propagation/propagate-options.js';
 // Resilience stacks
 export { protect } from './protect/protect.js';
 export type {

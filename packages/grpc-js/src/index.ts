@@ -38,4 +38,5 @@ export {
   type RoutingProtection,
   type RoutingTarget,
 } from './routing-channel.js';
+export { breakwaterServerInterceptor } from './server-interceptor.js';
 export { trailerGetter } from './trailer-getter.js';

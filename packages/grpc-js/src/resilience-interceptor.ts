@@ -27,6 +27,7 @@ import { attemptStage } from './internals/attempt-stage.js';
 import { bulkheadStage } from './internals/bulkhead-stage.js';
 import { circuitStage } from './internals/circuit-stage.js';
 import { deadlineStage } from './internals/deadline-stage.js';
+import { propagationStage } from './internals/propagation-stage.js';
 import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 import { telemetryStage } from './internals/telemetry-stage.js';
@@ -84,6 +85,8 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
  * a failure-rate circuit per method, 1 000 calls at once); each part is
  * replaced by its option or turned off with `false`. Stages, outermost first:
  *
+ * 0. `propagate` — inside a bound server handler (`breakwaterServerInterceptor`), the
+ *    inbound deadline less the margin when earlier, and the inbound cancellation;
  * 1. `timeoutMs` — the call deadline, so everything below works within it;
  * 2. `circuit` — one breaker per method (or the one given, shared): an open
  *    circuit refuses before any token or slot is spent; a call counts once, after its retries;
@@ -131,6 +134,9 @@ export function resilienceInterceptor(
       const judge = classify ?? createGrpcStatusClassifier();
       const clock = shared.clock ?? systemClock;
       const stack: Stage[] = [];
+      // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
+      if (plan.propagate !== undefined)
+        stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
       if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
         stack.push(deadlineStage(plan.timeoutMs, clock));
       }

@@ -28,3 +28,4 @@ export {
   type RetryMiddlewareOptions,
   retryMiddleware,
 } from './retry-middleware.js';
+export { breakwaterServerMiddleware } from './server-middleware.js';

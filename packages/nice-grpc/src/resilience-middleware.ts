@@ -21,11 +21,16 @@ import { admissionStep, admissionStream } from './internals/admission.js';
 import { attemptsStep, attemptsStream } from './internals/attempts-stage.js';
 import { stepMiddleware } from './internals/next.js';
 import { attemptStage } from './internals/parts.js';
+import {
+  type PropagateCallOptions,
+  propagationStep,
+  propagationStream,
+} from './internals/propagation.js';
 import { telemetryStage } from './internals/telemetry.js';
 import type { RetryCallOptions } from './retry-middleware.js';
 
 /** Per-call options of {@link resilienceMiddleware}: `deadline`, and `retry`/`hedge: false`, `attempts`. */
-export type ResilienceCallOptions = DeadlineCallOptions & RetryCallOptions;
+export type ResilienceCallOptions = DeadlineCallOptions & RetryCallOptions & PropagateCallOptions;
 
 /** `retry` of {@link ResilienceMiddlewareOptions}: core's, with gRPC retry events. */
 export interface GrpcRetryPolicyOptions extends Omit<RetryPolicyOptions, 'onRetry'> {
@@ -128,6 +133,13 @@ export function resilienceMiddleware(
   // Circuit, rate limit and concurrency run as one stage.
   if (admits) stream.push(admissionStream(admission));
   stream.push(attemptsStream(attempts));
+  // Outside the deadline: an inherited deadline earlier than `timeoutMs` is the caller's.
+  if (plan.propagate !== undefined) {
+    step = propagationStep(plan.propagate, plan.timeoutMs, classify, step);
+    stream.unshift(
+      propagationStream(plan.propagate, plan.timeoutMs, classify) as (typeof stream)[number],
+    );
+  }
   // Outermost, so that it sees refusals and how every call ends.
   if (plan.telemetry !== undefined) {
     const telemetry = telemetryStage(plan.telemetry, admission.circuits, step);

@@ -6,10 +6,11 @@ import {
   isOperationAbortedError,
   isQueueFullError,
   isRateLimitError,
+  PROPAGATION_HEADERS,
   systemClock,
 } from '@breakwater/core';
-import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
-import { retryAfterMsFrom } from './internals/retry-after.js';
+import { checkOptions, DONT_RETRY, type KnownKeys } from '@breakwater/core/internal';
+import { header, retryAfterMsFrom } from './internals/retry-after.js';
 
 /** tRPC error codes (the `data.code` a tRPC server sends). */
 export type TRPCErrorCode =
@@ -193,6 +194,8 @@ export function createTRPCErrorClassifier(
   };
 
   return (error) => {
+    // A Breakwater server whose own downstream is overloaded: retrying here would only multiply.
+    if (header(responseOf(error), PROPAGATION_HEADERS.http.retry) === 'no') return DONT_RETRY;
     const data = field(error, 'data');
     const code = field(data, 'code');
     if (code === 'CLIENT_CLOSED_REQUEST') return CANCELLED;

@@ -12,6 +12,7 @@ export type { BreakwaterOperationContext } from './context.js';
 export { type DeadlineLinkOptions, deadlineLink } from './deadline-link.js';
 export { type HedgeLinkOptions, hedgeLink } from './hedge-link.js';
 export type { TRPCClassify } from './internals/call.js';
+export { breakwaterHeaders } from './internals/propagation.js';
 export { rateLimitLink } from './rate-limit-link.js';
 export {
   type ResilienceLinkOptions,

@@ -136,6 +136,7 @@ export function resolveStack(
       concurrency && createPool({ concurrency: concurrency.limit, maxQueue: concurrency.maxQueue }),
     rateLimit: plan.rateLimit,
     classify: classify ?? classifyTRPCError,
+    propagate: plan.propagate,
     idempotent: (op) => {
       const flag = (op.context as BreakwaterOperationContext).idempotent;
       return typeof flag === 'boolean' ? flag : safe(op);

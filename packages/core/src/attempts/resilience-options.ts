@@ -15,6 +15,11 @@ import {
   type TokenBucket,
   type TokenBucketOptions,
 } from '../limit/token-bucket.js';
+import {
+  type PropagateOptions,
+  type PropagatePlan,
+  resolvePropagate,
+} from '../propagation/propagate-options.js';
 import { type Backoff, type BackoffOptions, createBackoff } from '../retry/backoff.js';
 import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '../retry/budget.js';
 import { type Clock, monotonicClock } from '../time/clock.js';
@@ -101,6 +106,8 @@ export interface ResilienceOptions {
   random?: RandomSource;
   /** Hears every attempt, retry, hedge, failover, refusal and call end (e.g. `otelTelemetry()` of `@breakwater/otel`). Defaults to none: nothing is called or allocated for it. */
   telemetry?: Telemetry;
+  /** Inside a bound server handler, inherit the inbound call's deadline (less `marginMs`), cancellation and attempt; `false` opts out. Defaults to on, `marginMs: 5`. */
+  propagate?: PropagateOptions | false;
 }
 
 /** Keys of {@link ResilienceOptions}. @internal */
@@ -117,6 +124,7 @@ export const RESILIENCE_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  propagate: true,
 } as const satisfies KnownKeys<ResilienceOptions>;
 
 const RETRY_POLICY_KEYS = {
@@ -151,6 +159,8 @@ export interface ResiliencePlan {
   readonly circuit: CircuitBreaker | undefined;
   readonly concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
   readonly rateLimit: TokenBucket | undefined;
+  /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
+  readonly propagate: PropagatePlan | undefined;
   /** The `telemetry` option, guarded so that drivers call it without try/catch; `undefined` for none. */
   readonly telemetry: SafeTelemetry | undefined;
 }
@@ -351,6 +361,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     checkFunction(`telemetry.providers`, telemetryOption.providers);
   }
 
+  const propagate = resolvePropagate(o.propagate);
   const timeoutMs = duration(`timeoutMs`, pick(o, 'timeoutMs', standard));
   const attemptTimeoutMs = duration(`attemptTimeoutMs`, pick(o, 'attemptTimeoutMs', standard));
   return {
@@ -363,6 +374,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     circuit,
     concurrency,
     rateLimit,
+    propagate,
     telemetry:
       telemetryOption === undefined
         ? undefined

@@ -5,6 +5,7 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
+import { DONT_RETRY } from '../propagation/overloaded.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { GrpcStatus } from './status.js';
 
@@ -144,6 +145,8 @@ export function classifyGrpcStatus(
   trailer: TrailerGetter | undefined,
   info: GrpcAttemptInfo = {},
 ): ErrorVerdict {
+  // A Breakwater server whose own downstream is overloaded: retrying here would only multiply.
+  if (code !== GrpcStatus.OK && trailer?.(PUSHBACK_TRAILER)?.trim() === '-1') return DONT_RETRY;
   const verdict = statusVerdict(code, trailer, info);
   if (verdict.retry === false || verdict.retryAfterMs !== undefined) return verdict;
   // gRFC A6: pushback applies to every retryable status (-1, "do not retry", for a bad value).

@@ -40,6 +40,12 @@ export type { RateWindowState } from '../breaker/window.js';
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
+/** Propagation: what an outbound call inherits from the inbound call it serves. */
+export { onInboundCancel } from '../propagation/cancel-fanout.js';
+export { criticalityOf } from '../propagation/inbound.js';
+export { type Inheritance, inheritInbound, type LinkedSignal } from '../propagation/inherit.js';
+export { DONT_RETRY, endedOverloaded } from '../propagation/overloaded.js';
+export { type PropagatePlan, resolvePropagate } from '../propagation/propagate-options.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
 export { ADAPTER_SELECTION } from '../routing/selection.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */

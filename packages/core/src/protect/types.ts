@@ -47,6 +47,7 @@ export const PROTECT_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  propagate: true,
 } as const satisfies KnownKeys<ProtectOptions>;
 
 /** What the protected callback receives. */

@@ -11,6 +11,7 @@ import {
 } from '@breakwater/core';
 import {
   type AttemptEngine,
+  type PropagatePlan,
   type RetryBudgetLike,
   refusalOf,
   type SafeCallTelemetry,
@@ -25,6 +26,7 @@ import type { BreakwaterOperationContext } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
 import { aborted, deadlineRefusal, refusal, trpcErrorType } from './errors.js';
+import { criticalityOf, inheritCall, withOutbound } from './propagation.js';
 import { isAnswer } from './results.js';
 import { inputAfterEvent } from './tracked-input.js';
 
@@ -49,6 +51,8 @@ export interface Stack {
   readonly pool: Pool | undefined;
   readonly rateLimit: TokenBucket | undefined;
   readonly classify: TRPCClassify;
+  /** Inheritance from the inbound call (`propagate`); `undefined` when off. */
+  readonly propagate: PropagatePlan | undefined;
   /** Whether an operation is safe to repeat (per-call `context.idempotent` already applied). */
   readonly idempotent: (op: Operation) => boolean;
   readonly clock: Clock;
@@ -349,7 +353,18 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     ) {
       sharedTimerWheel.schedule(attempt, attemptMs);
     }
-    const sent = this.below ?? op;
+    // Attempt 1 starts with the call (after any queueing): its time left is taken as the call's.
+    const left =
+      this.deadlineAt === Number.POSITIVE_INFINITY
+        ? Number.POSITIVE_INFINITY
+        : n === 1
+          ? this.ms
+          : this.deadlineAt - stack.clock();
+    const sent = withOutbound(this.below ?? op, {
+      timeoutMs: Math.min(left, attemptMs),
+      attempt: n,
+      criticality: criticalityOf(op),
+    });
     const input =
       this.lastEventId === undefined
         ? sent
@@ -536,7 +551,25 @@ class CallObservable {
   ) {}
 
   subscribe(observer: Partial<Observer<Envelope, unknown>>): Unsubscribable {
-    const call = new ResilientCall(this.stack, this.op, this.nextLink, observer);
+    const { stack } = this;
+    const inherited = inheritCall(
+      stack.propagate,
+      stack.timeoutMs,
+      stack.classify,
+      this.op,
+      observer,
+    );
+    if (inherited?.expired) {
+      // The inbound deadline has passed: nothing is sent.
+      inherited.observer.error?.(deadlineRefusal(inherited.op, 0, 'timeout'));
+      return { unsubscribe() {} };
+    }
+    const call = new ResilientCall(
+      stack,
+      inherited?.op ?? this.op,
+      this.nextLink,
+      inherited?.observer ?? observer,
+    );
     call.start();
     return call;
   }

@@ -1,6 +1,7 @@
 import type { Clock } from '@breakwater/core';
 
-function header(response: unknown, name: string): string | null | undefined {
+/** Header `name` of a fetch `Response`-like value, if it has one. @internal */
+export function header(response: unknown, name: string): string | null | undefined {
   const headers = (response as { headers?: { get?: (n: string) => string | null } } | undefined)
     ?.headers;
   return typeof headers?.get === 'function' ? headers.get(name) : undefined;

@@ -1,0 +1,75 @@
+// The inbound call a server handler is serving, as the server bindings
+// (`@breakwater/grpc-js`, `@breakwater/nice-grpc`, `@breakwater/trpc/server`)
+// see it. Browser-safe: the ambient storage itself lives in
+// `@breakwater/core/node`, which registers a provider here.
+
+/** How much a call matters when a server sheds load (issue 34's limiter reads it too). */
+export type Criticality = 'critical' | 'default' | 'sheddable';
+
+/** The inbound call a bound server handler is serving. */
+export interface InboundCall {
+  /** Aborts when the inbound call is cancelled or its deadline passes. */
+  readonly signal: AbortSignal;
+  /** Absolute wall-clock deadline in ms (as `Date.now()`), or `undefined` for none. */
+  readonly deadline: number | undefined;
+  /** Which attempt of the caller's call this is: 1 for the first, 2 for its first retry. */
+  readonly attempt: number;
+  /** The caller's criticality, or `undefined` when it sent none. */
+  readonly criticality: Criticality | undefined;
+  /** A downstream call ended "overloaded" (retries exhausted, budget refused, circuit open): the server answers don't-retry. */
+  markOverloaded(reason: string): void;
+  /** Whether {@link InboundCall.markOverloaded} was called: the answer carries don't-retry. */
+  readonly overloaded: boolean;
+}
+
+/**
+ * The wire names of propagation. gRPC carries the deadline as `grpc-timeout`
+ * (grpc-js sets it from the call's deadline) and the attempt as
+ * `grpc-previous-rpc-attempts` (attempt − 1, gRFC A6); don't-retry is the
+ * trailer `grpc-retry-pushback-ms: -1` (gRFC A6). tRPC and HTTP carry the
+ * remaining time, the 1-based attempt and the criticality as request headers,
+ * and don't-retry as the response header `x-breakwater-retry: no`.
+ */
+export const PROPAGATION_HEADERS = Object.freeze({
+  grpc: Object.freeze({
+    timeout: 'grpc-timeout',
+    previousAttempts: 'grpc-previous-rpc-attempts',
+    criticality: 'x-breakwater-criticality',
+    /** Response trailer; the value `-1` means don't retry. */
+    pushback: 'grpc-retry-pushback-ms',
+  }),
+  http: Object.freeze({
+    /** Remaining time of the caller's deadline, integer ms. */
+    timeout: 'x-breakwater-timeout-ms',
+    /** 1-based attempt number. */
+    attempt: 'x-breakwater-attempt',
+    criticality: 'x-breakwater-criticality',
+    /** Response header; the value `no` means don't retry. */
+    retry: 'x-breakwater-retry',
+  }),
+});
+
+const CRITICALITIES: ReadonlySet<string> = new Set(['critical', 'default', 'sheddable']);
+
+/** `value` as a {@link Criticality}, or `undefined` when it is not one. @internal */
+export function criticalityOf(value: string | undefined): Criticality | undefined {
+  return value !== undefined && CRITICALITIES.has(value) ? (value as Criticality) : undefined;
+}
+
+/** Where the Node subpath registers its ambient storage; a global slot so that an ESM and a CJS copy of core share it. */
+const PROVIDER = Symbol.for('@breakwater/core/inbound-provider');
+
+type Provider = () => InboundCall | undefined;
+
+/** Registers the function that reads the ambient inbound call (called by `@breakwater/core/node`). @internal */
+export function registerInboundProvider(provider: Provider): void {
+  (globalThis as { [PROVIDER]?: Provider })[PROVIDER] = provider;
+}
+
+/**
+ * The inbound call the running code serves: set by a server binding around
+ * its handler; `undefined` outside one (and always in browsers).
+ */
+export function currentInbound(): InboundCall | undefined {
+  return (globalThis as { [PROVIDER]?: Provider })[PROVIDER]?.();
+}

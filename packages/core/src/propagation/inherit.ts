@@ -1,0 +1,82 @@
+import { OperationAbortedError } from '../errors/operation-aborted-error.js';
+import type { ErrorVerdict } from '../retry/verdict.js';
+import { onInboundCancel } from './cancel-fanout.js';
+import { currentInbound, type InboundCall } from './inbound.js';
+import { endedOverloaded } from './overloaded.js';
+import type { PropagatePlan } from './propagate-options.js';
+
+/**
+ * What one outbound call inherits from the inbound call it runs under: every
+ * client stack reads it the same way at the start of a call.
+ * @internal
+ */
+export interface Inheritance {
+  readonly inbound: InboundCall;
+  /** Wall-clock ms (as `Date.now()`) the outbound call must end by: the inbound deadline less the margin; `undefined` for none. */
+  readonly deadline: number | undefined;
+  /** Ms left until {@link Inheritance.deadline} (`Infinity` for none; 0 or less once passed). */
+  remainingMs(): number;
+  /** A signal that aborts when `caller` does or the inbound call is cancelled; `release()` drops both listeners. */
+  link(caller: AbortSignal | undefined): LinkedSignal;
+  /** Tells the inbound call how the outbound call failed: overload makes its server answer don't-retry. */
+  failed(error: unknown, verdict: ErrorVerdict | undefined): void;
+}
+
+/** A signal linked to a caller's and the inbound call's cancellation. @internal */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  release(): void;
+}
+
+/**
+ * The inheritance of an outbound call starting now, or `undefined` outside a
+ * bound handler, with `propagate: false` on the stack (`plan` undefined) or
+ * on the call (`perCall` false).
+ * @internal
+ */
+export function inheritInbound(
+  plan: PropagatePlan | undefined,
+  perCall?: false | undefined,
+): Inheritance | undefined {
+  if (plan === undefined || perCall === false) return undefined;
+  const inbound = currentInbound();
+  if (inbound === undefined) return undefined;
+  const deadline = inbound.deadline === undefined ? undefined : inbound.deadline - plan.marginMs;
+  return {
+    inbound,
+    deadline,
+    remainingMs: () => (deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now()),
+    link: (caller) => linkSignal(inbound, caller),
+    failed(error, verdict) {
+      // A caller that is gone hears no answer: nothing to tell it.
+      if (inbound.signal.aborted) return;
+      if (inbound.deadline !== undefined && Date.now() >= inbound.deadline) return;
+      if (endedOverloaded(error, verdict)) inbound.markOverloaded(errorName(error));
+    },
+  };
+}
+
+function linkSignal(inbound: InboundCall, caller: AbortSignal | undefined): LinkedSignal {
+  const controller = new AbortController();
+  const onCaller = () => controller.abort(caller?.reason);
+  const stopWaiting = onInboundCancel(inbound, () =>
+    controller.abort(
+      inbound.signal.reason instanceof Error
+        ? inbound.signal.reason
+        : new OperationAbortedError({ cause: inbound.signal.reason }),
+    ),
+  );
+  if (caller?.aborted) controller.abort(caller.reason);
+  else caller?.addEventListener('abort', onCaller, { once: true });
+  return {
+    signal: controller.signal,
+    release() {
+      stopWaiting();
+      caller?.removeEventListener('abort', onCaller);
+    },
+  };
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}

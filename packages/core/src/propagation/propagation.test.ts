@@ -1,0 +1,74 @@
+import { currentInbound, PROPAGATION_HEADERS } from '@breakwater/core';
+import { createInboundCall, inboundFromHeaders, runInbound } from '@breakwater/core/node';
+import { describe, expect, it } from 'vitest';
+
+const never = new AbortController().signal;
+
+describe('runInbound / currentInbound', () => {
+  it('is undefined outside a bound handler and the call inside, across awaits and timers', async () => {
+    expect(currentInbound()).toBeUndefined();
+    const call = createInboundCall({ signal: never, deadline: 1_000 });
+    const seen = await runInbound(call, async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      return currentInbound();
+    });
+    expect(seen).toBe(call);
+    expect(currentInbound()).toBeUndefined();
+  });
+
+  it('keeps concurrent inbound calls apart', async () => {
+    const calls = [1, 2, 3].map((attempt) =>
+      createInboundCall({ signal: never, deadline: undefined, attempt }),
+    );
+    const seen = await Promise.all(
+      calls.map((call, i) =>
+        runInbound(call, async () => {
+          await new Promise((r) => setTimeout(r, 3 - i));
+          return currentInbound()?.attempt;
+        }),
+      ),
+    );
+    expect(seen).toEqual([1, 2, 3]);
+  });
+
+  it('markOverloaded sets overloaded', () => {
+    const call = createInboundCall({ signal: never, deadline: undefined });
+    expect(call.overloaded).toBe(false);
+    call.markOverloaded('retries exhausted');
+    expect(call.overloaded).toBe(true);
+  });
+});
+
+describe('inboundFromHeaders', () => {
+  const from = (headers: Record<string, string>) =>
+    inboundFromHeaders(
+      (name) => headers[name],
+      never,
+      () => 10_000,
+    );
+
+  it('reads the tRPC/HTTP wire', () => {
+    const call = from({
+      [PROPAGATION_HEADERS.http.timeout]: '250',
+      [PROPAGATION_HEADERS.http.attempt]: '2',
+      [PROPAGATION_HEADERS.http.criticality]: 'sheddable',
+    });
+    expect([call.deadline, call.attempt, call.criticality]).toEqual([10_250, 2, 'sheddable']);
+  });
+
+  it('reads the gRPC wire', () => {
+    const call = from({ 'grpc-timeout': '1500m', 'grpc-previous-rpc-attempts': '2' });
+    expect([call.deadline, call.attempt, call.criticality]).toEqual([11_500, 3, undefined]);
+    expect(from({ 'grpc-timeout': '2S' }).deadline).toBe(12_000);
+  });
+
+  it('treats malformed headers as absent', () => {
+    const call = from({
+      'x-breakwater-timeout-ms': '-5',
+      'x-breakwater-attempt': '0',
+      'grpc-timeout': '5x',
+      'x-breakwater-criticality': 'urgent',
+    });
+    expect([call.deadline, call.attempt, call.criticality]).toEqual([undefined, 1, undefined]);
+  });
+});
