@@ -92,7 +92,7 @@ describe('chain figures (issue 33)', () => {
     expect(chainFigures(shape, [{ ...gaveUp, gaveUp: false }], records).cancelCalls).toBe(0);
   });
 
-  it('deadline error: seen − (root deadline − margin × hops above), worst signed value per hop, missing ones counted', () => {
+  it('deadline error: seen − (root deadline − margin × hops above), median and worst signed value per hop, missing ones counted', () => {
     const r = root('r0', T0);
     const records = [
       at('A', 'r0', T0, { deadline: r.deadline + 0.5 }),
@@ -103,10 +103,10 @@ describe('chain figures (issue 33)', () => {
     ];
     const e = chainFigures(shape, [r], records).deadlineError;
     expect(e).toEqual({
-      A: { worstMs: 0.5, missing: 0 },
-      B: { worstMs: 3, missing: 0 },
-      C: { worstMs: 0, missing: 0 },
-      D: { worstMs: undefined, missing: 1 },
+      A: { medianMs: 0.5, worstMs: 0.5, missing: 0 },
+      B: { medianMs: -1, worstMs: 3, missing: 0 },
+      C: { medianMs: 0, worstMs: 0, missing: 0 },
+      D: { medianMs: undefined, worstMs: undefined, missing: 1 },
     });
   });
 });

@@ -5,7 +5,7 @@
  * below A took to stop after it gave up, and how far each hop's deadline was
  * from the root's minus the margin. Pure, so it is unit-tested.
  */
-import { percentile } from './stats.js';
+import { percentile, sorted } from './stats.js';
 
 /** The four services of the chain, in call order. */
 export const HOPS = ['A', 'B', 'C', 'D'] as const;
@@ -38,9 +38,11 @@ export interface RootRecord {
   gaveUp: boolean;
 }
 
-/** Deadline error at one hop: the worst signed difference, or `undefined` when no deadline came. */
+/** Deadline error at one hop (seen − (root deadline − hops above × margin)), over its attempts. */
 export interface DeadlineError {
-  /** The signed error of largest size, ms (seen − (root deadline − hops × margin)). */
+  /** The median signed error, ms; `undefined` when no deadline came. */
+  medianMs: number | undefined;
+  /** The signed error of largest size, ms. */
   worstMs: number | undefined;
   /** Attempts at this hop that carried no deadline. */
   missing: number;
@@ -95,22 +97,22 @@ function deadlineErrors(
   roots: ReadonlyMap<string, RootRecord>,
   records: readonly HopRecord[],
   marginMs: number,
-) {
+): Record<Hop, DeadlineError> {
   const out = {} as Record<Hop, DeadlineError>;
   HOPS.forEach((hop, depth) => {
-    let worstMs: number | undefined;
+    const errors: number[] = [];
     let missing = 0;
     for (const r of records) {
       const root = roots.get(r.rootId);
       if (r.hop !== hop || !root) continue;
-      if (r.deadline === undefined) {
-        missing++;
-        continue;
-      }
-      const error = r.deadline - (root.deadline - depth * marginMs);
-      if (worstMs === undefined || Math.abs(error) > Math.abs(worstMs)) worstMs = error;
+      if (r.deadline === undefined) missing++;
+      else errors.push(r.deadline - (root.deadline - depth * marginMs));
     }
-    out[hop] = { worstMs, missing };
+    const worstMs = errors.reduce<number | undefined>(
+      (worst, e) => (worst === undefined || Math.abs(e) > Math.abs(worst) ? e : worst),
+      undefined,
+    );
+    out[hop] = { medianMs: percentile(sorted(errors), 50), worstMs, missing };
   });
   return out;
 }

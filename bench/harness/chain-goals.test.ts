@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChainFigures } from './chain-figures.js';
 import { CHAIN_SCENARIOS, chainTargets, deadlineErrorText } from './chain-goals.js';
 
-const none = { worstMs: undefined, missing: 0 };
+const none = { medianMs: undefined, worstMs: undefined, missing: 0 };
 const figures = (
   scenario: string,
   stack: string,
@@ -71,25 +71,27 @@ describe('chain goal rows (issue 33)', () => {
 
   it('deadline per hop within ±5 ms of the root’s minus the margins; a hop without a deadline misses it', () => {
     const s = CHAIN_SCENARIOS.hangDeadline;
-    const row = (B: number, D: { worstMs: number | undefined; missing: number }) =>
-      figures(s, 'Breakwater', true, {
-        deadlineError: {
-          A: none,
-          B: { worstMs: B, missing: 0 },
-          C: { worstMs: -5, missing: 0 },
-          D,
-        },
-      });
+    const hop = (worstMs: number | undefined, missing = 0) => ({
+      medianMs: worstMs === undefined ? undefined : 0.5,
+      worstMs,
+      missing,
+    });
+    const row = (B: number, D: ReturnType<typeof hop>) =>
+      figures(s, 'Breakwater', true, { deadlineError: { A: none, B: hop(B), C: hop(-5), D } });
     const deadlineRow = (f: ChainFigures) =>
       chainTargets([f]).find((t) => t.target.includes('deadline at each hop'));
-    expect(deadlineRow(row(4.9, { worstMs: 1, missing: 0 }))).toMatchObject({
-      figure: 'B +4.9 · C −5.0 · D +1.0',
+    expect(deadlineRow(row(4.9, hop(1)))).toMatchObject({
+      figure: 'B +0.5 / +4.9 · C +0.5 / −5.0 · D +0.5 / +1.0',
       met: true,
     });
-    expect(deadlineRow(row(5.1, { worstMs: 1, missing: 0 }))?.met).toBe(false);
-    expect(deadlineRow(row(1, { worstMs: undefined, missing: 3 }))?.met).toBe(false);
-    expect(deadlineErrorText(row(1, { worstMs: undefined, missing: 3 }))).toBe(
-      'B +1.0 · C −5.0 · D none',
+    expect(deadlineRow(row(5.1, hop(1)))?.met).toBe(false);
+    expect(deadlineRow(row(1, hop(undefined, 3)))?.met).toBe(false);
+    expect(deadlineRow(row(1, hop(1, 2)))?.met).toBe(false);
+    expect(deadlineErrorText(row(1, hop(undefined, 3)))).toBe(
+      'B +0.5 / +1.0 · C +0.5 / −5.0 · D none',
+    );
+    expect(deadlineErrorText(row(1, hop(1, 2)))).toBe(
+      'B +0.5 / +1.0 · C +0.5 / −5.0 · D +0.5 / +1.0 (2 none)',
     );
   });
 });

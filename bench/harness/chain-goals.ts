@@ -32,13 +32,20 @@ const ms = (v: number | undefined) =>
 
 const DOWNSTREAM: readonly Hop[] = ['B', 'C', 'D'];
 
-/** "B +0.4 · C −1.2 · D none" — the worst signed deadline error of each hop below A. */
+const signed = (v: number) => `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(1)}`;
+
+/**
+ * "B +0.4 / +3.1 · C … · D none": each hop below A, its median and worst
+ * signed deadline error (ms), and how many of its attempts came without one.
+ */
 export function deadlineErrorText(f: ChainFigures): string {
   return DOWNSTREAM.map((hop) => {
     const e = f.deadlineError[hop];
-    if (e.worstMs === undefined) return `${hop} ${e.missing > 0 ? 'none' : '–'}`;
-    const sign = e.worstMs >= 0 ? '+' : '−';
-    return `${hop} ${sign}${Math.abs(e.worstMs).toFixed(1)}${e.missing > 0 ? ` (${e.missing} none)` : ''}`;
+    if (e.worstMs === undefined || e.medianMs === undefined) {
+      return `${hop} ${e.missing > 0 ? 'none' : '–'}`;
+    }
+    const missing = e.missing > 0 ? ` (${e.missing} none)` : '';
+    return `${hop} ${signed(e.medianMs)} / ${signed(e.worstMs)}${missing}`;
   }).join(' · ');
 }
 

@@ -4,6 +4,7 @@
 // {"id":N,"op":"records"} (what the server saw), {"id":N,"op":"activity"} (calls received, calls
 // still running), and exits when its stdin closes (the
 // parent closed it or died).
+import { breakwaterBindings } from '../suites/chain/bindings.js';
 import type { LeafMode } from '../suites/chain/hop.js';
 import { type ServiceSpec, startService } from '../suites/chain/service.js';
 import { serveCommands } from './command-loop.js';
@@ -15,7 +16,7 @@ interface Command {
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as ServiceSpec;
-const service = await startService(spec, undefined);
+const service = await startService(spec, breakwaterBindings);
 
 async function handle(command: Command): Promise<unknown> {
   if (command.op === 'reset') {

@@ -3,19 +3,30 @@
  * one per adapter, each putting the inbound call's deadline, cancellation
  * and attempt into the ambient context the outbound Breakwater clients read.
  */
-
-import type { IncomingMessage } from 'node:http';
-import type { ServerInterceptor } from '@grpc/grpc-js';
-import type { ServerMiddleware } from 'nice-grpc';
+import { breakwaterServerInterceptor } from '@breakwater/grpc-js';
+import { breakwaterServerMiddleware } from '@breakwater/nice-grpc';
+import {
+  type BreakwaterContextOptions,
+  breakwaterContext,
+  breakwaterProcedure,
+} from '@breakwater/trpc/server';
 
 /** What a bound chain server adds to its framework's server. */
 export interface ServerBindings {
   /** grpc-js: a server interceptor. */
-  grpcInterceptor(): ServerInterceptor;
+  grpcInterceptor: typeof breakwaterServerInterceptor;
   /** nice-grpc: a server middleware. */
-  niceMiddleware(): ServerMiddleware;
-  /** tRPC: the procedure builder with the binding's middleware. */
-  trpcProcedure<P>(t: { procedure: P }): P;
+  niceMiddleware: typeof breakwaterServerMiddleware;
+  /** tRPC: the procedure middleware. */
+  trpcMiddleware: typeof breakwaterProcedure;
   /** tRPC: what the binding adds to createContext's result. */
-  trpcContext(req: IncomingMessage): object;
+  trpcContext(opts: BreakwaterContextOptions): object;
 }
+
+/** The bindings as each adapter's README sets them up. */
+export const breakwaterBindings: ServerBindings = {
+  grpcInterceptor: breakwaterServerInterceptor,
+  niceMiddleware: breakwaterServerMiddleware,
+  trpcMiddleware: breakwaterProcedure,
+  trpcContext: breakwaterContext,
+};

@@ -8,7 +8,7 @@
 import { createEchoClient, ECHO_METHODS, loadEchoPackageDefinition } from '@breakwater/chaos';
 import { disableGrpcRetries, idempotentMethods, resilienceInterceptor } from '@breakwater/grpc-js';
 import { resilienceMiddleware } from '@breakwater/nice-grpc';
-import { createStatusPreservingFetch, resilienceLink } from '@breakwater/trpc';
+import { breakwaterHeaders, createStatusPreservingFetch, resilienceLink } from '@breakwater/trpc';
 import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { createTRPCClient, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import {
@@ -98,12 +98,19 @@ function niceGrpcDownstream(address: string): Downstream {
   };
 }
 
-/** The terminating link of every tRPC hop client: one request per call, the root id as a header. */
-function terminal(url: string, fetch?: ReturnType<typeof createStatusPreservingFetch>) {
+/**
+ * The terminating link of every tRPC hop client: one request per call, the
+ * root id as a header; Breakwater's also sends `breakwaterHeaders` (deadline,
+ * attempt, criticality) and keeps HTTP statuses.
+ */
+function terminal(url: string, breakwater: boolean) {
   return httpLink<ChainRouter>({
     url,
-    ...(fetch ? { fetch } : {}),
-    headers: ({ op }) => ({ [ROOT_ID_HEADER]: String(op.context.rootId) }),
+    ...(breakwater ? { fetch: createStatusPreservingFetch() } : {}),
+    headers: ({ op }) => ({
+      ...(breakwater ? breakwaterHeaders({ op }) : {}),
+      [ROOT_ID_HEADER]: String(op.context.rootId),
+    }),
   });
 }
 
@@ -143,13 +150,10 @@ export function downstream(kind: ClientKind, address: string): Downstream {
     case 'Breakwater nice-grpc':
       return niceGrpcDownstream(address);
     case 'tRPC retryLink':
-      return trpcDownstream([peerRetryLink<ChainRouter>(), terminal(address)], true);
+      return trpcDownstream([peerRetryLink<ChainRouter>(), terminal(address, false)], true);
     case 'Breakwater tRPC':
       return trpcDownstream(
-        [
-          resilienceLink<ChainRouter>({ timeoutMs: HOP_TIMEOUT_MS }),
-          terminal(address, createStatusPreservingFetch()),
-        ],
+        [resilienceLink<ChainRouter>({ timeoutMs: HOP_TIMEOUT_MS }), terminal(address, true)],
         false,
       );
   }

@@ -11,6 +11,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { echoClientConstructor } from '@breakwater/chaos';
+import { PROPAGATION_HEADERS } from '@breakwater/core';
 import {
   type Metadata,
   Server,
@@ -33,7 +34,7 @@ import { failureKind, type HopHandler, ROOT_ID_HEADER } from './hop.js';
 export const wallNow = () => performance.timeOrigin + performance.now();
 
 /** The remaining-time header Breakwater's tRPC client sends (integer ms). */
-export const TRPC_TIMEOUT_HEADER = 'x-breakwater-timeout-ms';
+const TRPC_TIMEOUT_HEADER = PROPAGATION_HEADERS.http.timeout;
 
 /** A listening chain server. */
 export interface HopServer {
@@ -165,7 +166,7 @@ const t = initTRPC.context<HopContext>().create();
 
 /** The router of a tRPC hop: one `hop` query that runs `handler`. */
 function hopRouter(handler: HopHandler, bindings: ServerBindings | undefined) {
-  const procedure = bindings ? bindings.trpcProcedure(t) : t.procedure;
+  const procedure = bindings ? t.procedure.use(bindings.trpcMiddleware) : t.procedure;
   return t.router({
     hop: procedure.query(async ({ ctx, signal }) => {
       try {
@@ -195,9 +196,9 @@ export async function startTrpcHop(
 ): Promise<HopServer> {
   const trpc = createHTTPHandler({
     router: hopRouter(handler, bindings),
-    createContext: ({ req }) => ({
-      rootId: header(req.headers[ROOT_ID_HEADER]) ?? '',
-      ...(bindings ? bindings.trpcContext(req) : {}),
+    createContext: (opts) => ({
+      rootId: header(opts.req.headers[ROOT_ID_HEADER]) ?? '',
+      ...(bindings ? bindings.trpcContext(opts) : {}),
     }),
   });
   const server = createHttpServer((req, res) => {
