@@ -31,6 +31,7 @@ import {
   withoutRawData,
 } from './harness/report.js';
 import { adaptersSuite } from './suites/adapters.js';
+import { chainSuite } from './suites/chain/index.js';
 import { faultSuites } from './suites/faults/index.js';
 import { microSuite } from './suites/micro.js';
 import { otelCostSuite } from './suites/otel-cost.js';
@@ -63,6 +64,7 @@ const suites: Suite[] = [
   ...faultSuites,
   partialSuite,
   overloadSuite,
+  chainSuite,
   outageRecoverySuite,
   soakSuite,
   redisFleetSuite,

@@ -31,6 +31,7 @@ import {
 } from '@breakwater/trpc';
 import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
 import { createTRPCClient, httpBatchLink, retryLink, type TRPCLink } from '@trpc/client';
+import type { AnyRouter } from '@trpc/server';
 import {
   ConsecutiveBreaker,
   circuitBreaker,
@@ -448,19 +449,21 @@ export function trpcLane(name: string, links: Links, timeoutMs?: number): Lane {
 }
 
 /** tRPC's own `retryLink`, configured like its docs (queries only, server errors only) with our attempts and backoff. */
+export function peerRetryLink<Router extends AnyRouter>(): TRPCLink<Router> {
+  return retryLink<Router>({
+    retry: ({ op, error, attempts }) => {
+      if (op.type !== 'query') return false;
+      const status = error.data?.httpStatus;
+      if (status !== undefined && status < 500) return false;
+      return attempts < ATTEMPTS;
+    },
+    retryDelayMs: (attempt) => Math.min(1000, BASE_DELAY_MS * 2 ** attempt),
+  });
+}
+
+/** {@link peerRetryLink} before `terminal`. */
 export function trpcRetryLinks(terminal: TRPCLink<ChaosTrpcRouter>): Links {
-  return [
-    retryLink({
-      retry: ({ op, error, attempts }) => {
-        if (op.type !== 'query') return false;
-        const status = error.data?.httpStatus;
-        if (status !== undefined && status < 500) return false;
-        return attempts < ATTEMPTS;
-      },
-      retryDelayMs: (attempt) => Math.min(1000, BASE_DELAY_MS * 2 ** attempt),
-    }),
-    terminal,
-  ];
+  return [peerRetryLink<ChaosTrpcRouter>(), terminal];
 }
 
 /** Breakwater's `resilienceLink` stack (`budget: false` drops the retry budget, for a like-for-like reference). */
