@@ -59,6 +59,7 @@ export {
 export { abortError, neverAbortedSignal } from './abort.js';
 export { checkCall, checkSignal } from './call-options.js';
 export { EventEmitter } from './events.js';
+export { notify } from './notify.js';
 /** Option checking: full option paths, unknown keys with suggestions. */
 export {
   checkFunction,

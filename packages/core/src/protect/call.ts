@@ -14,6 +14,7 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
+import { notify } from '../internal/notify.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { SlotPool } from '../pool/pool.js';
@@ -659,13 +660,7 @@ export class Call<T> extends WheelEntry {
     if (shared.retries.active || onRetry !== undefined) {
       const event = { attempt: this.attempt, delayMs: delay, errorName: errorName(error) };
       if (shared.retries.active) shared.retries.emit(event);
-      if (onRetry !== undefined) {
-        try {
-          onRetry(event);
-        } catch {
-          // A listener never breaks the call it observes.
-        }
-      }
+      notify(onRetry, event);
     }
     // Created once per call, on its first retry: the success path never pays for it.
     let next = this.next;

@@ -5,6 +5,7 @@ import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
+import { notify } from '../internal/notify.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { attemptWithTimeout } from './attempt.js';
@@ -374,13 +375,7 @@ function continueVisit<R, T>(
       retrying:
         onRetry === undefined
           ? undefined
-          : (attempt, delayMs, e) => {
-              try {
-                onRetry({ attempt, delayMs, errorName: errorName(e) });
-              } catch {
-                // A listener never breaks the call it observes.
-              }
-            },
+          : (attempt, delayMs, e) => notify(onRetry, { attempt, delayMs, errorName: errorName(e) }),
     },
     1,
     error,

@@ -4,8 +4,9 @@ import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor } from './errors.js';
 import { unaryNext, unaryResult } from './next.js';
-import { type ChainSettings, judgeAttempt } from './retry-chain.js';
+import type { ChainSettings } from './retry-chain.js';
 import { telemetryErrorType } from './telemetry.js';
+import { judgeAttempt } from './verdict.js';
 
 /**
  * One hedged unary call on core's hedging driver (`runHedged`): each attempt

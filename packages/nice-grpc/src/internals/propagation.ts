@@ -26,8 +26,12 @@ interface Inherited {
   end(error?: unknown): void;
 }
 
-/** `options` with `x-breakwater-timeout-ms` for a call that ends by `deadline` (epoch ms). */
-function stamped(options: CallOptions, deadline: number): CallOptions {
+/**
+ * `options` with `x-breakwater-timeout-ms` for a call that ends by `deadline` (epoch ms); the
+ * `deadline` option is replaced only by an inherited one earlier than the call's `own`, so the
+ * caller's own deadline reaches the deadline stage (and its messages) as the caller gave it.
+ */
+function stamped(options: CallOptions, deadline: number, own = deadline): CallOptions {
   if (deadline === Number.POSITIVE_INFINITY) return options;
   const metadata = Metadata(options.metadata);
   // grpc-js hides `grpc-timeout` from server handlers; this header reaches a nice-grpc middleware.
@@ -35,7 +39,11 @@ function stamped(options: CallOptions, deadline: number): CallOptions {
     PROPAGATION_HEADERS.http.timeout,
     String(Math.max(0, Math.floor(deadline - systemClock()))),
   );
-  return Object.assign({}, options, { metadata, deadline: new Date(deadline) });
+  return Object.assign(
+    {},
+    options,
+    deadline < own ? { metadata, deadline: new Date(deadline) } : { metadata },
+  );
 }
 
 function ownDeadline(options: CallOptions & DeadlineCallOptions, timeoutMs: number): number {
@@ -58,12 +66,10 @@ function inherit<Request, Response>(
   if (inherited.remainingMs() <= 0) {
     throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(0));
   }
-  const deadline = Math.min(
-    ownDeadline(options, timeoutMs),
-    inherited.deadline ?? Number.POSITIVE_INFINITY,
-  );
+  const own = ownDeadline(options, timeoutMs);
+  const deadline = Math.min(own, inherited.deadline ?? Number.POSITIVE_INFINITY);
   const linked = inherited.link(options.signal);
-  const withTimeout = stamped(options, deadline);
+  const withTimeout = stamped(options, deadline, own);
   const metadata = Metadata(withTimeout.metadata);
   const { criticality } = inherited.inbound;
   if (criticality !== undefined) metadata.set(PROPAGATION_HEADERS.grpc.criticality, criticality);

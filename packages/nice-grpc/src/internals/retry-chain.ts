@@ -10,6 +10,7 @@ import {
   type AttemptEngine,
   type AttemptTimeout,
   claimTelemetry,
+  notify,
   type RetryLoopHooks,
   runAttempts,
   type TelemetryScope,
@@ -20,6 +21,7 @@ import { type DeadlineOption, deadlineAt } from './deadline.js';
 import { abortErrorFor, attemptDeadline, failureStatus, isAbortError, refusal } from './errors.js';
 import type { StreamNext, UnaryNext } from './next.js';
 import { telemetryErrorType } from './telemetry.js';
+import { judgeAttempt } from './verdict.js';
 
 /** What every call of one attempts stage shares. @internal */
 export interface ChainSettings {
@@ -29,37 +31,6 @@ export interface ChainSettings {
   onRetry: ((event: GrpcRetryEvent) => void) | undefined;
   clock: Clock;
   sleep: Sleep;
-}
-
-const NOT_RETRYABLE: ErrorVerdict = Object.freeze({ retry: false });
-
-/**
- * The engine's verdict on a failed attempt: the classifier's, refused for a
- * method not safe to repeat unless the request provably never left.
- * @internal
- */
-export function judgeAttempt(
-  s: ChainSettings,
-  path: string,
-  attempt: Attempt,
-  error: unknown,
-  deadline: number,
-  idempotent: boolean,
-): ErrorVerdict {
-  // withTimeout rejects with DeadlineExceededError only when this attempt's own deadline passed.
-  const status = isDeadlineExceededError(error)
-    ? { code: Status.DEADLINE_EXCEEDED, details: error.message }
-    : failureStatus(error, attempt.options.signal);
-  if (status === undefined) return NOT_RETRYABLE;
-  const verdict = s.classify({
-    path,
-    code: status.code,
-    details: status.details,
-    trailer: attempt.trailerValue(),
-    perAttemptDeadline: attempt.perAttempt && s.clock() < deadline,
-    headersReceived: attempt.headersReceived,
-  });
-  return idempotent || verdict.neverSent === true ? verdict : NOT_RETRYABLE;
 }
 
 /** A server stream whose first step has been taken. @internal */
@@ -131,8 +102,7 @@ export class RetryChain implements RetryLoopHooks<unknown> {
     const limit = this.s.attemptTimeout.forAttempt(method.path, left, retryMayFollow, now);
     const own = !responseStream && limit < left;
     this.lastLimitMs = limit;
-    const judged = this.engine !== undefined;
-    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, judged);
+    const attempt = new Attempt(this.options, n, own ? limit : left, undefined, own, !!engine);
     this.last = attempt;
     if (responseStream) return open(next as StreamNext<unknown>, request, attempt);
     // A unary attempt settles with nice-grpc's last step, `{ done: true, value }`: `result`
@@ -157,14 +127,8 @@ export class RetryChain implements RetryLoopHooks<unknown> {
   }
 
   retrying(attempt: number, delayMs: number, error: unknown): void {
-    const onRetry = this.s.onRetry;
-    if (onRetry === undefined) return;
     const code = failureStatus(error, undefined)?.code ?? Status.DEADLINE_EXCEEDED;
-    try {
-      onRetry({ path: this.call.method.path, attempt, delayMs, code });
-    } catch {
-      // A listener never breaks the call it observes.
-    }
+    notify(this.s.onRetry, { path: this.call.method.path, attempt, delayMs, code });
   }
 
   /** The call's final error, in the words nice-grpc callers expect. */
