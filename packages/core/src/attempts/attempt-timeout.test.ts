@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createRetryBudget } from '../retry/budget.js';
 import { createManualClock } from '../time/manual-clock.js';
 import { AttemptTimeout, ScopeLatencies } from './attempt-timeout.js';
 
@@ -47,6 +48,23 @@ describe('AttemptTimeout: the derived attempt deadline', () => {
     expect(
       new AttemptTimeout(Number.POSITIVE_INFINITY, true).forAttempt('x', 1_000, true, 30),
     ).toBe(1_000);
+  });
+
+  it('cuts nothing while the retry budget would refuse the retry a cut needs (a burst that slows every call at once)', () => {
+    const clock = createManualClock();
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000, clock });
+    const t = new AttemptTimeout(10_000, true, undefined, budget);
+    for (let i = 0; i < 20; i++) t.observe('m', 5, clock.now);
+    expect(t.forAttempt('m', 1_000, true, clock.now)).toBe(100);
+    expect(budget.tryRetry()).toBe(true); // the one retry of the window is spent
+    expect(t.forAttempt('m', 1_000, true, clock.now)).toBe(1_000);
+    // The router's providers share the rule through `sharing`.
+    const shared = new ScopeLatencies();
+    for (let i = 0; i < 20; i++) shared.record('m', 5, clock.now);
+    expect(t.sharing(shared).forAttempt('m', 1_000, true, clock.now)).toBe(1_000);
+    clock.advance(10_000); // the withdrawal has expired
+    for (let i = 0; i < 20; i++) t.observe('m', 5, clock.now);
+    expect(t.forAttempt('m', 1_000, true, clock.now)).toBe(100);
   });
 
   it('given explicitly, attemptTimeoutMs means exactly that, cut only by the time left', () => {

@@ -1,4 +1,5 @@
 import { LatencySample } from '../routing/latency-sample.js';
+import type { RetryBudgetLike } from './engine.js';
 
 /** A derived attempt timeout is this many times the p99 of the scope's recent successful attempts... */
 export const DERIVED_LATENCY_FACTOR = 3;
@@ -58,7 +59,8 @@ export class ScopeLatencies {
  * {@link DERIVED_FLOOR_MS}). With no latency known the attempt is not cut:
  * a slow but healthy upstream answers as it would to a plain client. An
  * attempt no retry can follow (the last one allowed, a probe, a call not
- * safe to repeat) gets the whole time left. A scope is what shares a
+ * safe to repeat) gets the whole time left, and so does every attempt while
+ * the retry budget would refuse the retry a cut needs. A scope is what shares a
  * latency: a method, a provider, a runner.
  * @internal
  */
@@ -70,6 +72,8 @@ export class AttemptTimeout {
     readonly derived: boolean,
     /** What is known of normal latency (a router's providers share one). */
     private readonly latencies = new ScopeLatencies(),
+    /** The budget a retry after a cut draws on: while it would refuse one, nothing is cut. */
+    private readonly budget?: RetryBudgetLike | undefined,
   ) {}
 
   /** Whether an attempt may get a deadline of its own (else only the call's applies). */
@@ -79,7 +83,7 @@ export class AttemptTimeout {
 
   /** The same timeout, learning from (and judging by) `latencies`. */
   sharing(latencies: ScopeLatencies): AttemptTimeout {
-    return new AttemptTimeout(this.ms, this.derived, latencies);
+    return new AttemptTimeout(this.ms, this.derived, latencies, this.budget);
   }
 
   /**
@@ -90,6 +94,9 @@ export class AttemptTimeout {
   forAttempt(scope: string, leftMs: number, retryMayFollow: boolean, now: number): number {
     const whole = Math.min(this.ms, leftMs);
     if (!this.derived || !retryMayFollow || leftMs === Number.POSITIVE_INFINITY) return whole;
+    // A cut whose retry the budget would refuse only ends the call early: when every call of a
+    // burst is slow at once (a client flooding its own event loop), a cut is no rescue.
+    if (this.budget?.canRetry?.() === false) return whole;
     const p99 = this.latencies.p99(scope, now);
     if (p99 === undefined) return whole;
     return Math.max(Math.min(whole, Math.max(DERIVED_FLOOR_MS, DERIVED_LATENCY_FACTOR * p99)), 1);

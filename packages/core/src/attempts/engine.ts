@@ -192,6 +192,8 @@ export interface RetryBudgetLike {
   tryRetry(): boolean;
   /** Withdraws one hedge, keeping a reserve for retries and failovers; `tryRetry` when absent. */
   tryHedge?(): boolean;
+  /** Whether `tryRetry` would grant a retry now, withdrawing nothing. */
+  canRetry?(): boolean;
 }
 
 /** Validated settings of an {@link AttemptEngine}. @internal */

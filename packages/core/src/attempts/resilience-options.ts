@@ -370,7 +370,12 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
   return {
     timeoutMs,
     attemptTimeoutMs,
-    attemptTimeout: new AttemptTimeout(attemptTimeoutMs, o.attemptTimeoutMs === undefined),
+    attemptTimeout: new AttemptTimeout(
+      attemptTimeoutMs,
+      o.attemptTimeoutMs === undefined,
+      undefined,
+      budget,
+    ),
     retry,
     hedge,
     onRetry,

@@ -59,6 +59,8 @@ export interface RetryBudget {
    * failovers; false means do not hedge. A budget without it grants hedges like retries.
    */
   tryHedge?(): boolean;
+  /** Whether `tryRetry` would grant a retry now, withdrawing nothing. */
+  canRetry?(): boolean;
   /** Counts over the current window. */
   stats(): RetryBudgetStats;
 }
@@ -111,6 +113,11 @@ class SlidingRetryBudget implements RetryBudget {
     (this.retrySlices[slot] as number)++;
     this.retries++;
     return true;
+  }
+
+  canRetry(): boolean {
+    this.advance();
+    return this.balance() >= 1;
   }
 
   tryHedge(): boolean {
