@@ -1,4 +1,4 @@
-import { echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
+import { callMetadata, echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
 import { createRetryBudget, systemSleep } from '@breakwater/core';
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
@@ -164,5 +164,25 @@ describe('routing channel: the router cuts a hung attempt (its derived attempt t
       { timeout: 1_000 },
     );
     expect((channel.health.snapshot()[hole.replica]?.fail ?? 0) - failedBefore).toBe(2);
+  }, 20_000);
+
+  it('never cuts a request stream: its first answer waits on its own writes, and no other target may take it', async () => {
+    const { servers, client } = await warmedUp();
+    for (const s of servers) s.reset();
+    const echoed = await new Promise<string[]>((resolve, reject) => {
+      const call = client.Bidi(callMetadata('stream'), { deadline: Date.now() + 5_000 });
+      const out: string[] = [];
+      call.on('data', (m: { message: string }) => out.push(m.message));
+      call.on('error', reject);
+      call.on('end', () => resolve(out));
+      // Well past 3 × the warm-up's p99 (and the 100 ms floor) before the first write.
+      void systemSleep(400).then(() => {
+        call.write({ message: 'late' });
+        call.end();
+      });
+    });
+    expect(echoed).toEqual(['late']);
+    const seen = servers.flatMap((s) => s.observed);
+    expect(seen.map((a) => a.outcome)).toEqual(['OK']);
   }, 20_000);
 });

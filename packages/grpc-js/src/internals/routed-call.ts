@@ -211,8 +211,10 @@ export class RoutedCall implements Call, AttemptOwner {
     this.idempotent = replayable && this.state.isSafe(this.path);
     const router = this.idempotent ? this.state.safe : this.state.pinned;
     // The grpc-js deadline bounds every attempt on its own; the router only needs it to skip
-    // a retry or failover that could not start in time (the engine's rule).
-    const deadlineAt = this.deadlineAt;
+    // a retry or failover that could not start in time (the engine's rule), and cuts a hung
+    // attempt by it. A request stream is never repeated, and its first answer waits on its
+    // own writes: it gets none, so nothing cuts it short.
+    const deadlineAt = replayable ? this.deadlineAt : Number.POSITIVE_INFINITY;
     router
       .execute((target, context) => this.attempt(target, context.signal), {
         classify: (error) => this.judge(error),
