@@ -185,4 +185,29 @@ describe('routing channel: the router cuts a hung attempt (its derived attempt t
     const seen = servers.flatMap((s) => s.observed);
     expect(seen.map((a) => a.outcome)).toEqual(['OK']);
   }, 20_000);
+
+  it('every target hung: each attempt is cut and failed over, and the call ends DEADLINE_EXCEEDED, not "no target available"', async () => {
+    const { servers, client } = await warmedUp();
+    for (const s of servers) {
+      s.setFaults([{ methods: ['Unary'], hang: true }]);
+      s.reset();
+    }
+    const startedAt = performance.now();
+    const o = await echoUnary(
+      client,
+      {},
+      { callId: 'all-hung', callOptions: { deadline: Date.now() + 2_000 } },
+    );
+    expect(o.error?.code, o.error?.details).toBe(status.DEADLINE_EXCEEDED);
+    // Three cuts of ~100 ms, well before the call's own deadline.
+    expect(performance.now() - startedAt).toBeLessThan(1_500);
+    expect(servers.map((s) => s.attempts('all-hung'))).toEqual([1, 1, 1]);
+    await vi.waitFor(() =>
+      expect(servers.flatMap((s) => s.observed.map((a) => a.outcome))).toEqual([
+        'CANCELLED',
+        'CANCELLED',
+        'CANCELLED',
+      ]),
+    );
+  }, 20_000);
 });
