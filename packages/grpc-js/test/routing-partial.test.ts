@@ -115,8 +115,8 @@ describe('routing channel over three replicas, one black-holed (accepts, never a
       `routing channel black hole: ${ok}/150 answered; hole's circuit open ${openedAfterMs.toFixed(0)} ms after the hang; the hole saw ${hole.total()} attempts`,
     );
     expect(ok / 150).toBeGreaterThanOrEqual(0.98);
-    // Measured ~700-850 ms (one 100 ms cut + the standard circuit's 500 ms span, and the calls
-    // in between); bounded loosely for a loaded machine.
+    // Measured 624-687 ms in 7 of 8 runs, 955 ms in one (the 100 ms minimum cut + the standard
+    // circuit's 500 ms span, and the calls in between); bounded loosely for a loaded machine.
     expect(openedAfterMs).toBeLessThan(1_500);
     // Skipped once open: only the calls before it opened, and recovery probes, went there.
     expect(hole.total()).toBeLessThan(40);
