@@ -68,12 +68,17 @@ async function cancelAfterArrival(
 }
 
 async function run(scenario: Scenario, driver: Driver): Promise<void> {
+  // With a warm-up, the servers start healthy and play their scripts after it.
+  const warm = scenario.warmUpCalls !== undefined;
+  const scripts = [scenario.primary];
+  if (driver.routing && scenario.secondary !== undefined) scripts.push(scenario.secondary);
   const servers: ScriptedServer[] = [
-    await startScripted(driver.transport, 'primary', scenario.primary),
+    await startScripted(driver.transport, 'primary', warm ? {} : scenario.primary),
   ];
-  const routed = driver.routing && scenario.secondary !== undefined;
-  if (routed) {
-    servers.push(await startScripted(driver.transport, 'secondary', scenario.secondary ?? {}));
+  if (scripts.length > 1) {
+    servers.push(
+      await startScripted(driver.transport, 'secondary', warm ? {} : (scripts[1] ?? {})),
+    );
   }
   const events: RetryEvent[] = [];
   const options = withListener(scenario.options, events, scenario.listenerThrows === true);
@@ -83,6 +88,13 @@ async function run(scenario: Scenario, driver: Driver): Promise<void> {
       { primary: servers[0]?.address ?? '', secondary: servers[1]?.address },
       options,
     );
+    for (let i = 1; i <= (scenario.warmUpCalls ?? 0); i++) {
+      const o = await harness.call(`warm-${i}`, {});
+      expect(o.code, `warm-up call ${i}: ${String(o.error)}`).toBe('OK');
+    }
+    if (warm) {
+      for (const [i, s] of servers.entries()) s.play(scripts[i] ?? {});
+    }
     const outcomes: CallOutcome[] = [];
     for (let i = 1; i <= (scenario.calls ?? 1); i++) {
       const cancelMs = scenario.call?.cancelAfterArrivalMs;

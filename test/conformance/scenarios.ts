@@ -406,6 +406,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   ...AT_MOST_ONCE,
   ...partialFailureRows(),
+  ...blackHoleRows(),
 ];
 
 /**
@@ -508,6 +509,51 @@ function partialFailureRows(): Scenario[] {
       },
       expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [350, 2_000] },
       notApplicable: { protect: NO_HEDGE },
+    },
+  ];
+}
+
+/**
+ * Issue 30, a black hole: a target that takes calls and never answers, after a warm-up that
+ * taught the entry point its normal latency. Each hung attempt is cut (the derived attempt
+ * timeout: 3 × the p99, at least 100 ms), counted for its circuit, cancelled at the target and
+ * failed over; the circuit opens, and the hole then sees only recovery probes.
+ */
+function blackHoleRows(): Scenario[] {
+  const calls = 30;
+  return [
+    {
+      id: 'black-hole-ejected',
+      title:
+        'a black-holed target (hang) is ejected and calls fail over within the deadline (round-robin)',
+      primary: { rest: { kind: 'hang' } },
+      secondary: {},
+      options: {
+        timeoutMs: 1_000,
+        retry: false,
+        budget: false,
+        // The standard circuit (the router has none unless asked).
+        circuit: {},
+        selection: { type: 'round-robin' },
+      },
+      warmUpCalls: 50,
+      calls,
+      settleMs: 300,
+      check: ({ outcomes, attempts }) => {
+        expect(outcomes.map((o) => o.code)).toEqual(Array(calls).fill('OK'));
+        expect(Math.max(...outcomes.map((o) => o.elapsedMs))).toBeLessThan(1_000);
+        const hole = attempts.filter((a) => a.server === 'primary');
+        // Cut, and cancelled at the hole: nothing there waits out the deadline.
+        expect(hole.map((a) => a.outcome)).toEqual(hole.map(() => 'CANCELLED'));
+        // Round-robin alone sends it every other call (15); ejected, it gets the few calls
+        // before its circuit opened (5 counted failures spanning 500 ms) and probes.
+        expect(hole.length).toBeLessThanOrEqual(10);
+        const late = hole.filter((a) => Number(a.callId.replace('call-', '')) > calls / 2);
+        expect(late.length, 'visits to the hole in the second half (probes)').toBeLessThanOrEqual(
+          3,
+        );
+      },
+      notApplicable: NO_FAILOVER,
     },
   ];
 }

@@ -14,6 +14,8 @@ import type { ServerAttempt, ServerScript, Step } from './types.js';
 export interface ScriptedServer {
   readonly address: string;
   attempts(): ServerAttempt[];
+  /** Plays `script` from the next attempt on, and forgets what the server saw so far. */
+  play(script: ServerScript): void;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,10 @@ function fromGrpc(server: GrpcChaosServer, name: 'primary' | 'secondary'): Scrip
         receivedAt: o.receivedAt,
         outcome: o.outcome,
       })),
+    play(script) {
+      server.setFaults(grpcRules(script));
+      server.reset();
+    },
     close: () => server.close(),
   };
 }
@@ -119,6 +125,10 @@ function fromTrpc(server: ChaosTrpcServer, name: 'primary' | 'secondary'): Scrip
               ? undefined
               : (TRPC_OUTCOMES[o.httpStatus ?? 0] ?? `HTTP_${o.httpStatus}`),
       })),
+    play(script) {
+      server.setFaults(trpcPlan(script));
+      server.resetStats();
+    },
     close: () => server.close(),
   };
 }

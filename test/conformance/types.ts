@@ -156,6 +156,12 @@ export interface Scenario {
   expect?: Expected;
   /** … or `calls` calls judged by `check`. */
   calls?: number;
+  /**
+   * Calls made first, while every server answers (`warm-1` …), so the entry point learns
+   * the servers' normal latency; then each server plays its script, with its record
+   * cleared. Defaults to none: the scripts play from the first call.
+   */
+  warmUpCalls?: number;
   check?: (observation: Observation) => void;
   /** Entry points the row does not apply to, each with the reason. */
   notApplicable?: Partial<Record<EntryPoint, string>>;

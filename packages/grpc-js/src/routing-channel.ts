@@ -435,7 +435,6 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     classify,
     clock,
     perAttemptTimeoutMs,
-    watchSignal: (options.hedge !== undefined && options.hedge !== false) || pinned !== safe,
     isSafe(path) {
       let value = safeCache.get(path);
       if (value === undefined) {

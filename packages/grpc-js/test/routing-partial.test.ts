@@ -1,5 +1,6 @@
-import { echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
+import { callMetadata, echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
 import { createRetryBudget, systemSleep } from '@breakwater/core';
+import { status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';
 import { idempotentMethods } from '../src/index.js';
@@ -77,4 +78,136 @@ describe('routing channel: a replica that pushes NOT_SERVING (Health/Watch)', ()
       probe.close();
     }
   });
+});
+
+/** Three replicas under round-robin, warmed up: their normal latency is what a hung call is judged by. */
+async function warmedUp() {
+  const setup = await routingSetup([{}, {}, {}], { selection: 'round-robin', idempotent });
+  for (let i = 0; i < 40; i++) await echoUnary(setup.client, {});
+  return { ...setup, hole: setup.servers[2] as (typeof setup.servers)[number] };
+}
+
+describe('routing channel over three replicas, one black-holed (accepts, never answers)', () => {
+  it('round-robin: cuts each hung call, counts it for its target and fails over within the 1 s deadline; the hole is skipped once its circuit opens', async () => {
+    const { servers, channel, client, hole } = await warmedUp();
+    const opened: number[] = [];
+    channel.circuit(hole.replica)?.onStateChange((e) => {
+      if (e.to === 'open') opened.push(performance.now());
+    });
+    hole.setFaults([{ methods: ['Unary'], hang: true }]);
+    for (const s of servers) s.reset();
+    const hungAt = performance.now();
+    const calls: Promise<boolean>[] = [];
+    // ~50 calls a second for 3 s, each with a 1 s deadline.
+    for (let i = 0; i < 150; i++) {
+      calls.push(
+        echoUnary(
+          client,
+          {},
+          { callId: `c${i}`, callOptions: { deadline: Date.now() + 1_000 } },
+        ).then((o) => o.ok),
+      );
+      await systemSleep(20);
+    }
+    const ok = (await Promise.all(calls)).filter(Boolean).length;
+    const openedAfterMs = (opened[0] ?? Number.POSITIVE_INFINITY) - hungAt;
+    console.info(
+      `routing channel black hole: ${ok}/150 answered; hole's circuit open ${openedAfterMs.toFixed(0)} ms after the hang; the hole saw ${hole.total()} attempts`,
+    );
+    expect(ok / 150).toBeGreaterThanOrEqual(0.98);
+    // Measured 624-687 ms in 7 of 8 runs, 955 ms in one (the 100 ms minimum cut + the standard
+    // circuit's 500 ms span, and the calls in between); bounded loosely for a loaded machine.
+    expect(openedAfterMs).toBeLessThan(1_500);
+    // Skipped once open: only the calls before it opened, and recovery probes, went there.
+    expect(hole.total()).toBeLessThan(40);
+  }, 20_000);
+});
+
+describe('routing channel: the router cuts a hung attempt (its derived attempt timeout)', () => {
+  it('cancels it at the hole; an idempotent call fails over, a non-idempotent one is counted and never repeated', async () => {
+    const { servers, channel, client, hole } = await warmedUp();
+    hole.setFaults([{ methods: ['Unary', 'UnaryUnsafe'], hang: true }]);
+    for (const s of servers) s.reset();
+    const failedBefore = channel.health.snapshot()[hole.replica]?.fail ?? 0;
+    // A 5 s deadline: whatever the hole saw end within the next second, the client cancelled.
+    const callOptions = () => ({ deadline: Date.now() + 5_000 });
+    const startedAt = performance.now();
+    const safe: boolean[] = [];
+    const unsafe: Array<{ id: string; code: number | undefined }> = [];
+    // Round-robin over three: three calls of each kind, one of each reaches the hole.
+    for (let i = 0; i < 3; i++) {
+      const o = await echoUnary(client, {}, { callId: `safe-${i}`, callOptions: callOptions() });
+      safe.push(o.ok);
+    }
+    for (let i = 0; i < 3; i++) {
+      const id = `unsafe-${i}`;
+      const o = await echoUnary(
+        client,
+        {},
+        { callId: id, method: 'UnaryUnsafe', callOptions: callOptions() },
+      );
+      unsafe.push({ id, code: o.error?.code });
+    }
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(safe).toEqual([true, true, true]);
+    const cut = unsafe.filter((u) => u.code !== undefined);
+    expect(cut.map((u) => u.code)).toEqual([status.DEADLINE_EXCEEDED]);
+    for (const u of unsafe) {
+      expect(servers.reduce((n, s) => n + s.attempts(u.id), 0)).toBe(1);
+    }
+    const seen = hole.observed.map((a) => a.callId ?? '');
+    expect(seen).toHaveLength(2);
+    expect(seen.filter((id) => id.startsWith('safe-'))).toHaveLength(1);
+    expect(seen).toContain(cut[0]?.id);
+    await vi.waitFor(
+      () => expect(hole.observed.map((a) => a.outcome)).toEqual(['CANCELLED', 'CANCELLED']),
+      { timeout: 1_000 },
+    );
+    expect((channel.health.snapshot()[hole.replica]?.fail ?? 0) - failedBefore).toBe(2);
+  }, 20_000);
+
+  it('never cuts a request stream: its first answer waits on its own writes, and no other target may take it', async () => {
+    const { servers, client } = await warmedUp();
+    for (const s of servers) s.reset();
+    const echoed = await new Promise<string[]>((resolve, reject) => {
+      const call = client.Bidi(callMetadata('stream'), { deadline: Date.now() + 5_000 });
+      const out: string[] = [];
+      call.on('data', (m: { message: string }) => out.push(m.message));
+      call.on('error', reject);
+      call.on('end', () => resolve(out));
+      // Well past 3 × the warm-up's p99 (and the 100 ms floor) before the first write.
+      void systemSleep(400).then(() => {
+        call.write({ message: 'late' });
+        call.end();
+      });
+    });
+    expect(echoed).toEqual(['late']);
+    const seen = servers.flatMap((s) => s.observed);
+    expect(seen.map((a) => a.outcome)).toEqual(['OK']);
+  }, 20_000);
+
+  it('every target hung: each attempt is cut and failed over, and the call ends DEADLINE_EXCEEDED, not "no target available"', async () => {
+    const { servers, client } = await warmedUp();
+    for (const s of servers) {
+      s.setFaults([{ methods: ['Unary'], hang: true }]);
+      s.reset();
+    }
+    const startedAt = performance.now();
+    const o = await echoUnary(
+      client,
+      {},
+      { callId: 'all-hung', callOptions: { deadline: Date.now() + 2_000 } },
+    );
+    expect(o.error?.code, o.error?.details).toBe(status.DEADLINE_EXCEEDED);
+    // Three cuts of ~100 ms, well before the call's own deadline.
+    expect(performance.now() - startedAt).toBeLessThan(1_500);
+    expect(servers.map((s) => s.attempts('all-hung'))).toEqual([1, 1, 1]);
+    await vi.waitFor(() =>
+      expect(servers.flatMap((s) => s.observed.map((a) => a.outcome))).toEqual([
+        'CANCELLED',
+        'CANCELLED',
+        'CANCELLED',
+      ]),
+    );
+  }, 20_000);
 });

@@ -35,10 +35,13 @@ export class RouteAttempt implements InterceptingListener {
   heldMessage: Buffer | undefined;
   /** Response headers came back: the server saw the request (it is not `neverSent`). */
   headersReceived = false;
-  /** Cancelled because another attempt answered first: its failure is neutral. */
+  /**
+   * Cancelled by the call (another attempt answered first) or by the router (a hedge loser, an
+   * attempt it cut as hung): its own status is neutral; the router judges why it ended it.
+   */
   lost = false;
   settled = false;
-  /** Removes the hedge/race abort listener, when one was added. */
+  /** Removes the listener on the router's abort signal. */
   unwatch: (() => void) | undefined;
   readonly promise: Promise<void>;
 

@@ -211,19 +211,40 @@ export class RoutedCall implements Call, AttemptOwner {
     this.idempotent = replayable && this.state.isSafe(this.path);
     const router = this.idempotent ? this.state.safe : this.state.pinned;
     // The grpc-js deadline bounds every attempt on its own; the router only needs it to skip
-    // a retry or failover that could not start in time (the engine's rule).
-    const deadlineAt = this.deadlineAt;
+    // a retry or failover that could not start in time (the engine's rule), and cuts a hung
+    // attempt by it. A request stream is never repeated, and its first answer waits on its
+    // own writes: it gets none, so nothing cuts it short.
+    const deadlineAt = replayable ? this.deadlineAt : Number.POSITIVE_INFINITY;
     router
-      .execute(
-        (target, context) => this.attempt(target, context.signal),
-        deadlineAt === Number.POSITIVE_INFINITY ? undefined : { deadlineAt },
-      )
+      .execute((target, context) => this.attempt(target, context.signal), {
+        classify: (error) => this.judge(error),
+        ...(deadlineAt === Number.POSITIVE_INFINITY ? {} : { deadlineAt }),
+      })
       .then(undefined, (error: unknown) => this.routeFailed(error));
+  }
+
+  /**
+   * The router's verdict on a failed attempt: an attempt carries its own; the
+   * router's cut of a hung attempt (its derived attempt timeout, a
+   * `DeadlineExceededError`) is judged as that attempt's per-attempt deadline
+   * (counted; failed over only for a call safe to repeat: a cut request may
+   * have run); anything else (e.g. `createCall` threw) ends the request
+   * without blaming the target.
+   */
+  private judge(error: unknown): ErrorVerdict {
+    if (error instanceof TargetAttemptError) return error.verdict;
+    if (!isDeadlineExceededError(error)) return STOP_NEUTRAL;
+    const cut = {
+      code: Status.DEADLINE_EXCEEDED,
+      details: error.message,
+      metadata: new Metadata(),
+    };
+    return this.verdictOn(cut, this.state.clock() < this.deadlineAt, true);
   }
 
   /** The router's operation: one attempt of this call on `target`. */
   private attempt(target: RoutingTargetRuntime, signal: AbortSignal): Promise<void> {
-    if (this.finished) return Promise.reject(ABANDONED);
+    if (this.finished || signal.aborted) return Promise.reject(ABANDONED);
     if (this.state.closed) {
       // Closed during a retry's backoff: the call ends as a closed grpc-js channel ends it.
       const closed = {
@@ -278,15 +299,17 @@ export class RoutedCall implements Call, AttemptOwner {
     }
     if (this.halfClosed) call.halfClose();
     if (this.readPending) call.startRead();
-    if (state.watchSignal && !signal.aborted) {
-      // Hedges and races: the router aborts the losers through their signal.
-      const onAbort = () => {
-        a.lost = true;
-        call.cancelWithStatus(Status.CANCELLED, LOST_DETAILS);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      a.unwatch = () => signal.removeEventListener('abort', onAbort);
-    }
+    // The router abandons an attempt through its signal (a hedge or race loser, an attempt it cut
+    // as hung): the target's call ends with it, so nothing keeps waiting on that target.
+    const onAbort = () => {
+      a.lost = true;
+      const reason: unknown = signal.reason;
+      if (isDeadlineExceededError(reason)) {
+        call.cancelWithStatus(Status.DEADLINE_EXCEEDED, reason.message);
+      } else call.cancelWithStatus(Status.CANCELLED, LOST_DETAILS);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    a.unwatch = () => signal.removeEventListener('abort', onAbort);
     return a.promise;
   }
 
@@ -336,16 +359,24 @@ export class RoutedCall implements Call, AttemptOwner {
 
   private verdictFor(a: RouteAttempt, status: StatusObject): ErrorVerdict {
     if (a.lost) return LOST;
-    const { state } = this;
-    const perAttemptDeadline = a.perAttempt && state.clock() < this.deadlineAt;
-    const verdict = state.classify({
+    const perAttemptDeadline = a.perAttempt && this.state.clock() < this.deadlineAt;
+    return this.verdictOn(status, perAttemptDeadline, a.headersReceived);
+  }
+
+  /** The classifier's verdict on an attempt's status, stopped where no other attempt may, or could, help. */
+  private verdictOn(
+    status: StatusObject,
+    perAttemptDeadline: boolean,
+    headersReceived: boolean,
+  ): ErrorVerdict {
+    const verdict = this.state.classify({
       path: this.path,
       code: status.code,
       details: status.details,
       trailer: trailerGetter(status.metadata),
       perAttemptDeadline,
       cancelledByCaller: this.cancelled,
-      headersReceived: a.headersReceived,
+      headersReceived,
     });
     // Not replayable, a method not safe to repeat whose request may have left, or the call's
     // own deadline is gone: no other attempt may, or could, help.
@@ -386,6 +417,9 @@ export class RoutedCall implements Call, AttemptOwner {
       const last = error.cause;
       if (last instanceof TargetAttemptError) {
         this.finish({ ...last.status, cause: error } as StatusObject);
+      } else if (isDeadlineExceededError(last)) {
+        // The last target's attempt was cut as hung.
+        this.finish(statusWithCause(Status.DEADLINE_EXCEEDED, last.message, error));
       } else {
         const skipped = error.visits.map(
           (v) => `${v.providerId} (${v.status === 'skipped' ? v.reason : v.status})`,
@@ -401,7 +435,8 @@ export class RoutedCall implements Call, AttemptOwner {
     } else if (isQueueFullError(error)) {
       this.finish(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
     } else if (isDeadlineExceededError(error)) {
-      // The router refused a call whose deadline had passed before it could visit a target.
+      // The router cut a hung attempt of a call it may not repeat, or refused a call whose
+      // deadline had passed before it could visit a target.
       this.finish(statusWithCause(Status.DEADLINE_EXCEEDED, error.message, error));
     } else {
       const message = error instanceof Error ? error.message : String(error);

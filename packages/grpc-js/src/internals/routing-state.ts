@@ -25,8 +25,6 @@ export interface RoutingState {
   readonly clock: Clock;
   /** Per-attempt deadline in ms, or undefined. */
   readonly perAttemptTimeoutMs: number | undefined;
-  /** Hedging or racing: attempts must cancel when the router aborts them. */
-  readonly watchSignal: boolean;
   /** Whether a method (full path) is safe to repeat. */
   isSafe(path: string): boolean;
   /** Numbers calls for `getCallNumber()`. */
@@ -56,8 +54,10 @@ export const STOP_NEUTRAL: ErrorVerdict = Object.freeze({
 });
 
 /**
- * The router's error policy: attempts carry their verdict; anything else
- * (e.g. `createCall` threw) ends the request without blaming the target.
+ * The routers' default error policy: attempts carry their verdict; anything
+ * else (e.g. `createCall` threw) ends the request without blaming the target.
+ * Each routed call passes its own, which also judges the router's cut of a
+ * hung attempt (see `RoutedCall`).
  * @internal
  */
 export function routingErrorPolicy(error: unknown): ErrorVerdict {
