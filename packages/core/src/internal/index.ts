@@ -38,8 +38,11 @@ export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
+export { grpcLimitOutcome } from '../grpc/limit-outcome.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
+export { criticalityOf } from '../limit/criticality.js';
+export { type AdaptiveLimiters, createAdaptiveLimiters } from '../limit/limiters.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
 export { ADAPTER_SELECTION } from '../routing/selection.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */

@@ -11,16 +11,12 @@ import {
 } from './adaptive-limiter.js';
 import { CRITICALITIES } from './criticality.js';
 
-/** A limiter past its first measurement of the no-load latency (`probeSamples` calls of `noLoadMs`). */
-function setup(options: AdaptiveLimiterOptions = {}, noLoadMs = 20) {
+function setup(options: AdaptiveLimiterOptions = {}) {
   const clock = createManualClock(0);
-  const limiter = createAdaptiveLimiter({ probeIntervalMs: Infinity, ...options, clock });
-  for (let i = 0; i < (options.probeSamples ?? 10); i++) {
-    const slot = limiter.tryAcquire('critical');
-    clock.advance(noLoadMs);
-    if (slot.ok) slot.value.release('answered');
-  }
-  return { clock, limiter };
+  return {
+    clock,
+    limiter: createAdaptiveLimiter({ probeIntervalMs: Infinity, ...options, clock }),
+  };
 }
 
 /** Takes every slot the limit allows (critical calls: the whole limit). */
@@ -34,9 +30,10 @@ function fill(limiter: AdaptiveLimiter): LimitPermit[] {
 }
 
 /**
- * One round trip against a server with `workers` workers that each take
- * `serviceMs` per call, the rest queueing: the client fills its limit, and
- * every call is answered after the time the queue makes it wait.
+ * One round trip against a FIFO server with `workers` workers that each take
+ * `serviceMs` per call: the client fills its limit at once, the first
+ * `workers` calls are answered after `serviceMs`, the next ones after
+ * waiting their turn in the server's queue.
  */
 function roundTrip(
   limiter: AdaptiveLimiter,
@@ -45,8 +42,10 @@ function roundTrip(
   serviceMs: number,
 ): number {
   const permits = fill(limiter);
-  clock.advance(serviceMs * Math.max(1, permits.length / workers));
-  for (const p of permits) p.release('answered');
+  for (let i = 0; i < permits.length; i += workers) {
+    clock.advance(serviceMs);
+    for (const p of permits.slice(i, i + workers)) p.release('answered');
+  }
   return permits.length;
 }
 
@@ -124,21 +123,13 @@ describe('createAdaptiveLimiter — the limit follows latency (manual clock)', (
     expect(limiter.limit).toBe(5);
   });
 
-  it('measures the no-load latency with its first calls, one at a time', () => {
-    const clock = createManualClock(0);
-    const limiter = createAdaptiveLimiter({ clock, probeSamples: 3 });
-    expect(limiter.limit).toBe(1);
-    for (let i = 0; i < 3; i++) {
-      const slot = limiter.tryAcquire('critical');
-      expect(slot.ok).toBe(true);
-      expect(limiter.tryAcquire('critical').ok).toBe(false);
-      clock.advance(20);
-      if (slot.ok) slot.value.release('answered');
-    }
-    expect(limiter.limit).toBe(20);
-    // 40 ms is beyond 1.5 × the 20 ms measured: a cut.
-    roundTrip(limiter, clock, 10, 20);
+  it('takes the fastest answers of its first wave as the no-load latency', () => {
+    const { clock, limiter } = setup();
+    // 20 calls at once against 2 workers of 20 ms: two answer in 20 ms, the last two in 200 ms.
+    roundTrip(limiter, clock, 2, 20);
     expect(limiter.limit).toBeLessThan(20);
+    roundTrips(limiter, clock, 30, 2, 20);
+    expect(limiter.limit).toBeLessThanOrEqual(3);
   });
 
   it('ignores calls cancelled by their caller: no sample, no cut', () => {

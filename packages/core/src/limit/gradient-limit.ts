@@ -37,7 +37,7 @@ export interface AdaptiveConcurrencyOptions {
   smoothing?: number;
   /** Factor a dropped call (a timeout, an overloaded server) multiplies the limit by; in `[0.5, 1)`. Defaults to 0.9. */
   backoffRatio?: number;
-  /** How often the no-load latency is measured afresh (as it is by the first calls), holding the limit at `minLimit` for `probeSamples` calls, in ms (> 0, `Infinity` for never). Defaults to 30 000. */
+  /** How often the no-load latency is measured afresh, holding the limit at `minLimit` for `probeSamples` calls, in ms (> 0, `Infinity` for never). Defaults to 30 000. */
   probeIntervalMs?: number;
   /** Calls that one measurement of the no-load latency takes the lowest latency of; an integer in `[1, 1000]`. Defaults to 10. */
   probeSamples?: number;
@@ -161,10 +161,11 @@ interface Probe {
  * The baseline is the no-load latency `minRtt`, as in Envoy's gradient
  * controller, rather than the long-run average of Netflix's Gradient2, which under sustained
  * overload drifts up to the queueing latency and stops cutting. `minRtt` is
- * the lowest latency seen since it was last measured; it is measured first,
- * then afresh every `probeIntervalMs` and whenever the limit falls to
- * `minLimit` (the target may have become slower for good), by holding the
- * limit at `minLimit` for `probeSamples` calls.
+ * the lowest latency seen since it was last measured (at first, the fastest
+ * of the first calls: a FIFO server answers its first wave without queueing
+ * as many as it has workers). It is measured afresh every `probeIntervalMs`
+ * (the target may have become slower for good), by holding the limit at
+ * `minLimit` for `probeSamples` calls.
  * @internal
  */
 export class GradientLimit {
@@ -182,9 +183,6 @@ export class GradientLimit {
   ) {
     this.estimate = s.initialLimit;
     this.nextProbeAt = now + s.probeIntervalMs;
-    // The first calls measure the no-load latency: a first wave of `initialLimit` calls could
-    // all queue, and a baseline taken from them would let the queue grow unchecked.
-    this.startProbe(now);
   }
 
   /** Calls that may be in flight now: an integer in `[minLimit, maxLimit]`. */
@@ -213,15 +211,17 @@ export class GradientLimit {
       return;
     }
     if (rtt < this.minRtt) this.minRtt = rtt;
+    // A call that ran with less than half the limit in use says nothing about the limit: the
+    // limit neither grows for it (an idle client learns nothing of the target's capacity) nor
+    // falls for its latency, which this client's concurrency did not cause.
+    if (inFlight * 2 < this.estimate) return;
     const allowed = this.s.rttTolerance * this.minRtt;
-    if (rtt > allowed) {
-      if (startedAt < this.cutAt) return;
+    if (rtt <= allowed) {
+      this.estimate = Math.min(this.s.maxLimit, this.estimate + 1 / this.estimate);
+    } else if (startedAt >= this.cutAt) {
       // At most halved, so one slow outlier cannot shed most of the traffic.
       const gradient = Math.max(0.5, allowed / rtt);
       this.cut(this.estimate * (1 - this.s.smoothing * (1 - gradient)), now);
-    } else if (inFlight * 2 >= this.estimate) {
-      // Grown only while calls use at least half of it: an idle client learns nothing about the target's capacity.
-      this.estimate = Math.min(this.s.maxLimit, this.estimate + 1 / this.estimate);
     }
   }
 
@@ -234,7 +234,6 @@ export class GradientLimit {
   private cut(to: number, now: number): void {
     this.estimate = Math.max(this.s.minLimit, to);
     this.cutAt = now;
-    if (this.estimate <= this.s.minLimit) this.startProbe(now);
   }
 
   private startProbe(now: number): void {

@@ -3,9 +3,11 @@ import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { type AdaptiveLimiter, adaptiveLimiterOf } from '../limit/adaptive-limiter.js';
+import { type Criticality, criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import { monotonicClock } from '../time/clock.js';
+import { monotonicClock, systemClock } from '../time/clock.js';
 import { systemSleep } from '../time/sleep.js';
 import { Call, type RunnerShared } from './call.js';
 import { type ProtectConfig, resolveProtectOptions } from './options.js';
@@ -26,6 +28,7 @@ class Runner implements RunnerShared {
   readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
   readonly pool: SlotPool | undefined;
+  readonly limiter: AdaptiveLimiter | undefined;
   readonly retries = new EventEmitter<ProtectRetryEvent>();
   readonly rejects = new EventEmitter<ProtectRejectEvent>();
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
@@ -48,6 +51,12 @@ class Runner implements RunnerShared {
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
+    if (config.adaptive !== undefined) {
+      // Latency samples need sub-millisecond resolution, unless a clock is injected (a manual one in tests).
+      const clock = config.clock === systemClock ? monotonicClock : config.clock;
+      this.limiter = adaptiveLimiterOf(config.adaptive, clock);
+      config.telemetry?.concurrencyLimit(this.limiter, config.target);
+    }
     if (config.circuit !== undefined) config.telemetry?.circuit(config.circuit, config.target);
   }
 
@@ -57,10 +66,12 @@ class Runner implements RunnerShared {
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
     let policy: ErrorPolicy | undefined = this.config.classify;
+    let criticality: Criticality = 'default';
     if (options !== undefined) {
       signal = options.signal;
       fallback = options.fallback;
       if (options.classify !== undefined) policy = options.classify;
+      criticality = criticalityOf('protect run options.criticality', options.criticality);
     }
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
@@ -70,6 +81,13 @@ class Runner implements RunnerShared {
       fallback,
       policy,
     );
+    const limiter = this.limiter;
+    if (limiter !== undefined) {
+      const slot = limiter.tryAcquire(criticality);
+      if (!slot.ok) return call.refuse('concurrency-limit', slot.error);
+      call.limit = slot.value;
+      return call.start();
+    }
     const pool = this.pool;
     if (pool === undefined) return call.start();
     if (pool.tryTake()) {
@@ -121,7 +139,14 @@ export function protect(options: ProtectOptions = {}): ProtectRunner {
   Object.defineProperties(run, {
     run: { value: run },
     circuit: { value: breaker },
-    active: { get: () => (pool === undefined ? runner.running : pool.active) },
+    active: {
+      get: () =>
+        runner.limiter !== undefined
+          ? runner.limiter.inFlight
+          : pool === undefined
+            ? runner.running
+            : pool.active,
+    },
     queued: { get: () => (pool === undefined ? 0 : pool.queued) },
     onRetry: { value: runner.retries.on },
     onStateChange: { value: breaker === undefined ? noStateChanges : breaker.onStateChange },
