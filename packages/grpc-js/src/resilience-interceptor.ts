@@ -18,8 +18,7 @@ import {
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
-  createAdaptiveLimiters,
-  grpcTelemetryTargets,
+  grpcAdaptiveLimiters,
   optionPath,
   optionTypeError,
   reportWarning,
@@ -172,15 +171,8 @@ export function resilienceInterceptor(
         const { limit, maxQueue } = plan.concurrency;
         stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
       }
-      if (plan.adaptive !== undefined) {
-        const telemetry = plan.telemetry;
-        const targetOf =
-          telemetry === undefined ? undefined : grpcTelemetryTargets(telemetry, undefined);
-        const limiters = createAdaptiveLimiters(plan.adaptive, shared.clock, telemetry, (path) =>
-          targetOf === undefined ? {} : targetOf(path),
-        );
-        stack.push(adaptiveStage(limiters));
-      }
+      const limiters = grpcAdaptiveLimiters(plan, shared.clock);
+      if (limiters !== undefined) stack.push(adaptiveStage(limiters));
       const { retry, hedge } = plan;
       if ((retry !== undefined || hedge !== undefined) && isEmpty(idempotent)) {
         reportWarning(onWarning, {

@@ -2,16 +2,12 @@ import {
   createEchoClient,
   type EchoClient,
   echoUnary,
-  loadEchoPackageDefinition,
+  percentile,
+  runOpenLoop,
+  startGrpcCapacityServer,
 } from '@breakwater/chaos';
 import { isConcurrencyLimitError } from '@breakwater/core';
-import {
-  loadPackageDefinition,
-  Server,
-  ServerCredentials,
-  type ServiceClientConstructor,
-  status,
-} from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakwaterCause, disableGrpcRetries, type ResilienceCallOptions } from '../src/index.js';
 import { only } from './helpers.js';
@@ -21,55 +17,17 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
-/**
- * A gRPC server with a fixed capacity: `workers` calls are served at once,
- * each for `serviceMs`; the rest wait in a FIFO queue, unbounded, as a
- * saturated server's accept queue does.
- */
 async function capacityServer(workers: number, serviceMs: number) {
-  const pkg = loadPackageDefinition(loadEchoPackageDefinition()) as unknown as {
-    breakwater: { chaos: { v1: { Echo: ServiceClientConstructor } } };
-  };
-  let busy = 0;
-  let received = 0;
-  let maxQueued = 0;
-  const queue: Array<() => void> = [];
-  const serve = (done: () => void) => {
-    busy++;
-    setTimeout(() => {
-      busy--;
-      done();
-      queue.shift()?.();
-    }, serviceMs);
-  };
-  const server = new Server();
-  server.addService(pkg.breakwater.chaos.v1.Echo.service, {
-    Unary(call: { request: { message: string } }, callback: (e: null, r: object) => void) {
-      received++;
-      const answer = () => callback(null, { message: call.request.message, replica: 'capacity' });
-      if (busy < workers) serve(answer);
-      else {
-        queue.push(() => serve(answer));
-        maxQueued = Math.max(maxQueued, queue.length);
-      }
-    },
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  cleanup.push(() => server.forceShutdown());
-  return {
-    address: `127.0.0.1:${port}`,
-    received: () => received,
-    maxQueued: () => maxQueued,
-  };
+  const server = await startGrpcCapacityServer({ workers, serviceMs });
+  cleanup.push(() => server.close());
+  return server;
 }
 
 function p99(latencies: number[]): number {
-  const sorted = latencies.slice().sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] as number;
+  return percentile(
+    latencies.slice().sort((a, b) => a - b),
+    99,
+  ) as number;
 }
 
 interface Outcome {
@@ -80,33 +38,31 @@ interface Outcome {
   startedAt: number;
 }
 
-/** Offers `perSecond` calls for `durationMs`, open loop (a batch every 5 ms), as a traffic source does. */
+/** Offers `perSecond` calls for `durationMs`, open loop, as a traffic source does. */
 async function offer(
   client: EchoClient,
   perSecond: number,
   durationMs: number,
-  callOptions: () => ResilienceCallOptions = () => ({}),
+  callOptions: (index: number) => ResilienceCallOptions = () => ({}),
 ): Promise<Outcome[]> {
-  const calls: Promise<Outcome>[] = [];
+  const outcomes: Outcome[] = [];
   const t0 = performance.now();
-  let sent = 0;
-  while (performance.now() - t0 < durationMs) {
-    const due = Math.floor(((performance.now() - t0) * perSecond) / 1_000);
-    for (; sent < due; sent++) {
+  await runOpenLoop({
+    rate: perSecond,
+    durationMs,
+    send: async ({ index }) => {
       const startedAt = performance.now();
-      calls.push(
-        echoUnary(client, { message: 'x' }, { callOptions: callOptions() }).then((o) => ({
-          ok: o.ok,
-          ms: performance.now() - startedAt,
-          code: o.error?.code,
-          cause: breakwaterCause(o.error),
-          startedAt: startedAt - t0,
-        })),
-      );
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return Promise.all(calls);
+      const o = await echoUnary(client, { message: 'x' }, { callOptions: callOptions(index) });
+      outcomes[index] = {
+        ok: o.ok,
+        ms: performance.now() - startedAt,
+        code: o.error?.code,
+        cause: breakwaterCause(o.error),
+        startedAt: startedAt - t0,
+      };
+    },
+  });
+  return outcomes;
 }
 
 async function unloadedP99(client: EchoClient): Promise<number> {
@@ -171,9 +127,8 @@ describe('concurrency.adaptive against a real server of fixed capacity', () => {
     const server = await capacityServer(WORKERS, SERVICE_MS);
     const client = await adaptiveClient(server.address);
     await unloadedP99(client);
-    let n = 0;
-    const outcomes = await offer(client, 1.5 * CAPACITY, 2_500, () => ({
-      criticality: n++ % 2 === 0 ? 'critical' : 'sheddable',
+    const outcomes = await offer(client, 1.5 * CAPACITY, 2_500, (i) => ({
+      criticality: i % 2 === 0 ? 'critical' : 'sheddable',
     }));
     // After the first second, the limit's convergence from its initial 20.
     const critical = outcomes.filter((o, i) => i % 2 === 0 && o.startedAt >= 1_000);

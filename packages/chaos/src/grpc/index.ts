@@ -1,4 +1,9 @@
 export {
+  type GrpcCapacityServer,
+  type GrpcCapacityServerOptions,
+  startGrpcCapacityServer,
+} from './capacity-server.js';
+export {
   type ChildGrpcChaosServer,
   type SpawnGrpcChaosServerOptions,
   spawnGrpcChaosServer,

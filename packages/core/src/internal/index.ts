@@ -38,7 +38,7 @@ export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
-export { grpcLimitOutcome } from '../grpc/limit-outcome.js';
+export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { criticalityOf } from '../limit/criticality.js';
