@@ -4,13 +4,18 @@ import {
   CircuitOpenError,
   type Clock,
   type ErrorVerdict,
+  isDeadlineExceededError,
   isProbePermit,
+  type LimitOutcome,
+  type LimitPermit,
   type Pool,
   type TelemetryTarget,
   type TokenBucket,
 } from '@breakwater/core';
 import {
+  type AdaptiveLimiters,
   type AttemptEngine,
+  criticalityOf,
   type RetryBudgetLike,
   refusalOf,
   type SafeCallTelemetry,
@@ -24,7 +29,7 @@ import type { Observable, Observer, Unsubscribable } from '@trpc/server/observab
 import type { BreakwaterOperationContext } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
-import { aborted, deadlineRefusal, refusal, trpcErrorType } from './errors.js';
+import { aborted, deadlineRefusal, limitRefusal, refusal, trpcErrorType } from './errors.js';
 import { isAnswer } from './results.js';
 import { inputAfterEvent } from './tracked-input.js';
 
@@ -47,6 +52,8 @@ export interface Stack {
   readonly budget: RetryBudgetLike | undefined;
   readonly circuit: CircuitBreaker | undefined;
   readonly pool: Pool | undefined;
+  /** `concurrency.adaptive`: one limit per procedure path, instead of the pool. */
+  readonly limiters: AdaptiveLimiters | undefined;
   readonly rateLimit: TokenBucket | undefined;
   readonly classify: TRPCClassify;
   /** Whether an operation is safe to repeat (per-call `context.idempotent` already applied). */
@@ -171,6 +178,9 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   /** The pool a slot was taken from at once, or the resolver of a queued slot task. */
   private slotOf: Pool | undefined = undefined;
   private giveBack: (() => void) | undefined = undefined;
+  /** The call's slot under its procedure's adaptive limit, and what the call's end tells that limit. */
+  private limit: LimitPermit | undefined = undefined;
+  private limitOutcome: LimitOutcome = 'ignored';
   private permit = -1;
   /**
    * A half-open probe: of this stack's circuit, or of a circuit in a link
@@ -211,8 +221,22 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       this.fail(aborted(op.signal));
       return;
     }
-    const pool = stack.pool;
+    const limiters = stack.limiters;
     // A subscription holding a slot for its whole life would starve the calls.
+    if (limiters !== undefined && op.type !== 'subscription') {
+      const criticality = criticalityOf(
+        'context.criticality',
+        (op.context as BreakwaterOperationContext).criticality,
+      );
+      const slot = limiters.limiterFor(op.path).tryAcquire(criticality);
+      if (!slot.ok) {
+        this.refuse(slot.error);
+        this.fail(limitRefusal(slot.error));
+        return;
+      }
+      this.limit = slot.value;
+    }
+    const pool = stack.pool;
     if (pool !== undefined && op.type !== 'subscription') {
       if (!pool.tryTake()) {
         this.queue(pool);
@@ -371,6 +395,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     }
     if (!this.answered && isAnswer(envelope)) {
       this.answered = true;
+      this.limitOutcome = 'answered';
       const tel = this.tel;
       if (tel !== undefined) {
         tel.attemptEnd(attempt.index, 'success', undefined, this.telNow());
@@ -444,6 +469,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     if (this.done) return;
     this.done = true;
     this.dropBelow();
+    if (this.limit !== undefined) this.limitOutcome = trpcLimitOutcome(error, this.op.signal);
     if (this.permit >= 0) {
       const verdict = this.stack.classify(error, this.op);
       // A probe that never reached a server (connection refused) says nothing about it:
@@ -506,10 +532,13 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     }
     const slotOf = this.slotOf;
     const giveBack = this.giveBack;
+    const limit = this.limit;
     this.slotOf = undefined;
     this.giveBack = undefined;
+    this.limit = undefined;
     slotOf?.give(true);
     giveBack?.();
+    limit?.release(this.limitOutcome);
   }
 
   private listen(): void {
@@ -518,6 +547,21 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     this.listening = true;
     signal.addEventListener('abort', this, { once: true });
   }
+}
+
+/**
+ * What a failed call tells its procedure's adaptive limit: a deadline that
+ * passed, or the server's `TOO_MANY_REQUESTS`, is a drop; a call its caller
+ * cancelled, or that got no answer (a transport failure: no latency to
+ * read), tells nothing; any other server error is an answer, whose latency
+ * is a sample.
+ */
+function trpcLimitOutcome(error: unknown, signal: AbortSignal | null | undefined): LimitOutcome {
+  if (signal?.aborted) return 'ignored';
+  const e = error as { cause?: unknown; data?: { code?: unknown } | null; shape?: unknown };
+  if (isDeadlineExceededError(e.cause)) return 'dropped';
+  if (e.shape == null) return 'ignored';
+  return e.data?.code === 'TOO_MANY_REQUESTS' ? 'dropped' : 'answered';
 }
 
 const NOT_REPEATABLE: ErrorVerdict = Object.freeze({ retry: false });
