@@ -56,7 +56,7 @@ export interface ResilienceInterceptorOptions extends Omit<ResilienceOptions, 'r
 /**
  * grpc-js `CallOptions` with the per-call options the interceptor reads.
  * @example
- * const options: ResilienceCallOptions = { deadline: Date.now() + 500, criticality: 'sheddable' };
+ * const options: ResilienceCallOptions = { criticality: 'sheddable' };
  * client.sayHello(request, new Metadata(), options, callback);
  */
 export interface ResilienceCallOptions extends CallOptions {

@@ -1,3 +1,4 @@
+import { systemSleep } from '@breakwater/core';
 import { loadPackageDefinition, Server, ServerCredentials } from '@grpc/grpc-js';
 import { type EchoRequest, loadEchoPackageDefinition } from './echo-proto.js';
 
@@ -51,11 +52,11 @@ export async function startGrpcCapacityServer(
   };
   const serve = (answer: () => void) => {
     busy++;
-    setTimeout(() => {
+    void systemSleep(options.serviceMs).then(() => {
       busy--;
       answer();
       next();
-    }, options.serviceMs);
+    });
   };
   const pkg = loadPackageDefinition(loadEchoPackageDefinition()) as unknown as EchoPackage;
   const server = new Server();
