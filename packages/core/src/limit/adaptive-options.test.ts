@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveResilience } from '../attempts/resilience-options.js';
+import { createRouter } from '../routing/router.js';
 import { DEFAULT_ADAPTIVE_CONCURRENCY } from './gradient-limit.js';
 
 const resolve = (concurrency: unknown) =>
@@ -94,5 +95,13 @@ describe('concurrency.adaptive — options', () => {
   ])('%j is a TypeError naming its full option path', (concurrency, message) => {
     expect(() => resolve(concurrency)).toThrow(TypeError);
     expect(() => resolve(concurrency)).toThrow(message);
+  });
+
+  it('the router refuses it rather than ignore it: its limit would be per provider', () => {
+    expect(() =>
+      createRouter({ providers: [{ id: 'a', resource: {} }], concurrency: { adaptive: true } }),
+    ).toThrow(
+      'createRouter: concurrency.adaptive is not supported by the router yet (its limit would be per provider)',
+    );
   });
 });
