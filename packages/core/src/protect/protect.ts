@@ -139,14 +139,7 @@ export function protect(options: ProtectOptions = {}): ProtectRunner {
   Object.defineProperties(run, {
     run: { value: run },
     circuit: { value: breaker },
-    active: {
-      get: () =>
-        runner.limiter !== undefined
-          ? runner.limiter.inFlight
-          : pool === undefined
-            ? runner.running
-            : pool.active,
-    },
+    active: { get: () => activeCalls(runner) },
     queued: { get: () => (pool === undefined ? 0 : pool.queued) },
     onRetry: { value: runner.retries.on },
     onStateChange: { value: breaker === undefined ? noStateChanges : breaker.onStateChange },
@@ -155,4 +148,11 @@ export function protect(options: ProtectOptions = {}): ProtectRunner {
     onTimeout: { value: runner.timeouts.on },
   });
   return run as ProtectRunner;
+}
+
+/** Calls holding a slot: of the adaptive limit, of the pool, or (with neither) running. */
+function activeCalls(runner: Runner): number {
+  if (runner.limiter !== undefined) return runner.limiter.inFlight;
+  if (runner.pool !== undefined) return runner.pool.active;
+  return runner.running;
 }
