@@ -210,11 +210,8 @@ describe('otelTelemetry: the adaptive concurrency limit (real chaos server)', ()
     const running = [echoUnary(client, {}), echoUnary(client, {})];
     await expect.poll(() => server.total()).toBe(2);
     // Two of four in flight: half the limit, all a sheddable call may use.
-    const refused = await echoUnary(
-      client,
-      {},
-      { callOptions: { criticality: 'sheddable' } as never },
-    );
+    const sheddable: ResilienceCallOptions = { criticality: 'sheddable' };
+    const refused = await echoUnary(client, {}, { callOptions: sheddable });
     expect(refused.ok).toBe(false);
 
     expect(await sdk.gauge(METRICS.concurrencyLimit, unary)).toBe(4);
