@@ -75,10 +75,12 @@ export { withTimeout } from './deadline/with-timeout.js';
 export {
   CircuitOpenError,
   type CircuitOpenErrorOptions,
+  ConcurrencyLimitError,
   DeadlineExceededError,
   DeadlineTimerError,
   ErrorPolicyError,
   isCircuitOpenError,
+  isConcurrencyLimitError,
   isDeadlineExceededError,
   isDeadlineTimerError,
   isErrorPolicyError,
@@ -136,12 +138,25 @@ export type { HealthTargets, NamedTarget } from './health/targets.js';
 export type { Disposable, Event } from './internal/events.js';
 export type { ResilienceWarning } from './internal/warning.js';
 export type {
+  AdaptiveLimiter,
+  AdaptiveLimiterOptions,
+  LimitOutcome,
+  LimitPermit,
+} from './limit/adaptive-limiter.js';
+export { createAdaptiveLimiter } from './limit/adaptive-limiter.js';
+export type {
   AdaptiveThrottle,
   AdaptiveThrottleOptions,
   AdaptiveThrottleStats,
   ThrottleRejectEvent,
 } from './limit/adaptive-throttle.js';
 export { createAdaptiveThrottle } from './limit/adaptive-throttle.js';
+export { CRITICALITIES, type Criticality } from './limit/criticality.js';
+export {
+  type AdaptiveConcurrencyOptions,
+  type CriticalityShares,
+  DEFAULT_ADAPTIVE_CONCURRENCY,
+} from './limit/gradient-limit.js';
 export type {
   KeyedLimiter,
   KeyedLimiterOptions,
@@ -161,7 +176,6 @@ export type {
 export { createPool } from './pool/pool.js';
 // Propagation: the inbound call a bound server handler serves
 export {
-  type Criticality,
   currentInbound,
   type InboundCall,
   PROPAGATION_HEADERS,

@@ -25,6 +25,7 @@ export { disableGrpcRetries, eagerReconnect } from './channel-options.js';
 export { breakwaterCause } from './internals/status.js';
 export {
   composeInterceptors,
+  type ResilienceCallOptions,
   type ResilienceInterceptor,
   type ResilienceInterceptorOptions,
   resilienceInterceptor,

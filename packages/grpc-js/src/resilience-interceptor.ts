@@ -1,6 +1,7 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
+  type Criticality,
   createPool,
   type ResilienceOptions,
   type ResilienceWarning,
@@ -17,12 +18,14 @@ import {
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
+  grpcAdaptiveLimiters,
   optionPath,
   optionTypeError,
   reportWarning,
   resolveResilience,
 } from '@breakwater/core/internal';
-import type { Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
+import type { CallOptions, Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
+import { adaptiveStage } from './internals/adaptive-stage.js';
 import { attemptStage } from './internals/attempt-stage.js';
 import { bulkheadStage } from './internals/bulkhead-stage.js';
 import { circuitStage } from './internals/circuit-stage.js';
@@ -49,6 +52,17 @@ export interface ResilienceInterceptorOptions extends Omit<ResilienceOptions, 'r
   classify?: GrpcStatusClassifier;
   /** Told once, at construction, of a configuration that probably does not do what was meant; a throwing listener is ignored. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
+}
+
+/**
+ * grpc-js `CallOptions` with the per-call options the interceptor reads.
+ * @example
+ * const options: ResilienceCallOptions = { criticality: 'sheddable' };
+ * client.sayHello(request, new Metadata(), options, callback);
+ */
+export interface ResilienceCallOptions extends CallOptions {
+  /** How much the call matters under `concurrency.adaptive`: the lowest tier is refused first. Defaults to `'default'`. */
+  criticality?: Criticality;
 }
 
 /** A resilience interceptor that can also show its circuits. */
@@ -91,7 +105,9 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
  * 2. `circuit` — one breaker per method (or the one given, shared): an open
  *    circuit refuses before any token or slot is spent; a call counts once, after its retries;
  * 3. `rateLimit` — one token per call, not per attempt;
- * 4. `concurrency` — one slot covers the call with all its attempts and waits;
+ * 4. `concurrency` — one slot covers the call with all its attempts and waits
+ *    (with `adaptive`, one discovered limit per method; the per-call
+ *    `criticality` option, like `deadline`, picks which calls it sheds first);
  * 5. `hedge` or `retry` — attempts on the channel, each under `attemptTimeoutMs`.
  *    Methods `idempotent` selects are hedged when `hedge` is on, else retried;
  *    other methods are retried only when the request provably never left
@@ -161,6 +177,8 @@ export function resilienceInterceptor(
         const { limit, maxQueue } = plan.concurrency;
         stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
       }
+      const limiters = grpcAdaptiveLimiters(plan, shared.clock);
+      if (limiters !== undefined) stack.push(adaptiveStage(limiters));
       const { retry, hedge } = plan;
       // Only a retry or hedge the user asked for is worth a warning: the standard retry
       // covering no method is what a client without `idempotent` wants.

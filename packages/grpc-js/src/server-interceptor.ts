@@ -1,5 +1,5 @@
 import { PROPAGATION_HEADERS } from '@breakwater/core';
-import { criticalityOf } from '@breakwater/core/internal';
+import { parseCriticality } from '@breakwater/core/internal';
 import { createInboundCall, runInbound } from '@breakwater/core/node';
 import {
   Metadata,
@@ -40,7 +40,7 @@ export function breakwaterServerInterceptor(): ServerInterceptor {
           signal: controller.signal,
           deadline: Number.isFinite(deadline) ? deadline : undefined,
           attempt: Number.isInteger(previous) && previous >= 0 ? previous + 1 : 1,
-          criticality: criticalityOf(header(PROPAGATION_HEADERS.grpc.criticality)),
+          criticality: parseCriticality(header(PROPAGATION_HEADERS.grpc.criticality)),
         });
         serving(next)(metadata);
       })

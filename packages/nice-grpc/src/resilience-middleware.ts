@@ -1,4 +1,5 @@
 import {
+  type Criticality,
   createPool,
   type ResilienceOptions,
   type ResilienceWarning,
@@ -10,6 +11,7 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   checkOptions,
+  grpcAdaptiveLimiters,
   type KnownKeys,
   RESILIENCE_KEYS,
   resolveResilience,
@@ -29,8 +31,13 @@ import {
 import { telemetryStage } from './internals/telemetry.js';
 import type { RetryCallOptions } from './retry-middleware.js';
 
-/** Per-call options of {@link resilienceMiddleware}: `deadline`, and `retry`/`hedge: false`, `attempts`. */
-export type ResilienceCallOptions = DeadlineCallOptions & RetryCallOptions & PropagateCallOptions;
+/** Per-call options of {@link resilienceMiddleware}: `deadline`, `criticality`, `propagate: false`, and `retry`/`hedge: false`, `attempts`. */
+export type ResilienceCallOptions = DeadlineCallOptions &
+  RetryCallOptions &
+  PropagateCallOptions & {
+    /** How much the call matters under `concurrency.adaptive`: the lowest tier is refused first. Defaults to `'default'`. */
+    criticality?: Criticality;
+  };
 
 /** `retry` of {@link ResilienceMiddlewareOptions}: core's, with gRPC retry events. */
 export interface GrpcRetryPolicyOptions extends Omit<RetryPolicyOptions, 'onRetry'> {
@@ -119,8 +126,9 @@ export function resilienceMiddleware(
       slots === undefined
         ? undefined
         : createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
+    limiters: grpcAdaptiveLimiters(plan, rest.clock),
   };
-  const admits = admission.circuits || admission.bucket || admission.pool;
+  const admits = admission.circuits || admission.bucket || admission.pool || admission.limiters;
   const retryAsked = retry !== undefined;
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep, retryAsked };
   const attempts = attemptStage(fn, plan, extras, 'retry.');

@@ -1,11 +1,14 @@
-import type {
-  CallTelemetry,
-  CircuitBreaker,
-  Telemetry,
-  TelemetryAttemptOutcome,
-  TelemetryCallOutcome,
-  TelemetryRefusal,
-  TelemetryTarget,
+import {
+  type AdaptiveLimiter,
+  type CallTelemetry,
+  type CircuitBreaker,
+  CRITICALITIES,
+  type Criticality,
+  type Telemetry,
+  type TelemetryAttemptOutcome,
+  type TelemetryCallOutcome,
+  type TelemetryRefusal,
+  type TelemetryTarget,
 } from '@breakwater/core';
 import { GrpcStatus } from '@breakwater/core/grpc';
 import {
@@ -58,6 +61,9 @@ export const METRICS = Object.freeze({
   circuitTransitions: 'breakwater.circuit.transitions',
   failovers: 'breakwater.failovers',
   providerHealth: 'breakwater.provider.health',
+  concurrencyLimit: 'breakwater.concurrency.limit',
+  concurrencyInFlight: 'breakwater.concurrency.in_flight',
+  concurrencyRefusals: 'breakwater.concurrency.refusals',
   attemptDuration: 'breakwater.attempt.duration',
   callDuration: 'breakwater.call.duration',
   callAttempts: 'breakwater.call.attempts',
@@ -194,12 +200,37 @@ class Instruments {
         description: 'Router provider health: 1 healthy, 0 unhealthy.',
       })
       .addCallback((result) => owner.observeProviders(result));
+    meter
+      .createObservableGauge(METRICS.concurrencyLimit, {
+        unit: '{call}',
+        description: 'Adaptive concurrency limit: calls the target may run at once now.',
+      })
+      .addCallback((result) => owner.observeLimits(result, (l) => l.limit));
+    meter
+      .createObservableGauge(METRICS.concurrencyInFlight, {
+        unit: '{call}',
+        description: 'Calls holding a slot of the adaptive concurrency limit now.',
+      })
+      .addCallback((result) => owner.observeLimits(result, (l) => l.inFlight));
+    meter
+      .createObservableCounter(METRICS.concurrencyRefusals, {
+        unit: '{call}',
+        description: 'Calls the adaptive concurrency limit refused, by criticality.',
+      })
+      .addCallback((result) => owner.observeLimitRefusals(result));
   }
 }
 
 interface WatchedCircuit {
   readonly breaker: WeakRef<CircuitBreaker>;
   readonly attributes: Attributes;
+}
+
+interface WatchedLimiter {
+  readonly limiter: WeakRef<AdaptiveLimiter>;
+  readonly attributes: Attributes;
+  /** `attributes` plus `breakwater.criticality`, one set per tier. */
+  readonly byTier: ReadonlyArray<readonly [Criticality, Attributes]>;
 }
 
 /**
@@ -495,6 +526,7 @@ class OtelTelemetry implements Telemetry {
   private readonly allTargets = new Set<TargetAttributes>();
   private readonly circuits = new Set<WatchedCircuit>();
   private readonly watched = new WeakSet<CircuitBreaker>();
+  private readonly limiters = new Set<WatchedLimiter>();
   /** Each router's provider health reader and one attribute set per provider. */
   private readonly routers: Array<{
     healthy: (index: number) => boolean;
@@ -564,6 +596,46 @@ class OtelTelemetry implements Telemetry {
       });
     } catch {
       // A broken SDK or context manager never breaks the call it observes.
+    }
+  }
+
+  concurrencyLimit(limiter: AdaptiveLimiter, target: TelemetryTarget): void {
+    try {
+      const attributes = this.attributesOf(target).base;
+      const byTier = CRITICALITIES.map(
+        (c) => [c, Object.freeze({ ...attributes, 'breakwater.criticality': c })] as const,
+      );
+      this.limiters.add({ limiter: new WeakRef(limiter), attributes, byTier });
+    } catch {
+      // A broken SDK never breaks the stack it observes.
+    }
+  }
+
+  /** Live limiters (forgetting collected ones). */
+  private *liveLimiters(): Generator<[AdaptiveLimiter, WatchedLimiter]> {
+    for (const watched of this.limiters) {
+      const limiter = watched.limiter.deref();
+      if (limiter === undefined) this.limiters.delete(watched);
+      else yield [limiter, watched];
+    }
+  }
+
+  /** @internal */
+  observeLimits(
+    result: { observe(value: number, attributes?: Attributes): void },
+    read: (limiter: AdaptiveLimiter) => number,
+  ): void {
+    for (const [limiter, watched] of this.liveLimiters()) {
+      result.observe(read(limiter), watched.attributes);
+    }
+  }
+
+  /** @internal */
+  observeLimitRefusals(result: { observe(value: number, attributes?: Attributes): void }): void {
+    for (const [limiter, watched] of this.liveLimiters()) {
+      for (const [tier, attributes] of watched.byTier) {
+        result.observe(limiter.refusals(tier), attributes);
+      }
     }
   }
 

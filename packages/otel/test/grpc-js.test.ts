@@ -8,6 +8,7 @@ import {
 import {
   disableGrpcRetries,
   idempotentMethods,
+  type ResilienceCallOptions,
   type ResilienceInterceptorOptions,
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
@@ -195,5 +196,35 @@ describe('otelTelemetry through grpc-js resilienceInterceptor (real chaos server
     expect(await sdk.sum(METRICS.hedgesWon)).toBe(2);
     // The abandoned first attempts are not counted as failures.
     expect(await sdk.sum(METRICS.attempts, { 'breakwater.outcome': 'failure' })).toBe(0);
+  });
+});
+
+describe('otelTelemetry: the adaptive concurrency limit (real chaos server)', () => {
+  it('reports the limit, the calls in flight and the refusals by criticality, per method', async () => {
+    const sdk = otelSdk();
+    const { server, client } = await setup(
+      { concurrency: { adaptive: { initialLimit: 4 } }, telemetry: sdk.telemetry },
+      { faults: [{ latency: { kind: 'fixed', ms: 300 } }] },
+    );
+    const unary = { 'rpc.service': 'breakwater.chaos.v1.Echo', 'rpc.method': 'Unary' };
+    const running = [echoUnary(client, {}), echoUnary(client, {})];
+    await expect.poll(() => server.total()).toBe(2);
+    // Two of four in flight: half the limit, all a sheddable call may use.
+    const sheddable: ResilienceCallOptions = { criticality: 'sheddable' };
+    const refused = await echoUnary(client, {}, { callOptions: sheddable });
+    expect(refused.ok).toBe(false);
+
+    expect(await sdk.gauge(METRICS.concurrencyLimit, unary)).toBe(4);
+    expect(await sdk.gauge(METRICS.concurrencyInFlight, unary)).toBe(2);
+    const tier = (c: string) =>
+      sdk.sum(METRICS.concurrencyRefusals, { ...unary, 'breakwater.criticality': c });
+    expect(await tier('sheddable')).toBe(1);
+    expect(await tier('default')).toBe(0);
+    expect(await tier('critical')).toBe(0);
+    expect(
+      await sdk.sum(METRICS.refusals, { ...unary, 'breakwater.reason': 'concurrency-limit' }),
+    ).toBe(1);
+    await Promise.all(running);
+    expect(await sdk.gauge(METRICS.concurrencyInFlight, unary)).toBe(0);
   });
 });

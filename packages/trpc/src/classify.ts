@@ -2,6 +2,7 @@ import {
   type Clock,
   type ErrorVerdict,
   isCircuitOpenError,
+  isConcurrencyLimitError,
   isDeadlineExceededError,
   isOperationAbortedError,
   isQueueFullError,
@@ -203,6 +204,8 @@ export function createTRPCErrorClassifier(
   return (error) => {
     // A Breakwater server whose own downstream is overloaded: retrying here would only multiply.
     if (header(responseOf(error), PROPAGATION_HEADERS.http.retry) === 'no') return DONT_RETRY;
+    // Breakwater's own 429: never sent, so another provider may take it at once.
+    if (isConcurrencyLimitError(field(error, 'cause'))) return REFUSED;
     const data = field(error, 'data');
     const code = field(data, 'code');
     if (code === 'CLIENT_CLOSED_REQUEST') return CANCELLED;

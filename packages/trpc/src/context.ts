@@ -1,3 +1,4 @@
+import type { Criticality } from '@breakwater/core';
 import { checkLookalikeKeys, describeValue, type KnownKeys } from '@breakwater/core/internal';
 
 /**
@@ -14,6 +15,8 @@ export interface BreakwaterOperationContext {
   timeoutMs?: number;
   /** `false`: this call inherits nothing from the inbound call it runs under (`@breakwater/trpc/server`). Defaults to inheriting. */
   propagate?: false;
+  /** How much this call matters under `concurrency.adaptive`: the lowest tier is refused first. Defaults to `'default'`. */
+  criticality?: Criticality;
 }
 
 /** Keys every single-purpose link that judges errors takes beside its part's own. @internal (here, in a module importing nothing, so the links' key lists can spread it at load) */
@@ -31,6 +34,7 @@ const CONTEXT_KEYS = {
   idempotent: true,
   timeoutMs: true,
   propagate: true,
+  criticality: true,
 } as const satisfies KnownKeys<BreakwaterOperationContext>;
 
 /**

@@ -10,6 +10,7 @@ import {
 import {
   checkObject,
   checkOptions,
+  createAdaptiveLimiters,
   type KnownKeys,
   optionPath,
   optionTypeError,
@@ -124,6 +125,8 @@ export function resolveStack(
     });
   }
   const concurrency = plan.concurrency;
+  const targetOf =
+    plan.telemetry === undefined ? undefined : trpcTargets(plan.telemetry, plan.circuit);
   return {
     timeoutMs: plan.timeoutMs,
     attemptTimeout: plan.attemptTimeout,
@@ -134,6 +137,11 @@ export function resolveStack(
     circuit: plan.circuit,
     pool:
       concurrency && createPool({ concurrency: concurrency.limit, maxQueue: concurrency.maxQueue }),
+    limiters:
+      plan.adaptive &&
+      createAdaptiveLimiters(plan.adaptive, shared.clock, plan.telemetry, (path) =>
+        targetOf === undefined ? { system: 'trpc', method: path } : targetOf(path),
+      ),
     rateLimit: plan.rateLimit,
     classify: classify ?? classifyTRPCError,
     propagate: plan.propagate,
@@ -143,7 +151,7 @@ export function resolveStack(
     },
     clock: shared.clock ?? systemClock,
     telemetry: plan.telemetry,
-    targetOf: plan.telemetry === undefined ? undefined : trpcTargets(plan.telemetry, plan.circuit),
+    targetOf,
   };
 }
 

@@ -1,5 +1,10 @@
 export { type CapacitySpec, type CapacityStats, checkCapacity } from './capacity.js';
 export {
+  type GrpcCapacityServer,
+  type GrpcCapacityServerOptions,
+  startGrpcCapacityServer,
+} from './capacity-server.js';
+export {
   type ChildGrpcChaosServer,
   type SpawnGrpcChaosServerOptions,
   spawnGrpcChaosServer,

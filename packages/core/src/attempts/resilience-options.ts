@@ -11,6 +11,11 @@ import {
   optionPath,
 } from '../internal/validate.js';
 import {
+  type AdaptiveConcurrencyOptions,
+  type GradientSettings,
+  resolveAdaptiveOf,
+} from '../limit/gradient-limit.js';
+import {
   createTokenBucket,
   type TokenBucket,
   type TokenBucketOptions,
@@ -68,10 +73,12 @@ export interface HedgePolicyOptions {
 
 /** A bulkhead: `concurrency` of {@link ResilienceOptions}. */
 export interface ConcurrencyOptions {
-  /** Calls running at once (one slot covers a call with all its attempts); an integer >= 1. Required. */
-  limit: number;
+  /** Calls running at once (one slot covers a call with all its attempts); an integer >= 1. Required, unless `adaptive`. */
+  limit?: number;
   /** Calls waiting for a slot; 0 refuses at once, `Infinity` waits unbounded. Defaults to 0. */
   maxQueue?: number;
+  /** Discovers the limit from latency instead, per target, and refuses (never queues) the calls over it, lowest criticality first: `true`, or its parameters. Replaces `limit` and `maxQueue`. Defaults to off. */
+  adaptive?: true | AdaptiveConcurrencyOptions | false;
 }
 
 /**
@@ -143,6 +150,7 @@ const HEDGE_POLICY_KEYS = {
 const CONCURRENCY_KEYS = {
   limit: true,
   maxQueue: true,
+  adaptive: true,
 } as const satisfies KnownKeys<ConcurrencyOptions>;
 
 /** The parts of {@link ResilienceOptions} a stack runs with, validated and built once. @internal */
@@ -161,6 +169,8 @@ export interface ResiliencePlan {
   readonly budget: RetryBudget | undefined;
   readonly circuit: CircuitBreaker | undefined;
   readonly concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
+  /** `concurrency.adaptive`, validated: each target's limiter is built from it. */
+  readonly adaptive: GradientSettings | undefined;
   readonly rateLimit: TokenBucket | undefined;
   /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
   readonly propagate: PropagatePlan | undefined;
@@ -325,8 +335,12 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
 
   const concurrencyOption = pick(o, 'concurrency', standard);
   let concurrency: ResiliencePlan['concurrency'];
+  let adaptive: GradientSettings | undefined;
   if (concurrencyOption !== undefined && concurrencyOption !== false) {
     checkOptions(undefined, concurrencyOption, CONCURRENCY_KEYS, 'concurrency', false);
+    adaptive = resolveAdaptiveOf(concurrencyOption);
+  }
+  if (concurrencyOption !== undefined && concurrencyOption !== false && adaptive === undefined) {
     concurrency = {
       limit: checkNumber(`concurrency.limit`, concurrencyOption.limit, {
         integer: true,
@@ -382,6 +396,7 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     budget,
     circuit,
     concurrency,
+    adaptive,
     rateLimit,
     propagate,
     telemetry:

@@ -1,4 +1,5 @@
 import type { CircuitBreaker } from '../breaker/types.js';
+import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
 import type { Clock } from '../time/clock.js';
 import { STOP_BUDGET, STOP_DEADLINE } from './engine.js';
 
@@ -28,7 +29,8 @@ export type TelemetryCallOutcome = 'success' | 'failure' | 'refused' | 'cancelle
 
 /**
  * Why a call (or a retry, hedge or failover of it) was refused before it ran:
- * `'circuit-open'`, `'rate-limited'`, `'queue-full'`, `'throttled'` (adaptive
+ * `'circuit-open'`, `'rate-limited'`, `'queue-full'`, `'concurrency-limit'`
+ * (an adaptive concurrency limit), `'throttled'` (adaptive
  * throttle), `'budget-exhausted'` (the retry budget refused a retry, hedge or
  * failover) or `'deadline-expired'` (a retry could not start before the call's
  * deadline, or a router request arrived after its `deadlineAt`).
@@ -37,6 +39,7 @@ export type TelemetryRefusal =
   | 'circuit-open'
   | 'rate-limited'
   | 'queue-full'
+  | 'concurrency-limit'
   | 'throttled'
   | 'budget-exhausted'
   | 'deadline-expired';
@@ -125,6 +128,8 @@ export interface Telemetry {
   ): CallTelemetry | undefined;
   /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
+  /** Told once per adaptive concurrency limiter of the stack (one per method or provider, when it is created), to read its limit, in-flight calls and refusals. */
+  concurrencyLimit?(limiter: AdaptiveLimiter, target: TelemetryTarget): void;
   /** Told once by a router: its provider ids, and `healthy(i)` reads whether `ids[i]` is healthy now (its circuit and health entry not open). */
   providers?(
     ids: readonly string[],
@@ -288,6 +293,7 @@ export interface SafeTelemetry {
     previous?: SafeCallTelemetry,
   ): SafeCallTelemetry | undefined;
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
+  concurrencyLimit(limiter: AdaptiveLimiter, target: TelemetryTarget): void;
   providers(
     ids: readonly string[],
     healthy: (index: number) => boolean,
@@ -310,6 +316,7 @@ export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetr
       startCall: (target, now, previous) =>
         telemetry.startCall(target, now, previous) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
+      concurrencyLimit: (limiter, target) => telemetry.concurrencyLimit?.(limiter, target),
       providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
     };
   }
@@ -335,6 +342,13 @@ export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetr
         // As above.
       }
     },
+    concurrencyLimit(limiter, target) {
+      try {
+        telemetry.concurrencyLimit?.(limiter, target);
+      } catch {
+        // As above.
+      }
+    },
     providers(ids, healthy, target) {
       try {
         telemetry.providers?.(ids, healthy, target);
@@ -354,6 +368,7 @@ const REFUSALS: Readonly<Record<string, TelemetryRefusal>> = {
   CircuitOpenError: 'circuit-open',
   RateLimitError: 'rate-limited',
   QueueFullError: 'queue-full',
+  ConcurrencyLimitError: 'concurrency-limit',
 };
 
 /** The refusal a Breakwater error stands for (circuit open, rate limited, queue full), if any. @internal */

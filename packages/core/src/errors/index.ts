@@ -3,6 +3,10 @@ export {
   type CircuitOpenErrorOptions,
   isCircuitOpenError,
 } from './circuit-open-error.js';
+export {
+  ConcurrencyLimitError,
+  isConcurrencyLimitError,
+} from './concurrency-limit-error.js';
 export { DeadlineExceededError, isDeadlineExceededError } from './deadline-exceeded-error.js';
 export { DeadlineTimerError, isDeadlineTimerError } from './deadline-timer-error.js';
 export { ErrorPolicyError, isErrorPolicyError } from './error-policy-error.js';

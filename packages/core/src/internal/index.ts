@@ -39,11 +39,14 @@ export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
+export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
+export { criticalityOf } from '../limit/criticality.js';
+export { type AdaptiveLimiters, createAdaptiveLimiters } from '../limit/limiters.js';
 /** Propagation: what an outbound call inherits from the inbound call it serves. */
 export { onInboundCancel } from '../propagation/cancel-fanout.js';
-export { criticalityOf } from '../propagation/inbound.js';
+export { parseCriticality } from '../propagation/inbound.js';
 export { type Inheritance, inheritInbound, type LinkedSignal } from '../propagation/inherit.js';
 export { DONT_RETRY, endedOverloaded } from '../propagation/overloaded.js';
 export { type PropagatePlan, resolvePropagate } from '../propagation/propagate-options.js';

@@ -1,5 +1,5 @@
 import { systemClock } from '../time/clock.js';
-import { criticalityOf, type InboundCall, PROPAGATION_HEADERS } from './inbound.js';
+import { type InboundCall, PROPAGATION_HEADERS, parseCriticality } from './inbound.js';
 import { createInboundCall } from './inbound-call.js';
 
 const GRPC_UNIT_MS: Readonly<Record<string, number>> = {
@@ -43,6 +43,6 @@ export function inboundFromHeaders(
     signal,
     deadline: remainingMs === undefined ? undefined : now() + remainingMs,
     attempt: attempt !== undefined && attempt >= 1 ? attempt : (previous ?? 0) + 1,
-    criticality: criticalityOf(headers(http.criticality)),
+    criticality: parseCriticality(headers(http.criticality)),
   });
 }

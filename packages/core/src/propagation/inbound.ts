@@ -3,8 +3,9 @@
 // see it. Browser-safe: the ambient storage itself lives in
 // `@breakwater/core/node`, which registers a provider here.
 
-/** How much a call matters when a server sheds load (issue 34's limiter reads it too). */
-export type Criticality = 'critical' | 'default' | 'sheddable';
+import { CRITICALITIES, type Criticality } from '../limit/criticality.js';
+
+export type { Criticality };
 
 /** The inbound call a bound server handler is serving. */
 export interface InboundCall {
@@ -49,11 +50,9 @@ export const PROPAGATION_HEADERS = Object.freeze({
   }),
 });
 
-const CRITICALITIES: ReadonlySet<string> = new Set(['critical', 'default', 'sheddable']);
-
-/** `value` as a {@link Criticality}, or `undefined` when it is not one. @internal */
-export function criticalityOf(value: string | undefined): Criticality | undefined {
-  return value !== undefined && CRITICALITIES.has(value) ? (value as Criticality) : undefined;
+/** A header's `value` as a {@link Criticality}, or `undefined` when it is not one. @internal */
+export function parseCriticality(value: string | undefined): Criticality | undefined {
+  return CRITICALITIES.find((c) => c === value);
 }
 
 /** Where the Node subpath registers its ambient storage; a global slot so that an ESM and a CJS copy of core share it. */

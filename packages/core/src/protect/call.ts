@@ -9,7 +9,10 @@ import { isProbePermit } from '../breaker/machine.js';
 import type { CallOutcome, CircuitBreaker } from '../breaker/types.js';
 import { type TimerWheel, WheelEntry } from '../deadline/timer-wheel.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
-import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
+import {
+  DeadlineExceededError,
+  isDeadlineExceededError,
+} from '../errors/deadline-exceeded-error.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
@@ -17,6 +20,7 @@ import type { EventEmitter } from '../internal/events.js';
 import { notify } from '../internal/notify.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
+import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
 import type { SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { ProtectConfig } from './options.js';
@@ -147,6 +151,10 @@ export class Call<T> extends WheelEntry {
   slot: SlotPool | undefined = undefined;
   /** For a call that queued: ends the pool task that holds its slot. */
   private hold: (() => void) | undefined = undefined;
+  /** The call's slot under the adaptive limit (`concurrency.adaptive`); given back by {@link Call.giveBack}. */
+  limit: LimitPermit | undefined = undefined;
+  /** What the call's end tells the adaptive limit, once it ended. */
+  private limitOutcome: LimitOutcome = 'ignored';
   /**
    * The callback of the current attempt (`ctx`) has not settled yet, even if
    * it timed out and was abandoned. (A retry never starts while an abandoned
@@ -220,6 +228,7 @@ export class Call<T> extends WheelEntry {
     this.lastCounted = true;
     this.deadlineAt = Number.NaN;
     this.previousDelayMs = 0;
+    this.limitOutcome = 'ignored';
     const config = this.shared.config;
     const telemetry = config.telemetry;
     if (telemetry === undefined) this.tel = undefined;
@@ -281,7 +290,7 @@ export class Call<T> extends WheelEntry {
 
   /** Resolves the call's promise; its slot is given back once it has settled. */
   private fulfil(value: T | PromiseLike<T>): void {
-    if (this.slot === undefined && this.hold === undefined) {
+    if (this.slot === undefined && this.hold === undefined && this.limit === undefined) {
       this.resolve(value);
       return;
     }
@@ -302,7 +311,9 @@ export class Call<T> extends WheelEntry {
   /** Rejects the call's promise and gives its slot back. */
   private fail(error: unknown): void {
     this.reject(error);
-    if (this.slot !== undefined || this.hold !== undefined) this.giveBack(false);
+    if (this.slot !== undefined || this.hold !== undefined || this.limit !== undefined) {
+      this.giveBack(false);
+    }
   }
 
   /**
@@ -319,6 +330,12 @@ export class Call<T> extends WheelEntry {
     if (slot !== undefined) {
       this.slot = undefined;
       slot.give(ok);
+      return;
+    }
+    const limit = this.limit;
+    if (limit !== undefined) {
+      this.limit = undefined;
+      limit.release(this.limitOutcome);
       return;
     }
     const hold = this.hold;
@@ -406,9 +423,9 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
-  refuse(reason: ProtectRejectReason): Promise<T> {
+  refuse(reason: ProtectRejectReason, cause?: Error): Promise<T> {
     const p = this.promise();
-    this.refuseNow(reason);
+    this.refuseNow(reason, cause);
     return p;
   }
 
@@ -423,7 +440,7 @@ export class Call<T> extends WheelEntry {
     }
     const error =
       cause ??
-      (reason === 'queue-full'
+      (reason === 'queue-full' || reason === 'concurrency-limit'
         ? new QueueFullError(shared.config.concurrency?.maxQueue ?? 0)
         : this.circuitOpenError(shared.breaker as CircuitBreaker));
     this.failWith(error, reason);
@@ -700,6 +717,7 @@ export class Call<T> extends WheelEntry {
     told: TelemetryCallOutcome = outcome === 'success' ? 'success' : 'failure',
   ): void {
     this.settled = true;
+    if (this.limit !== undefined) this.limitOutcome = limitOutcomeOf(told, this.lastError);
     const shared = this.shared;
     const tel = this.tel;
     let telNow: number | undefined;
@@ -747,4 +765,15 @@ export class Call<T> extends WheelEntry {
       this.fail(fallbackError);
     }
   }
+}
+
+/**
+ * What a call's end tells the adaptive limit: an answer (success, or an error
+ * of the target's) is a latency sample; a deadline that passed is a drop; a
+ * call its caller cancelled, or the throttle refused, tells nothing.
+ */
+function limitOutcomeOf(told: TelemetryCallOutcome, lastError: unknown): LimitOutcome {
+  if (told === 'success') return 'answered';
+  if (told !== 'failure') return 'ignored';
+  return isDeadlineExceededError(lastError) ? 'dropped' : 'answered';
 }

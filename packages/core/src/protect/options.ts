@@ -15,6 +15,7 @@ import {
   optionTypeError,
 } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
+import type { GradientSettings } from '../limit/gradient-limit.js';
 import type { TokenBucket } from '../limit/token-bucket.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
@@ -34,6 +35,8 @@ export interface ProtectConfig {
   timeoutMs: number;
   waitOnTimeout: boolean;
   concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
+  /** `concurrency.adaptive`, validated. */
+  adaptive: GradientSettings | undefined;
   circuit: CircuitBreaker | undefined;
   classify: ErrorPolicy | undefined;
   budget: RetryBudget | undefined;
@@ -117,6 +120,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
     timeoutMs: plan.timeoutMs,
     waitOnTimeout: timeoutMode === 'wait',
     concurrency: plan.concurrency,
+    adaptive: plan.adaptive,
     circuit: plan.circuit,
     classify: o.classify,
     budget: plan.budget,

@@ -3,9 +3,11 @@ import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { type AdaptiveLimiter, adaptiveLimiterOf } from '../limit/adaptive-limiter.js';
+import { type Criticality, criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import { monotonicClock } from '../time/clock.js';
+import { monotonicClock, systemClock } from '../time/clock.js';
 import { systemSleep } from '../time/sleep.js';
 import { Call, type RunnerShared } from './call.js';
 import { type ProtectConfig, resolveProtectOptions } from './options.js';
@@ -26,6 +28,7 @@ class Runner implements RunnerShared {
   readonly wheel: TimerWheel;
   readonly breaker: CircuitBreaker | undefined;
   readonly pool: SlotPool | undefined;
+  readonly limiter: AdaptiveLimiter | undefined;
   readonly retries = new EventEmitter<ProtectRetryEvent>();
   readonly rejects = new EventEmitter<ProtectRejectEvent>();
   readonly fallbacks = new EventEmitter<ProtectFallbackEvent>();
@@ -48,6 +51,12 @@ class Runner implements RunnerShared {
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
+    if (config.adaptive !== undefined) {
+      // Latency samples need sub-millisecond resolution, unless a clock is injected (a manual one in tests).
+      const clock = config.clock === systemClock ? monotonicClock : config.clock;
+      this.limiter = adaptiveLimiterOf(config.adaptive, clock);
+      config.telemetry?.concurrencyLimit(this.limiter, config.target);
+    }
     if (config.circuit !== undefined) config.telemetry?.circuit(config.circuit, config.target);
   }
 
@@ -62,6 +71,10 @@ class Runner implements RunnerShared {
       fallback = options.fallback;
       if (options.classify !== undefined) policy = options.classify;
     }
+    const criticality: Criticality = criticalityOf(
+      'protect run options.criticality',
+      options?.criticality,
+    );
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const call = ((this.spare.pop() as Call<T> | undefined) ?? new Call<T>(this)).init(
@@ -70,6 +83,13 @@ class Runner implements RunnerShared {
       fallback,
       policy,
     );
+    const limiter = this.limiter;
+    if (limiter !== undefined) {
+      const slot = limiter.tryAcquire(criticality);
+      if (!slot.ok) return call.refuse('concurrency-limit', slot.error);
+      call.limit = slot.value;
+      return call.start();
+    }
     const pool = this.pool;
     if (pool === undefined) return call.start();
     if (pool.tryTake()) {
@@ -121,7 +141,7 @@ export function protect(options: ProtectOptions = {}): ProtectRunner {
   Object.defineProperties(run, {
     run: { value: run },
     circuit: { value: breaker },
-    active: { get: () => (pool === undefined ? runner.running : pool.active) },
+    active: { get: () => activeCalls(runner) },
     queued: { get: () => (pool === undefined ? 0 : pool.queued) },
     onRetry: { value: runner.retries.on },
     onStateChange: { value: breaker === undefined ? noStateChanges : breaker.onStateChange },
@@ -130,4 +150,11 @@ export function protect(options: ProtectOptions = {}): ProtectRunner {
     onTimeout: { value: runner.timeouts.on },
   });
   return run as ProtectRunner;
+}
+
+/** Calls holding a slot: of the adaptive limit, of the pool, or (with neither) running. */
+function activeCalls(runner: Runner): number {
+  if (runner.limiter !== undefined) return runner.limiter.inFlight;
+  if (runner.pool !== undefined) return runner.pool.active;
+  return runner.running;
 }

@@ -3,6 +3,7 @@ import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
+import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 
 /**
@@ -78,17 +79,24 @@ export interface ProtectRunOptions<T> {
   fallback?: ProtectFallback<T> | undefined;
   /** Replaces the runner's classifier for this call. Defaults to the runner's. */
   classify?: ErrorPolicy | undefined;
+  /** How much the call matters under `concurrency.adaptive`: the lowest tier is refused first. Defaults to `'default'`. */
+  criticality?: Criticality | undefined;
 }
 
 /** Emitted before each retry's wait: the same event as `retry.onRetry`'s. */
 export type ProtectRetryEvent = RetryEvent;
 
 /** Why a call was refused without running. */
-export type ProtectRejectReason = 'queue-full' | 'circuit-open' | 'rate-limited' | 'throttled';
+export type ProtectRejectReason =
+  | 'queue-full'
+  | 'concurrency-limit'
+  | 'circuit-open'
+  | 'rate-limited'
+  | 'throttled';
 
 /** Emitted when a call is refused without running. */
 export interface ProtectRejectEvent {
-  /** What refused the call: the full queue, the open circuit, the rate limit, or the adaptive throttle on the first attempt. */
+  /** What refused the call: the full queue, the adaptive concurrency limit, the open circuit, the rate limit, or the adaptive throttle on the first attempt. */
   reason: ProtectRejectReason;
 }
 

@@ -171,6 +171,13 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   if (options.random !== undefined) router.random = options.random;
   if (options.telemetry !== undefined) router.telemetry = options.telemetry;
   const shared = resolveResilience('createRouter', '', router, false);
+  if (shared.adaptive !== undefined) {
+    // Accepted and ignored would leave the user unprotected without a word.
+    throw optionTypeError(
+      'concurrency.adaptive',
+      'is not supported by the router yet (its limit would be per provider): give each provider its own stack with concurrency.adaptive, or use a static concurrency.limit here',
+    );
+  }
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
   const env = {

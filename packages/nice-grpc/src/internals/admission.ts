@@ -2,10 +2,13 @@ import {
   type CallOutcome,
   isProbePermit,
   isQueueFullError,
+  type LimitOutcome,
+  type LimitPermit,
   type Pool,
   type TokenBucket,
 } from '@breakwater/core';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
+import { type AdaptiveLimiters, criticalityOf, grpcLimitOutcome } from '@breakwater/core/internal';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -15,11 +18,13 @@ import {
 import { abortErrorFor, failureStatus, refusal } from './errors.js';
 import { callNext, type MiddlewareResult, stepMiddleware, type UnaryStep } from './next.js';
 
-/** What admits a call before its attempts: any of a circuit registry, a token bucket, a pool. @internal */
+/** What admits a call before its attempts: any of a circuit registry, a token bucket, a pool or adaptive limits. @internal */
 export interface Admission {
   circuits?: GrpcCircuits | undefined;
   bucket?: TokenBucket | undefined;
   pool?: Pool | undefined;
+  /** `concurrency.adaptive`: one limit per method, instead of the pool. */
+  limiters?: AdaptiveLimiters | undefined;
 }
 
 /**
@@ -50,7 +55,7 @@ export function admissionStep(admission: Admission, below: UnaryStep): UnaryStep
     const ticket = new Ticket(admission, call.method.path, callOptions.signal);
     let result: Promise<Response>;
     try {
-      const waiting = ticket.admit();
+      const waiting = ticket.admit(callOptions);
       result =
         waiting === undefined
           ? below(call, ticket.options(callOptions))
@@ -79,9 +84,10 @@ export function admissionStream(admission: Admission): ClientMiddleware {
   ): MiddlewareResult<Response> {
     const ticket = new Ticket(admission, call.method.path, callOptions.signal);
     try {
-      const waiting = ticket.admit();
+      const waiting = ticket.admit(callOptions);
       if (waiting !== undefined) ticket.release = await waiting;
       const result = yield* call.next(call.request, ticket.options(callOptions));
+      // Not a latency sample for the adaptive limit: a stream's length is its consumer's.
       ticket.outcome = 'success';
       return result;
     } catch (error) {
@@ -106,10 +112,14 @@ class Ticket {
   outcome: CallOutcome = 'neutral';
   taken = false;
   release: (() => void) | undefined = undefined;
+  /** The call's slot under its method's adaptive limit, and what the call's end tells that limit. */
+  limit: LimitPermit | undefined = undefined;
+  limitOutcome: LimitOutcome = 'ignored';
 
   /** The call succeeded with `value`. */
   won(value: unknown): unknown {
     this.outcome = 'success';
+    this.limitOutcome = 'answered';
     this.leave();
     return value;
   }
@@ -137,12 +147,21 @@ class Ticket {
   }
 
   /** Takes a token and a slot: `undefined` once done, else the wait for a slot in the pool's queue. */
-  admit(): Promise<() => void> | undefined {
+  admit(callOptions: CallOptions): Promise<() => void> | undefined {
     const signal = this.signal;
-    const { bucket, pool } = this.a;
+    const { bucket, pool, limiters } = this.a;
     if (bucket !== undefined) {
       const token = bucket.tryAcquire();
       if (!token.ok) throw refusal(this.path, Status.RESOURCE_EXHAUSTED, token.error);
+    }
+    if (limiters !== undefined) {
+      const criticality = criticalityOf(
+        'callOptions.criticality',
+        (callOptions as { criticality?: unknown }).criticality,
+      );
+      const slot = limiters.limiterFor(this.path).tryAcquire(criticality);
+      if (!slot.ok) throw refusal(this.path, Status.RESOURCE_EXHAUSTED, slot.error);
+      this.limit = slot.value;
     }
     if (pool === undefined) return undefined;
     // A free slot (so an empty queue) for a live call is taken at once; otherwise the pool queues.
@@ -156,9 +175,12 @@ class Ticket {
   }
 
   failed(error: unknown): void {
-    if (this.method === undefined) return;
     const status = failureStatus(error, this.signal);
-    if (status === undefined) return;
+    // A call its caller cancelled says nothing of the method's latency.
+    if (this.limit !== undefined && status !== undefined) {
+      this.limitOutcome = grpcLimitOutcome(status.code, false);
+    }
+    if (this.method === undefined || status === undefined) return;
     this.outcome = (this.a.circuits as GrpcCircuits).outcomeOf(
       this.path,
       status.code,
@@ -172,6 +194,7 @@ class Ticket {
   leave(): void {
     if (this.taken) (this.a.pool as Pool).give(this.outcome === 'success');
     else this.release?.();
+    this.limit?.release(this.limitOutcome);
     const method = this.method;
     if (method !== undefined) {
       const clock = (this.a.circuits as GrpcCircuits).clock;

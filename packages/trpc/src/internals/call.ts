@@ -4,15 +4,20 @@ import {
   CircuitOpenError,
   type Clock,
   type ErrorVerdict,
+  isDeadlineExceededError,
   isProbePermit,
+  type LimitOutcome,
+  type LimitPermit,
   type Pool,
   systemClock,
   type TelemetryTarget,
   type TokenBucket,
 } from '@breakwater/core';
 import {
+  type AdaptiveLimiters,
   type AttemptEngine,
   type AttemptTimeout,
+  criticalityOf,
   type PropagatePlan,
   type RetryBudgetLike,
   refusalOf,
@@ -27,8 +32,8 @@ import type { Observable, Observer, Unsubscribable } from '@trpc/server/observab
 import { type BreakwaterOperationContext, contextFault } from '../context.js';
 import { hedgeFailed, hedgeTimer } from '../hedge-link.js';
 import { retryFailed, type TRPCRetryEvent } from '../retry-link.js';
-import { aborted, deadlineRefusal, refusal, trpcErrorType } from './errors.js';
-import { criticalityOf, inheritCall, withOutbound } from './propagation.js';
+import { aborted, deadlineRefusal, limitRefusal, refusal, trpcErrorType } from './errors.js';
+import { inheritCall, outboundCriticality, withOutbound } from './propagation.js';
 import { isAnswer } from './results.js';
 import { inputAfterEvent } from './tracked-input.js';
 
@@ -51,6 +56,8 @@ export interface Stack {
   readonly budget: RetryBudgetLike | undefined;
   readonly circuit: CircuitBreaker | undefined;
   readonly pool: Pool | undefined;
+  /** `concurrency.adaptive`: one limit per procedure path, instead of the pool. */
+  readonly limiters: AdaptiveLimiters | undefined;
   readonly rateLimit: TokenBucket | undefined;
   readonly classify: TRPCClassify;
   /** Inheritance from the inbound call (`propagate`); `undefined` when off. */
@@ -180,6 +187,9 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   /** The pool a slot was taken from at once, or the resolver of a queued slot task. */
   private slotOf: Pool | undefined = undefined;
   private giveBack: (() => void) | undefined = undefined;
+  /** The call's slot under its procedure's adaptive limit, and what the call's end tells that limit. */
+  private limit: LimitPermit | undefined = undefined;
+  private limitOutcome: LimitOutcome = 'ignored';
   private permit = -1;
   /**
    * A half-open probe: of this stack's circuit, or of a circuit in a link
@@ -226,8 +236,22 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       this.fail(aborted(op.signal));
       return;
     }
-    const pool = stack.pool;
+    const limiters = stack.limiters;
     // A subscription holding a slot for its whole life would starve the calls.
+    if (limiters !== undefined && op.type !== 'subscription') {
+      const criticality = criticalityOf(
+        'context.criticality',
+        (op.context as BreakwaterOperationContext).criticality,
+      );
+      const slot = limiters.limiterFor(op.path).tryAcquire(criticality);
+      if (!slot.ok) {
+        this.refuse(slot.error);
+        this.fail(limitRefusal(slot.error));
+        return;
+      }
+      this.limit = slot.value;
+    }
+    const pool = stack.pool;
     if (pool !== undefined && op.type !== 'subscription') {
       if (!pool.tryTake()) {
         this.queue(pool);
@@ -376,7 +400,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     const sent = withOutbound(this.below ?? op, {
       deadline: systemClock() + Math.min(left, attempt.timeoutMs > 0 ? attempt.timeoutMs : left),
       attempt: n,
-      criticality: criticalityOf(op),
+      criticality: outboundCriticality(op),
     });
     const input =
       this.lastEventId === undefined
@@ -399,6 +423,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     }
     if (!this.answered && isAnswer(envelope)) {
       this.answered = true;
+      this.limitOutcome = 'answered';
       if (this.op.type !== 'subscription' && this.stack.attemptTimeout.derived) {
         // A derived attempt timeout follows the procedure's successful attempts.
         const now = this.stack.clock();
@@ -483,6 +508,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     if (this.done) return;
     this.done = true;
     this.dropBelow();
+    if (this.limit !== undefined) this.limitOutcome = trpcLimitOutcome(error, this.op.signal);
     if (this.permit >= 0) {
       const verdict = this.stack.classify(error, this.op);
       // A probe that never reached a server (connection refused) says nothing about it:
@@ -545,10 +571,13 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     }
     const slotOf = this.slotOf;
     const giveBack = this.giveBack;
+    const limit = this.limit;
     this.slotOf = undefined;
     this.giveBack = undefined;
+    this.limit = undefined;
     slotOf?.give(true);
     giveBack?.();
+    limit?.release(this.limitOutcome);
   }
 
   private listen(): void {
@@ -557,6 +586,21 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     this.listening = true;
     signal.addEventListener('abort', this, { once: true });
   }
+}
+
+/**
+ * What a failed call tells its procedure's adaptive limit: a deadline that
+ * passed, or the server's `TOO_MANY_REQUESTS`, is a drop; a call its caller
+ * cancelled, or that got no answer (a transport failure: no latency to
+ * read), tells nothing; any other server error is an answer, whose latency
+ * is a sample.
+ */
+function trpcLimitOutcome(error: unknown, signal: AbortSignal | null | undefined): LimitOutcome {
+  if (signal?.aborted) return 'ignored';
+  const e = error as { cause?: unknown; data?: { code?: unknown } | null; shape?: unknown };
+  if (isDeadlineExceededError(e.cause)) return 'dropped';
+  if (e.shape == null) return 'ignored';
+  return e.data?.code === 'TOO_MANY_REQUESTS' ? 'dropped' : 'answered';
 }
 
 const NOT_REPEATABLE: ErrorVerdict = Object.freeze({ retry: false });

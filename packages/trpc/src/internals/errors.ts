@@ -1,4 +1,8 @@
-import { DeadlineExceededError, OperationAbortedError } from '@breakwater/core';
+import {
+  type ConcurrencyLimitError,
+  DeadlineExceededError,
+  OperationAbortedError,
+} from '@breakwater/core';
 import { errorTypeOf } from '@breakwater/core/internal';
 import { type Operation, TRPCClientError } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
@@ -11,6 +15,25 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
  */
 export function refusal(cause: Error): TRPCClientError<AnyRouter> {
   return new TRPCClientError(cause.message, { cause });
+}
+
+/**
+ * The error a caller receives when the adaptive concurrency limit refused the
+ * call: tRPC's own `TOO_MANY_REQUESTS` (HTTP 429), as a server that sheds
+ * load answers, with the `ConcurrencyLimitError` as `cause`. Nothing was sent.
+ * @internal
+ */
+export function limitRefusal(cause: ConcurrencyLimitError): TRPCClientError<AnyRouter> {
+  return new TRPCClientError(cause.message, {
+    cause,
+    result: {
+      error: {
+        code: TRPC_ERROR_CODES_BY_KEY.TOO_MANY_REQUESTS,
+        message: cause.message,
+        data: { code: 'TOO_MANY_REQUESTS', httpStatus: 429 },
+      },
+    },
+  });
 }
 
 /**

@@ -26,7 +26,7 @@ type OutboundContext = {
 const CRITICALITY = Symbol.for('@breakwater/trpc/criticality');
 
 /** The inbound criticality an operation carries, if any. @internal */
-export function criticalityOf(op: Operation): string | undefined {
+export function outboundCriticality(op: Operation): string | undefined {
   return (op.context as OutboundContext)[CRITICALITY];
 }
 
