@@ -69,6 +69,20 @@ describe('checkGoals (issue 30: Breakwater against the best other client of its 
     ]);
   });
 
+  it('another Breakwater lane (breakwater-adaptive) is not one of the clients Breakwater is measured against', () => {
+    const verdict = checkGoals(
+      report({
+        ...peers([1]),
+        'grpc/breakwater': { phases: [1], run: 1, p99: 45 },
+        'grpc/breakwater-adaptive': { phases: [1], run: 1, p99: 10 },
+      }),
+      'grpc',
+    );
+    // Against hedging's 33 ms the limit is 49.6 ms; against the adaptive lane's 10 ms it would be 22 ms.
+    expect(verdict?.met).toBe(true);
+    expect(verdict?.summary).toMatch(/p99 45 ≤ 50 ms/);
+  });
+
   it('p99 at most 1.2 × the best other p99 + 10 ms (the best is the lowest)', () => {
     const lane = (p99: number) =>
       checkGoals(

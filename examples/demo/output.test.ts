@@ -78,10 +78,15 @@ describe('demo output', () => {
   });
 
   it('wrapped descriptions and progress lines fit 80 columns and stay aligned', () => {
+    // The terminal pads every name to the longest one's width.
+    const width = Math.max(...Object.keys(LANE_DESCRIPTIONS).map((lane) => lane.length));
     for (const [lane, d] of Object.entries(LANE_DESCRIPTIONS)) {
-      const lines = wrapLabelled(lane, d.config, 15, 80);
+      const lines = wrapLabelled(lane, d.config, width, 80);
       for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
-      expect(lines.slice(1).every((l) => l.startsWith(' '.repeat(17)) && l[17] !== ' ')).toBe(true);
+      const indent = width + 2;
+      expect(
+        lines.slice(1).every((l) => l.startsWith(' '.repeat(indent)) && l[indent] !== ' '),
+      ).toBe(true);
     }
     const logged: string[] = [];
     const view = linesView((l) => logged.push(l), 0);

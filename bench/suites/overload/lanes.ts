@@ -6,15 +6,19 @@
  * `'failed'` (deadline, or the server's refusal).
  */
 import { callMetadata, createEchoClient, type EchoClient } from '@breakwater/chaos';
-import { isQueueFullError } from '@breakwater/core';
+import { isConcurrencyLimitError, isQueueFullError } from '@breakwater/core';
 import {
   disableGrpcRetries,
+  type ResilienceCallOptions,
   type ResilienceInterceptorOptions,
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 import { bulkhead, isBulkheadRejectedError } from 'cockatiel';
 import type { CallOutcome, Tier } from '../../harness/overload-goals.js';
+
+/** The adaptive lane's name, which the goal rows look for. */
+export const ADAPTIVE_LANE = 'Breakwater concurrency: { adaptive }';
 
 /** Every call's deadline, ms. */
 export const DEADLINE_MS = 500;
@@ -27,12 +31,13 @@ export interface OverloadLane {
   close(): void;
 }
 
-function unary(client: EchoClient): Promise<void> {
+/** One Echo call with the suite's deadline; `options` adds per-call options (a Breakwater lane's `criticality`). */
+function unary(client: EchoClient, options: ResilienceCallOptions = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     client.Unary(
       { message: 'x' },
       callMetadata(),
-      { deadline: Date.now() + DEADLINE_MS },
+      { ...options, deadline: Date.now() + DEADLINE_MS },
       (error: ServiceError | null) => (error ? reject(error) : resolve()),
     );
   });
@@ -51,9 +56,11 @@ async function outcomeOf(
   }
 }
 
-/** Breakwater's refusals reach grpc-js callers with the core error as `cause`. */
-const breakwaterRefusal = (error: unknown) =>
-  isQueueFullError((error as { cause?: unknown } | undefined)?.cause);
+/** Breakwater's refusals (a full bulkhead, or the adaptive limit) reach grpc-js callers with the core error as `cause`. */
+const breakwaterRefusal = (error: unknown) => {
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return isQueueFullError(cause) || isConcurrencyLimitError(cause);
+};
 
 /** A plain grpc-js client: every call goes to the server. */
 function noLimitLane(address: string): OverloadLane {
@@ -69,7 +76,11 @@ function noLimitLane(address: string): OverloadLane {
   };
 }
 
-/** `resilienceInterceptor` with nothing but `concurrency` (no retry, circuit, budget or own deadline). */
+/**
+ * `resilienceInterceptor` with nothing but `concurrency` (no retry, circuit,
+ * budget or own deadline). Every call carries its tier as `criticality`,
+ * which only the adaptive limit reads.
+ */
 function breakwaterLane(
   name: string,
   address: string,
@@ -86,7 +97,7 @@ function breakwaterLane(
   const client = createEchoClient(address, { ...disableGrpcRetries, interceptors: [interceptor] });
   return {
     name,
-    call: () => outcomeOf(() => unary(client), breakwaterRefusal),
+    call: (tier) => outcomeOf(() => unary(client, { criticality: tier }), breakwaterRefusal),
     close: () => client.close(),
   };
 }
@@ -122,6 +133,10 @@ export function overloadLanes(workers: number): LaneSpec[] {
     { name: 'no limit', create: noLimitLane },
     breakwater(4),
     breakwater(256),
+    {
+      name: ADAPTIVE_LANE,
+      create: (address) => breakwaterLane(ADAPTIVE_LANE, address, { adaptive: true }),
+    },
     {
       name: `cockatiel bulkhead(${workers})`,
       create: (address) => cockatielLane(address, workers),

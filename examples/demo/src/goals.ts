@@ -66,7 +66,8 @@ export function checkGoals(
   const clients = report.clients.filter((c) => c.client.startsWith(`${protocol}/`));
   const bw = clients.find((c) => flavour(c.client) === 'breakwater');
   if (!bw) return undefined;
-  const others = clients.filter((c) => c !== bw);
+  // Measured against the other kinds of client, not another Breakwater configuration (`breakwater-adaptive`).
+  const others = clients.filter((c) => !flavour(c.client).startsWith('breakwater'));
   const losses: string[] = [];
   let closest: { margin: number; phase: string } | undefined;
   const outageLoads: number[] = [];

@@ -5,7 +5,11 @@ import {
   type ScenarioClient,
 } from '@breakwater/chaos';
 import { createRetryBudget, type Telemetry } from '@breakwater/core';
-import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
+import {
+  createRoutingChannel,
+  idempotentMethods,
+  resilienceInterceptor,
+} from '@breakwater/grpc-js';
 import { grpcHealthProbe } from '@breakwater/grpc-js/health';
 import { type Client, credentials, status } from '@grpc/grpc-js';
 import { CALL_DEADLINE_MS } from './lanes.js';
@@ -79,10 +83,42 @@ function lane(name: string, client: EchoClient): ScenarioClient {
   };
 }
 
-/** Builds the four gRPC lanes: no resilience, grpc-js retries, grpc-js hedging, Breakwater (reporting to `telemetry`, when given). */
+type Replicas = ReadonlyArray<{ id: string; address: string }>;
+
+/**
+ * Breakwater as the @breakwater/grpc-js README sets up a routing channel:
+ * one channel per replica (each with eagerReconnect, which the routing
+ * channel applies to the channels it creates), the standard circuit per
+ * replica (circuit left out: STANDARD_RESILIENCE.circuit, a probe every
+ * 200 ms while open), grpc.health.v1 checks at the README's defaults (a
+ * passing check half-opens a circuit at once), the default load-aware
+ * selection (least-loaded: of two random healthy replicas, the lower
+ * peak-EWMA latency x calls in flight), failover, hedging of attempts slower
+ * than 150 ms, and a retry budget that caps failovers and hedges at about
+ * 20% extra.
+ */
+function breakwaterRouting(replicas: Replicas, telemetry?: Telemetry) {
+  return createRoutingChannel({
+    targets: replicas.map((r) => ({ id: r.id, address: r.address })),
+    idempotent: idempotentMethods(loadEchoPackageDefinition()),
+    hedge: { delayMs: 150, attempts: 2 },
+    health: { probe: grpcHealthProbe },
+    budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
+    ...(telemetry === undefined ? {} : { telemetry }),
+  });
+}
+
+/**
+ * Builds the gRPC lanes: no resilience, grpc-js retries, grpc-js hedging,
+ * Breakwater (reporting to `telemetry`, when given) and, with `adaptive`,
+ * Breakwater with `concurrency: { adaptive: true }` in front of its own
+ * routing channel (the router has no adaptive limit per replica yet, so the
+ * limit is one per method over all three).
+ */
 export function createGrpcLanes(
-  replicas: ReadonlyArray<{ id: string; address: string }>,
+  replicas: Replicas,
   telemetry?: Telemetry,
+  { adaptive = false }: { adaptive?: boolean } = {},
 ): GrpcLanes {
   const Echo = echoClientConstructor();
   const target = `ipv4:${replicas.map((r) => r.address).join(',')}`;
@@ -96,38 +132,42 @@ export function createGrpcLanes(
   const hedging = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(HEDGING_POLICY),
   }) as unknown as EchoClient;
-  // Breakwater as the @breakwater/grpc-js README sets up a routing channel:
-  // one channel per replica (each with eagerReconnect, which the routing
-  // channel applies to the channels it creates), the standard circuit per
-  // replica (circuit left out: STANDARD_RESILIENCE.circuit, a probe every
-  // 200 ms while open), grpc.health.v1 checks at the README's defaults (a
-  // passing check half-opens a circuit at once), the default load-aware
-  // selection (least-loaded: of two random healthy replicas, the lower
-  // peak-EWMA latency x calls in flight), failover, hedging of attempts slower
-  // than 150 ms, and a retry budget that caps failovers and hedges at about
-  // 20% extra.
-  const routing = createRoutingChannel({
-    targets: replicas.map((r) => ({ id: r.id, address: r.address })),
-    idempotent: idempotentMethods(loadEchoPackageDefinition()),
-    hedge: { delayMs: 150, attempts: 2 },
-    health: { probe: grpcHealthProbe },
-    budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
-    ...(telemetry === undefined ? {} : { telemetry }),
-  });
+  const routing = breakwaterRouting(replicas, telemetry);
   const breakwater = new Echo('routed', insecure, {
     channelOverride: routing,
   }) as unknown as EchoClient;
   const clients: Client[] = [none, usual, hedging, breakwater];
+  const routings = [routing];
+  const lanes = [
+    lane('grpc/none', none),
+    lane('grpc/usual', usual),
+    lane('grpc/hedging', hedging),
+    lane('grpc/breakwater', breakwater),
+  ];
+  if (adaptive) {
+    const own = breakwaterRouting(replicas);
+    // Only the limit: the routing channel already has the deadline, hedges, failover and circuits.
+    const limit = resilienceInterceptor({
+      timeoutMs: false,
+      attemptTimeoutMs: false,
+      retry: false,
+      circuit: false,
+      budget: false,
+      concurrency: { adaptive: true },
+    });
+    const client = new Echo('routed', insecure, {
+      channelOverride: own,
+      interceptors: [limit],
+    }) as unknown as EchoClient;
+    clients.push(client);
+    routings.push(own);
+    lanes.push(lane('grpc/breakwater-adaptive', client));
+  }
   return {
-    lanes: [
-      lane('grpc/none', none),
-      lane('grpc/usual', usual),
-      lane('grpc/hedging', hedging),
-      lane('grpc/breakwater', breakwater),
-    ],
+    lanes,
     close() {
       for (const c of clients) c.close();
-      routing.close();
+      for (const r of routings) r.close();
     },
   };
 }

@@ -37,6 +37,12 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
     recovery:
       'a replica whose circuit is open gets one probe call every 200 ms, or the next call at once when its channel is READY again or it pushes SERVING over Health/Watch; a successful probe closes the circuit (details: examples/demo/README.md).',
   },
+  'grpc/breakwater-adaptive': {
+    config:
+      "--scenario overload only: grpc/breakwater's routing channel (its own), with resilienceInterceptor({ concurrency: { adaptive: true } }) in front: one limit on the calls in flight per method, over all three replicas, discovered from latency (core README, Adaptive concurrency); a call over it is refused at once (RESOURCE_EXHAUSTED) and never sent; 1 s deadline.",
+    recovery:
+      'as grpc/breakwater; the limit grows again by about one per round trip once answers are back within 1.5 × the fastest seen.',
+  },
   'trpc/none': {
     config:
       'one tRPC httpLink per server in round-robin (what DNS round-robin gives), no retries; 1 s deadline (AbortSignal).',

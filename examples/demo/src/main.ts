@@ -69,7 +69,10 @@ export async function runDemo(
   // The Breakwater lanes report to their own in-process OpenTelemetry SDK, read at each phase start.
   const metered = [new LaneTelemetry('grpc/breakwater'), new LaneTelemetry('trpc/breakwater')];
   const [grpcMetrics, trpcMetrics] = metered as [LaneTelemetry, LaneTelemetry];
-  const grpc = createGrpcLanes(servers.grpc, grpcMetrics.telemetry);
+  // The adaptive limit's lane only where a server saturates.
+  const grpc = createGrpcLanes(servers.grpc, grpcMetrics.telemetry, {
+    adaptive: options.scenario === 'overload',
+  });
   const trpc = createTrpcLanes(servers.trpc, trpcMetrics.telemetry);
   const lanes = [...grpc.lanes, ...trpc.lanes];
   const nameWidth = Math.max(...lanes.map((l) => l.name.length));

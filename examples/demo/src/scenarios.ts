@@ -123,8 +123,9 @@ const tailScenario: Builder = (t, totalMs) => {
 /**
  * Replica A's capacity in the `overload` scenario: one worker, 50 ms a call
  * (20 calls/s), an unbounded queue, no cancellation checks. Round-robin gives A
- * a third of the four gRPC clients' load (about 33 calls/s at the default
- * rate, 27 with `--quick`), so its queue grows until every call it takes
+ * a third of the four usual gRPC clients' load (about 33 calls/s at the
+ * default rate, 27 with `--quick`; this scenario's fifth, adaptive lane adds
+ * what its routing sends A), so its queue grows until every call it takes
  * misses the 1 s deadline, while it keeps serving calls nobody waits for.
  */
 export const SATURATED = { workers: 1, serviceMs: 50 } as const;
