@@ -29,9 +29,9 @@ describe('platform neutrality', () => {
     expect(await browserBundleImports('index.ts')).toEqual([]);
   });
 
-  it('keeps the Node-only probes on the node subpath', async () => {
+  it('keeps the Node-only probes and the ambient inbound call (AsyncLocalStorage) on the node subpath', async () => {
     expect(new Set(await browserBundleImports('node.ts'))).toEqual(
-      new Set(['node:http', 'node:https', 'node:net']),
+      new Set(['node:async_hooks', 'node:http', 'node:https', 'node:net']),
     );
   });
 });
