@@ -3,9 +3,9 @@ import type { Telemetry } from '../attempts/telemetry.js';
 import { isConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
+import { createInboundCall, runInbound } from '../node.js';
 import { tick } from '../test-helpers/async.js';
 import { createManualClock } from '../time/manual-clock.js';
-import { createInboundCall, runInbound } from '../node.js';
 import { protect } from './protect.js';
 
 /** A call that stays in flight until `answer()` (or `fail(error)`) is called. */
