@@ -170,6 +170,30 @@ describe('router decisions go through the attempt engine', () => {
     expect(res.b!.calls).toBe(21);
   });
 
+  it('attemptTimeoutMs left out: a slow visit is not cut while no other provider may answer (its circuit open): the call waits for it', async () => {
+    const { router, res, clock } = setup(['a', 'b'], {
+      selection: 'priority',
+      protection: { circuit: { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 60_000 } },
+    });
+    // a answers in 10 ms, 20 times: its p99 is 10 ms, so a derived cut would come at 100 ms.
+    const a = res.a!.behave;
+    res.a!.behave = async (n, signal) => {
+      await clock.sleep(10, signal);
+      return a(n, signal);
+    };
+    for (let i = 0; i < 20; i++) await clock.run(router.execute((r, ctx) => call(r, ctx)));
+    // b's circuit is forced open: no failover could follow a cut of a.
+    router.circuit('b')?.isolate();
+    res.a!.behave = async (n, signal) => {
+      await clock.sleep(300, signal);
+      return a(n, signal);
+    };
+    const t0 = clock();
+    expect(await runBy(router, clock, 1_000)).toBe('ok:a');
+    expect(clock() - t0).toBe(300);
+    expect(res.b!.calls).toBe(0);
+  });
+
   it("no failover starts at or after execute's deadlineAt", async () => {
     // No attempt deadline: the attempt runs to the request's (a derived one would cut it once latency is known).
     const { router, res, clock } = setup(['a', 'b'], { protection: { attemptTimeoutMs: false } });

@@ -33,6 +33,22 @@ export interface ProviderRuntime<R> {
   notServing: boolean;
 }
 
+/**
+ * Whether a provider other than `p` may take a failover now: its circuit is not open and its
+ * transport and health do not say it cannot answer. Cutting a slow attempt with no such
+ * provider left would only fail a call the slow provider was about to answer.
+ */
+function anotherMayAnswer(p: ProviderRuntime<unknown>, env: VisitEnv): boolean {
+  return env.config.providers.some(
+    (q) =>
+      q !== p &&
+      q.breaker?.state !== 'open' &&
+      !q.unreachable &&
+      !q.notServing &&
+      !env.health.isOpen(q.id),
+  );
+}
+
 /** The abort reasons of visits that lost to another provider's answer (hedge and race losers). */
 const lostReasons = new WeakSet<object>();
 
@@ -61,8 +77,8 @@ export interface VisitEnv {
   /** Where attempt deadlines wait (the shared host wheel, or one on the injected sleep). */
   readonly wheel: TimerWheel;
   readonly health: HealthRegistry;
-  /** The router's providers: with more than one, a failover may follow a timed-out attempt. */
-  readonly config: { readonly providers: readonly unknown[] };
+  /** The router's providers: a failover may follow a timed-out attempt while another may answer. */
+  readonly config: { readonly providers: readonly ProviderRuntime<unknown>[] };
 }
 
 /**
@@ -200,7 +216,7 @@ export function startAttempt<R, T>(
     const now = env.clock();
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
     const left = Math.max(until - now, 1);
-    const retryMayFollow = attempt < config.attempts || env.config.providers.length > 1;
+    const retryMayFollow = attempt < config.attempts || anotherMayAnswer(p, env);
     const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
     if (own < left) timeoutMs = own;
     else if (deadlineAt !== Number.POSITIVE_INFINITY) {
