@@ -17,6 +17,7 @@ import type { EventEmitter } from '../internal/events.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { SlotPool } from '../pool/pool.js';
+import type { Inheritance, LinkedSignal } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { ProtectConfig } from './options.js';
 import type {
@@ -169,6 +170,16 @@ export class Call<T> extends WheelEntry {
   private startedAt = 0;
   /** The call's absolute deadline on the runner's clock (`timeoutMs`), once derived; NaN before. */
   private deadlineAt = Number.NaN;
+  /** This call's `timeoutMs`: the runner's, or less inside a bound handler (what is left of the inbound deadline). */
+  private timeoutMs = Number.POSITIVE_INFINITY;
+  /** Whether this call's attempts run under a deadline (the runner's {@link RunnerShared.timed}, or an inherited one). */
+  private timed = false;
+  /** What the call inherits from the inbound call it runs under; `undefined` outside a bound handler. */
+  private inherited: Inheritance | undefined = undefined;
+  /** The caller's signal linked to the inbound call's cancellation, released when the call settles. */
+  private linked: LinkedSignal | undefined = undefined;
+  /** The verdict on the last failure, told to the inbound call when the call fails. */
+  private lastVerdict: ErrorVerdict | undefined = undefined;
   /** The configured deadline the current attempt's timer stands for, in ms. */
   private timerMs = 0;
   /** Wheel time the current attempt's deadline was armed. */
@@ -219,6 +230,11 @@ export class Call<T> extends WheelEntry {
     this.lastCounted = true;
     this.deadlineAt = Number.NaN;
     this.previousDelayMs = 0;
+    this.timeoutMs = this.shared.config.timeoutMs;
+    this.timed = this.shared.timed;
+    this.inherited = undefined;
+    this.linked = undefined;
+    this.lastVerdict = undefined;
     const config = this.shared.config;
     const telemetry = config.telemetry;
     if (telemetry === undefined) this.tel = undefined;
@@ -228,6 +244,18 @@ export class Call<T> extends WheelEntry {
       // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
       this.tel = telemetry.startCall(config.target, now, this.tel);
     }
+    return this;
+  }
+
+  /**
+   * Runs the call under the inbound call it serves: it aborts with the inbound
+   * call, and its deadline (set when it leaves the queue) is at most the
+   * inbound one less the margin.
+   */
+  inherit(inherited: Inheritance): this {
+    this.inherited = inherited;
+    this.linked = inherited.link(this.callerSignal);
+    this.callerSignal = this.linked.signal;
     return this;
   }
 
@@ -367,6 +395,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
+        this.linked?.release();
         this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
         this.reject(error);
       });
@@ -384,6 +413,7 @@ export class Call<T> extends WheelEntry {
       return;
     }
     const config = shared.config;
+    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return;
     if (config.rateLimit !== undefined) {
       const token = config.rateLimit.tryAcquire();
       if (!token.ok) {
@@ -404,6 +434,24 @@ export class Call<T> extends WheelEntry {
     this.runAttempt();
   }
 
+  /** Takes the inherited deadline when it is earlier; false (the call failed) when it has passed. */
+  private inheritDeadline(inherited: Inheritance): boolean {
+    const left = inherited.remainingMs();
+    if (left <= 0) {
+      this.settled = true;
+      this.linked?.release();
+      this.tel?.refused('deadline-expired');
+      this.tel?.end('refused', 0, undefined, this.takeTelAt());
+      this.fail(new DeadlineExceededError(0));
+      return false;
+    }
+    if (left < this.timeoutMs) {
+      this.timeoutMs = left;
+      this.timed = true;
+    }
+    return true;
+  }
+
   /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
   refuse(reason: ProtectRejectReason): Promise<T> {
     const p = this.promise();
@@ -414,6 +462,7 @@ export class Call<T> extends WheelEntry {
   private refuseNow(reason: ProtectRejectReason, cause?: Error): void {
     const shared = this.shared;
     this.settled = true;
+    this.linked?.release();
     if (shared.rejects.active) shared.rejects.emit({ reason });
     const tel = this.tel;
     if (tel !== undefined) {
@@ -460,7 +509,7 @@ export class Call<T> extends WheelEntry {
     const ctx = new AttemptContext(
       this as Call<unknown>,
       n,
-      shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
+      this.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
     // The watched attempt stays watched: it is kept by name once `ctx` moves on.
     if (this.watching && this.watchedEarlier === undefined) this.watchedEarlier = this.ctx;
@@ -476,7 +525,7 @@ export class Call<T> extends WheelEntry {
         tel.attemptStart(n, now);
       }
     }
-    if (shared.timed) this.armDeadline(config, n, now);
+    if (this.timed) this.armDeadline(config, n, now);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -509,8 +558,8 @@ export class Call<T> extends WheelEntry {
   private armDeadline(config: ProtectConfig, n: number, telNow: number | undefined): void {
     const shared = this.shared;
     let left = Number.POSITIVE_INFINITY;
-    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
-      left = n === 1 ? config.timeoutMs : this.callDeadline() - config.clock();
+    if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
+      left = n === 1 ? this.timeoutMs : this.callDeadline() - config.clock();
     }
     const engine = config.engine;
     // A timed-out attempt is repeated within the attempts, and a probe never is.
@@ -520,7 +569,7 @@ export class Call<T> extends WheelEntry {
     const derivedAt = timeout.derived ? shared.wheel.time() : 0;
     const ms = Math.max(timeout.forAttempt(RUNNER_SCOPE, left, retryMayFollow, derivedAt), 1);
     // The call's deadline came first: the timeout event names the call's.
-    this.timerMs = ms < left ? ms : config.timeoutMs;
+    this.timerMs = ms < left ? ms : this.timeoutMs;
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
     const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
     this.attemptStartedAt = now;
@@ -534,10 +583,10 @@ export class Call<T> extends WheelEntry {
    */
   private callDeadline(): number {
     const config = this.shared.config;
-    if (config.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    if (this.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
     if (Number.isNaN(this.deadlineAt)) {
       const elapsed = this.shared.wheel.time() - this.startedAt;
-      this.deadlineAt = config.clock() + config.timeoutMs - elapsed;
+      this.deadlineAt = config.clock() + this.timeoutMs - elapsed;
     }
     return this.deadlineAt;
   }
@@ -596,12 +645,13 @@ export class Call<T> extends WheelEntry {
 
   private succeed(value: T): void {
     const shared = this.shared;
-    if (shared.timed && shared.config.attemptTimeout.derived) {
+    if (this.timed && shared.config.attemptTimeout.derived) {
       // A derived attempt timeout follows the runner's successful attempts.
       const now = shared.wheel.time();
       shared.config.attemptTimeout.observe(RUNNER_SCOPE, now - this.attemptStartedAt, now);
     }
     this.won = true;
+    this.inherited?.succeeded();
     this.shared.config.throttle?.recordAccept();
     this.finish('success');
     this.fulfil(value);
@@ -623,6 +673,7 @@ export class Call<T> extends WheelEntry {
     }
     const counted = verdict?.countForCircuit !== false;
     this.lastCounted = counted;
+    this.lastVerdict = verdict;
     // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
@@ -728,17 +779,19 @@ export class Call<T> extends WheelEntry {
       // A failure's duration (known when timed, read on failures only) tells the circuit a call
       // sent before its latest failure from one sent since: a burst after a stall is not an outage.
       const ms =
-        outcome === 'failure' && shared.timed ? shared.wheel.time() - this.startedAt : undefined;
+        outcome === 'failure' && this.timed ? shared.wheel.time() - this.startedAt : undefined;
       // A success's end as telemetry read it is its time for the breaker too: one read, not two.
       const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
       (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
       this.permit = -1;
     }
     this.callerSignal?.removeEventListener('abort', this);
+    this.linked?.release();
   }
 
   /** Settles with `error`, or with the fallback's outcome when one applies. */
   private failWith(error: unknown, reason: ProtectFallbackEvent['reason']): void {
+    this.inherited?.failed(error, this.lastVerdict);
     const fallback = this.fallback;
     if (fallback === undefined || !this.allowFallback) {
       this.fail(error);

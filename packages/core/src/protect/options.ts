@@ -16,6 +16,7 @@ import {
 } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { TokenBucket } from '../limit/token-bucket.js';
+import type { PropagatePlan } from '../propagation/propagate-options.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -47,6 +48,8 @@ export interface ProtectConfig {
   clock: Clock;
   /** `undefined` means the host timer (the fast path). */
   sleep: Sleep | undefined;
+  /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
+  propagate: PropagatePlan | undefined;
 }
 
 function throttleConfig(value: unknown): AdaptiveThrottle | undefined {
@@ -128,6 +131,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
     target: Object.freeze({ name: o.name }),
     clock: o.clock ?? systemClock,
     sleep: o.sleep,
+    propagate: plan.propagate,
   };
 }
 
@@ -143,4 +147,5 @@ const SHARED_KEYS = [
   'sleep',
   'random',
   'telemetry',
+  'propagate',
 ] as const satisfies readonly (keyof ResilienceOptions)[];

@@ -4,6 +4,7 @@ import { abortError } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
+import { inheritInbound } from '../propagation/inherit.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { monotonicClock } from '../time/clock.js';
 import { systemSleep } from '../time/sleep.js';
@@ -57,9 +58,11 @@ class Runner implements RunnerShared {
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
     let policy: ErrorPolicy | undefined = this.config.classify;
+    let propagate: false | undefined;
     if (options !== undefined) {
       signal = options.signal;
       fallback = options.fallback;
+      propagate = options.propagate;
       if (options.classify !== undefined) policy = options.classify;
     }
     // An already-aborted call never runs, never queues and gets no fallback.
@@ -70,6 +73,8 @@ class Runner implements RunnerShared {
       fallback,
       policy,
     );
+    const inherited = inheritInbound(this.config.propagate, propagate);
+    if (inherited !== undefined) call.inherit(inherited);
     const pool = this.pool;
     if (pool === undefined) return call.start();
     if (pool.tryTake()) {
@@ -82,7 +87,7 @@ class Runner implements RunnerShared {
       return call.refuse('circuit-open');
     }
     if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-    return call.queue(pool, signal);
+    return call.queue(pool, call.callerSignal);
   }
 }
 

@@ -78,6 +78,8 @@ export interface ProtectRunOptions<T> {
   fallback?: ProtectFallback<T> | undefined;
   /** Replaces the runner's classifier for this call. Defaults to the runner's. */
   classify?: ErrorPolicy | undefined;
+  /** `false`: this call inherits nothing from the inbound call it runs under (see `propagate`). Defaults to inheriting. */
+  propagate?: false | undefined;
 }
 
 /** Emitted before each retry's wait: the same event as `retry.onRetry`'s. */
