@@ -53,6 +53,9 @@ export interface RunnerShared {
   readonly spare: Call<unknown>[];
 }
 
+/** The verdict on a failure when the runner has no policy: everything is retried. */
+const RETRYABLE: ErrorVerdict = Object.freeze({});
+
 /** A runner's attempts share one latency: the derived attempt timeout's scope. */
 const RUNNER_SCOPE = '';
 
@@ -673,7 +676,8 @@ export class Call<T> extends WheelEntry {
     }
     const counted = verdict?.countForCircuit !== false;
     this.lastCounted = counted;
-    this.lastVerdict = verdict;
+    // Without a policy every failure is retryable (protect's default).
+    this.lastVerdict = verdict ?? RETRYABLE;
     // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
