@@ -18,6 +18,8 @@ const open = opener();
 const { hop, client, entryClient, closeAll } = open;
 afterEach(closeAll);
 
+const FAST_RETRY = { attempts: 3, backoff: { baseDelayMs: 1, maxDelayMs: 5 } };
+
 const ENTRIES = ['protect', 'createRouter', 'createRoutingChannel', 'routingLink'] as const;
 
 describe.each(ENTRIES)('%s inside a bound handler', (entry: EntryPoint) => {
@@ -47,6 +49,19 @@ describe.each(ENTRIES)('%s inside a bound handler', (entry: EntryPoint) => {
     const lags = await cancelThroughMid(open, kind, (leaf) => entryClient(entry, leaf));
     expect(lags[2]).toBeLessThanOrEqual(20);
     expect(lags[4]).toBeLessThanOrEqual(60);
+  });
+
+  it("a leaf failing every call gets ≤ 3 attempts per root request (don't-retry)", async () => {
+    const leaf = await hop(kind, async () => {
+      throw new Error('leaf down');
+    });
+    const toLeaf = entryClient(entry, leaf, { retry: FAST_RETRY });
+    const mid = await hop(kind, (r) => toLeaf.call(r));
+    const root = client(mid, { retry: FAST_RETRY });
+    for (let i = 0; i < 3; i++) await expect(root.call({ message: `r${i}` })).rejects.toBeDefined();
+    // Without don't-retry the root retries the mid tier: 3 × 3 = 9 per request.
+    expect(leaf.seen.length).toBeLessThanOrEqual(9);
+    expect(mid.seen).toHaveLength(3);
   });
 
   it('no call reaches the downstream after the root deadline', async () => {
