@@ -445,7 +445,8 @@ export class Call<T> extends WheelEntry {
       this.linked?.release();
       this.tel?.refused('deadline-expired');
       this.tel?.end('refused', 0, undefined, this.takeTelAt());
-      this.fail(new DeadlineExceededError(0));
+      // As the router's refusal of an expired request: the fallback may answer it.
+      this.failWith(new DeadlineExceededError(0), 'error');
       return false;
     }
     if (left < this.timeoutMs) {

@@ -101,6 +101,11 @@ class Runner implements RunnerShared {
  * open). Options are `ResilienceOptions` (without `hedge`, which is the
  * router's) plus `classify`, `throttle`, `name` and `timeoutMode`.
  *
+ * Inside a bound server handler (`propagate`, on by default) the call's
+ * deadline is at most the inbound deadline less the margin, taken when the
+ * call leaves the queue; it is cancelled with the inbound call, and an
+ * overloaded end makes the server answer don't-retry.
+ *
  * The success path allocates no `AbortController`, timer or closure: timeouts
  * share one process-wide timer (it holds the process open while a deadline is
  * pending), and the attempt's `signal` — its own, never aborted by another

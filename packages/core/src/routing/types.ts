@@ -152,7 +152,9 @@ export interface RouteExecuteOptions<T> {
    * retry ends the request with the last attempt's error at once; a request
    * admitted at or after it visits no provider and rejects with a
    * `DeadlineExceededError`. The router sets no timer for it
-   * (`protection.timeoutMs` is the router's own deadline). Defaults to none.
+   * (`protection.timeoutMs` is the router's own deadline). Inside a bound
+   * server handler it is at most the inbound deadline less the margin
+   * (`RouterOptions.propagate`). Defaults to none.
    */
   deadlineAt?: number | undefined;
   /** `false`: this request inherits nothing from the inbound call it runs under (see `RouterOptions.propagate`). Defaults to inheriting. */
