@@ -262,75 +262,74 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
 
     /** One request over the endpoints, `op` already carrying what it inherits. */
     function route(op: Operation, observer: Partial<Observer<Envelope, unknown>>): () => void {
-      {
-        const callerSignal = op.signal;
-        // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
-        if (callerSignal?.aborted) {
-          observer.error?.(aborted(callerSignal));
-          return () => {};
-        }
-        const ac = new AbortController();
-        let deadline: CallDeadline | undefined;
-        let settled = false;
-        const settle = (): boolean => {
-          if (settled) return false;
-          settled = true;
-          callerSignal?.removeEventListener('abort', onAbort);
-          if (deadline !== undefined) wheel.cancel(deadline);
-          return true;
-        };
-        const onAbort = () => ac.abort(callerSignal?.reason);
-        callerSignal?.addEventListener('abort', onAbort, { once: true });
-        const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
-        let deadlineAt = Number.POSITIVE_INFINITY;
-        if (ms !== Number.POSITIVE_INFINITY) {
-          // A per-call `context.timeoutMs` of 0, below or NaN has passed already.
-          // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
-          const wait = ms > 0 ? ms : 0;
-          deadlineAt = clock() + wait;
-          deadline = new CallDeadline((timerError) => {
-            if (!settle()) return;
-            const error =
-              timerError === undefined ? deadlineRefusal(op, ms, 'timeout') : refusal(timerError);
-            ac.abort(error.cause);
-            observer.error?.(error);
-          });
-          wheel.schedule(deadline, wait);
-        }
-        const repeatable = safe(op);
-        const verdictOf = repeatable
-          ? (error: unknown) => classify(error, op)
-          : (error: unknown) => onlyIfNeverSent(classify(error, op));
-        // What each attempt tells its server (`breakwaterHeaders`): the call's deadline and which attempt it is.
-        const sentBy = deadlineAt === Number.POSITIVE_INFINITY ? deadlineAt : systemClock() + ms;
-        const criticality = criticalityOf(op);
-        let attempts = 0;
-        (repeatable ? router : single)
-          .execute(
-            (link, { signal }) =>
-              runLink(
-                link,
-                withOutbound(op, { deadline: sentBy, attempt: ++attempts, criticality }),
-                signal,
-              ),
-            { signal: ac.signal, classify: verdictOf, deadlineAt },
-          )
-          .then(
-            (envelope) => {
-              if (!settle()) return;
-              observer.next?.(envelope as Envelope);
-              observer.complete?.();
-            },
-            (error: unknown) => {
-              if (!settle()) return;
-              observer.error?.(toClientError(error));
-            },
-          );
-        return () => {
-          settle();
-          ac.abort();
-        };
+      const callerSignal = op.signal;
+      // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
+      if (callerSignal?.aborted) {
+        observer.error?.(aborted(callerSignal));
+        return () => {};
       }
+      const ac = new AbortController();
+      let deadline: CallDeadline | undefined;
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        callerSignal?.removeEventListener('abort', onAbort);
+        if (deadline !== undefined) wheel.cancel(deadline);
+        return true;
+      };
+      const onAbort = () => ac.abort(callerSignal?.reason);
+      callerSignal?.addEventListener('abort', onAbort, { once: true });
+      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
+      let deadlineAt = Number.POSITIVE_INFINITY;
+      // What each attempt tells its server (`breakwaterHeaders`): the call's deadline as wall-clock time.
+      let sentBy = Number.POSITIVE_INFINITY;
+      if (ms !== Number.POSITIVE_INFINITY) {
+        // A per-call `context.timeoutMs` of 0, below or NaN has passed already.
+        // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
+        const wait = ms > 0 ? ms : 0;
+        deadlineAt = clock() + wait;
+        sentBy = systemClock() + wait;
+        deadline = new CallDeadline((timerError) => {
+          if (!settle()) return;
+          const error =
+            timerError === undefined ? deadlineRefusal(op, ms, 'timeout') : refusal(timerError);
+          ac.abort(error.cause);
+          observer.error?.(error);
+        });
+        wheel.schedule(deadline, wait);
+      }
+      const repeatable = safe(op);
+      const verdictOf = repeatable
+        ? (error: unknown) => classify(error, op)
+        : (error: unknown) => onlyIfNeverSent(classify(error, op));
+      const criticality = criticalityOf(op);
+      let attempts = 0;
+      (repeatable ? router : single)
+        .execute(
+          (link, { signal }) =>
+            runLink(
+              link,
+              withOutbound(op, { deadline: sentBy, attempt: ++attempts, criticality }),
+              signal,
+            ),
+          { signal: ac.signal, classify: verdictOf, deadlineAt },
+        )
+        .then(
+          (envelope) => {
+            if (!settle()) return;
+            observer.next?.(envelope as Envelope);
+            observer.complete?.();
+          },
+          (error: unknown) => {
+            if (!settle()) return;
+            observer.error?.(toClientError(error));
+          },
+        );
+      return () => {
+        settle();
+        ac.abort();
+      };
     }
   };
 }
