@@ -34,6 +34,19 @@ async function chain(
   return hops;
 }
 
+/**
+ * 32-bit FNV-1a of `text`, finished with murmur3's mix so that texts a
+ * character apart hash apart: a fixed pattern of failures that looks random
+ * (of r0…r59, r24 fails its first three calls at the leaf).
+ */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) >>> 0;
+}
+
 const FAST_RETRY = { retry: { attempts: 3, backoff: { baseDelayMs: 1, maxDelayMs: 5 } } };
 
 describe('a mixed chain grpc-js → nice-grpc → tRPC → grpc-js', () => {
@@ -92,6 +105,49 @@ describe("retry only at the layer above the one that failed (don't-retry answers
       expect(leaf.seen.length).toBeLessThanOrEqual(3 * requests);
       // Only the layer right above the leaf retried it; the root tried its own hop once per request.
       expect((hops[0] as Hop).seen.length).toBe(requests);
+    },
+  );
+
+  it.each([
+    ['grpc-js', 'grpc-js', 'grpc-js'],
+    ['grpc-js', 'trpc', 'nice-grpc'],
+  ] as const)(
+    '%s → %s → %s: a leaf failing 30% of calls at random loses no more than a chain that retries at every layer',
+    async (...kinds) => {
+      // Every call at the leaf fails or not by a hash of the request and how often the leaf saw it.
+      const failing = (): Handler => {
+        const seen = new Map<string, number>();
+        return async (r) => {
+          const n = (seen.get(r.message) ?? 0) + 1;
+          seen.set(r.message, n);
+          if (fnv1a(`${r.message}#${n}`) % 100 < 30) throw new Error('leaf blip');
+          return r;
+        };
+      };
+      const requests = 60;
+      const answered = async (hops: Hop[], options: typeof FAST_RETRY & { propagate?: false }) => {
+        const root = client(hops[0] as Hop, options);
+        let ok = 0;
+        for (let i = 0; i < requests; i++) {
+          if (
+            await root.call({ message: `r${i}` }).then(
+              () => true,
+              () => false,
+            )
+          )
+            ok++;
+        }
+        return ok;
+      };
+      const breakwater = await chain(kinds, failing(), FAST_RETRY);
+      const peer = await chain(kinds, failing(), { ...FAST_RETRY, propagate: false });
+      const ours = await answered(breakwater, FAST_RETRY);
+      const theirs = await answered(peer, { ...FAST_RETRY, propagate: false });
+      expect(ours).toBeGreaterThanOrEqual(theirs);
+      // The peer retries at every layer; here both send 81 calls to the leaf for 60 root requests.
+      const atLeaf = (hops: Hop[]) => (hops[2] as Hop).seen.length;
+      expect(atLeaf(breakwater)).toBeLessThanOrEqual(atLeaf(peer));
+      expect(atLeaf(breakwater)).toBeLessThanOrEqual(2 * requests);
     },
   );
 

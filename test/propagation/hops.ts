@@ -4,14 +4,15 @@
 // aborted), so tests assert at the servers.
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { currentInbound, type ResilienceOptions } from '@breakwater/core';
+import { createRouter, currentInbound, protect, type ResilienceOptions } from '@breakwater/core';
 import {
   breakwaterServerInterceptor,
+  createRoutingChannel,
   disableGrpcRetries,
   resilienceInterceptor,
 } from '@breakwater/grpc-js';
 import { breakwaterServerMiddleware, resilienceMiddleware } from '@breakwater/nice-grpc';
-import { breakwaterHeaders, resilienceLink } from '@breakwater/trpc';
+import { breakwaterHeaders, resilienceLink, routingLink } from '@breakwater/trpc';
 import {
   type BreakwaterServerContext,
   breakwaterContext,
@@ -230,6 +231,115 @@ export function clientOf(hop: Hop, options: ResilienceOptions = {}): Client {
   };
 }
 
+/** The entry points that are not an adapter's resilience stack. */
+export type EntryPoint = 'protect' | 'createRouter' | 'createRoutingChannel' | 'routingLink';
+
+/** The kind of server each entry point calls. */
+export const ENTRY_KIND: Readonly<Record<EntryPoint, Kind>> = {
+  protect: 'grpc-js',
+  createRouter: 'grpc-js',
+  createRoutingChannel: 'grpc-js',
+  routingLink: 'trpc',
+};
+
+type GrpcHopClient = {
+  call(r: Hello, o: object, cb: (e: Error | null, r: Hello) => void): { cancel(): void };
+  close(): void;
+};
+
+/** A grpc-js client of `hop` with no Breakwater interceptor (`channel` instead of a channel of its own). */
+function plainGrpcClient(address: string, channel?: ReturnType<typeof createRoutingChannel>) {
+  const Constructor = makeGenericClientConstructor(HOP_SERVICE, 'Hop');
+  return new Constructor(address, credentials.createInsecure(), {
+    ...disableGrpcRetries,
+    ...(channel === undefined ? {} : { channelOverride: channel }),
+  }) as unknown as GrpcHopClient;
+}
+
+/** One call of a plain grpc-js client, cancelled when `signal` aborts. */
+function grpcCall(client: GrpcHopClient, request: Hello, signal?: AbortSignal): Promise<Hello> {
+  return new Promise((resolve, reject) => {
+    const call = client.call(request, {}, (e, r) => (e ? reject(e) : resolve(r)));
+    signal?.addEventListener('abort', () => call.cancel());
+  });
+}
+
+/**
+ * A client of `hop` through `entry`: `protect` and `createRouter` around a
+ * plain grpc-js client (they see only the attempt's signal), a plain grpc-js
+ * client over `createRoutingChannel`, a tRPC client with `routingLink`.
+ * `options` are the entry point's own (`retry` as `protection.retry` for the routers).
+ */
+export function entryClientOf(
+  entry: EntryPoint,
+  hop: Hop,
+  options: { retry?: ResilienceOptions['retry']; propagate?: ResilienceOptions['propagate'] } = {},
+): Client {
+  const { retry, propagate } = options;
+  const shared = propagate === undefined ? {} : { propagate };
+  const protection = retry === undefined ? {} : { protection: { retry } };
+  if (entry === 'protect') {
+    const client = plainGrpcClient(hop.address);
+    const run = protect({
+      timeoutMs: 10_000,
+      ...(retry === undefined ? {} : { retry }),
+      ...shared,
+    });
+    return {
+      call: (request, o) =>
+        run(
+          ({ signal }) => grpcCall(client, request, signal),
+          o?.signal ? { signal: o.signal } : {},
+        ),
+      close: () => client.close(),
+    };
+  }
+  if (entry === 'createRouter') {
+    const client = plainGrpcClient(hop.address);
+    const router = createRouter({
+      providers: [{ id: 'leaf', resource: client }],
+      ...protection,
+      ...shared,
+    });
+    return {
+      call: (request, o) =>
+        router.execute(
+          (c, { signal }) => grpcCall(c, request, signal),
+          o?.signal ? { signal: o.signal } : {},
+        ),
+      close: () => client.close(),
+    };
+  }
+  if (entry === 'createRoutingChannel') {
+    const channel = createRoutingChannel({
+      targets: [{ id: 'leaf', address: hop.address }],
+      idempotent: [HOP_PATH],
+      ...protection,
+      ...shared,
+    });
+    const client = plainGrpcClient(hop.address, channel);
+    return {
+      call: (request, o) => grpcCall(client, request, o?.signal),
+      close: () => client.close(),
+    };
+  }
+  const client = createTRPCClient<HopRouter>({
+    links: [
+      routingLink<HopRouter>({
+        endpoints: [
+          { id: 'leaf', link: httpLink({ url: hop.address, headers: breakwaterHeaders }) },
+        ],
+        ...protection,
+        ...shared,
+      }),
+    ],
+  });
+  return {
+    call: (request, o) => client.hop.query(request, o?.signal ? { signal: o.signal } : {}),
+    close: () => {},
+  };
+}
+
 /** Waits `ms`, or until `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -270,6 +380,55 @@ export async function cancellationLags(root: Client, far: Hop, times: number): P
   return lags.sort((a, b) => a - b);
 }
 
+/** Opens servers and clients that a test's `closeAll` closes. */
+type Opener = ReturnType<typeof opener>;
+
+/**
+ * Cancels five root calls through a bound `kind` mid tier whose handler calls
+ * a hanging leaf with the client `toLeaf` makes; returns the lags (sorted) from
+ * each cancel until the leaf's handler signal aborted.
+ */
+export async function cancelThroughMid(
+  open: Opener,
+  kind: Kind,
+  toLeaf: (leaf: Hop) => Client,
+): Promise<number[]> {
+  const leaf = await open.hop(kind, hangUntilCancelled);
+  const down = toLeaf(leaf);
+  const mid = await open.hop(kind, (r) => down.call(r));
+  return cancellationLags(open.client(mid), leaf, 5);
+}
+
+/**
+ * A bound `kind` mid tier calls a 30 ms leaf in a loop (with the client
+ * `toLeaf` makes, given a 20 ms margin) until a call fails, under a root call
+ * of 200 ms; returns when the root call started and what the leaf saw, 150 ms
+ * after the root call failed.
+ */
+export async function loopPastRootDeadline(
+  open: Opener,
+  kind: Kind,
+  toLeaf: (leaf: Hop) => Client,
+): Promise<{ started: number; seen: Seen[] }> {
+  const leaf = await open.hop(kind, async (r) => {
+    await sleep(30);
+    return r;
+  });
+  const down = toLeaf(leaf);
+  const mid = await open.hop(kind, async (r) => {
+    for (;;) await down.call(r);
+  });
+  const root = open.client(mid, { timeoutMs: 200, retry: false });
+  const started = Date.now();
+  const failed = await root.call({ message: 'hi' }).then(
+    () => false,
+    () => true,
+  );
+  if (!failed) throw new Error('the root call answered');
+  await sleep(150);
+  return { started, seen: leaf.seen };
+}
+
 /** `startHop` and `clientOf` whose servers and clients `closeAll` closes (last opened first). */
 export function opener() {
   const opened: Array<Hop | Client> = [];
@@ -281,6 +440,11 @@ export function opener() {
     },
     client(h: Hop, options?: ResilienceOptions): Client {
       const c = clientOf(h, options);
+      opened.push(c);
+      return c;
+    },
+    entryClient(entry: EntryPoint, h: Hop, options?: Parameters<typeof entryClientOf>[2]): Client {
+      const c = entryClientOf(entry, h, options);
       opened.push(c);
       return c;
     },

@@ -12,6 +12,7 @@ import {
   type HealthRegistry,
   type ProbeResultEvent,
   type ProbeSetting,
+  type PropagateOptions,
   type RandomSource,
   type RetryBudget,
   type RetryBudgetOptions,
@@ -45,6 +46,7 @@ import {
   type KnownKeys,
   optionPath,
   optionTypeError,
+  resolvePropagate,
 } from '@breakwater/core/internal';
 import {
   Channel,
@@ -170,6 +172,13 @@ export interface RoutingChannelOptions {
    * see `ResilienceOptions.telemetry`). Defaults to none.
    */
   telemetry?: Telemetry;
+  /**
+   * Inside a bound server handler (`breakwaterServerInterceptor`, …), a call's deadline is at most the
+   * inbound deadline less `marginMs`, it is cancelled with the inbound call, and an overloaded end makes
+   * the server answer don't-retry; see `ResilienceOptions.propagate`. `false` turns it off (a channel
+   * sees no per-call options). Defaults to `{ marginMs: 5 }`.
+   */
+  propagate?: PropagateOptions | false;
 }
 
 /** Keys of {@link RoutingChannelOptions}. @internal */
@@ -189,6 +198,7 @@ export const ROUTING_CHANNEL_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  propagate: true,
 } as const satisfies KnownKeys<RoutingChannelOptions>;
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
@@ -335,6 +345,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       : checkNumber('attemptTimeoutMs', attemptTimeout, { above: 0 });
   const classify = options.classify ?? createGrpcStatusClassifier();
   const clock = options.clock ?? systemClock;
+  const propagate = resolvePropagate(options.propagate);
   const circuit = circuitOf(options.circuit);
   const h = options.health ?? {};
   // A registry of the user's is consulted as given; the channel's own only records.
@@ -373,6 +384,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       // Each target's breaker is built by the router from the shared options.
       protection: { ...options.protection, ...(circuit === undefined ? {} : { circuit }) },
       ...(options.panic === undefined ? {} : { panic: options.panic }),
+      // The routed call inherits from the inbound call (its deadline, attempts' headers); its routers do not.
+      propagate: false as const,
       ...shared,
     };
     safe = optionPath(asTargets, () =>
@@ -435,6 +448,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     classify,
     clock,
     perAttemptTimeoutMs,
+    propagate,
     isSafe(path) {
       let value = safeCache.get(path);
       if (value === undefined) {

@@ -17,15 +17,18 @@ import {
   type KnownKeys,
   optionPath,
   optionTypeError,
+  resolvePropagate,
   timerWheelFor,
   WheelEntry,
 } from '@breakwater/core/internal';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
-import { observable } from '@trpc/server/observable';
+import { type Observer, observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
 import type { BreakwaterOperationContext } from './context.js';
+import type { Envelope } from './internals/call.js';
 import { aborted, deadlineRefusal, refusal } from './internals/errors.js';
+import { inheritCall, outboundCriticality, withOutbound } from './internals/propagation.js';
 import { noNext, runLink } from './internals/run-link.js';
 import type { TRPCIdempotent } from './resilience-link.js';
 
@@ -88,6 +91,7 @@ export const ROUTING_LINK_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  propagate: true,
 } as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
 
 /** Stands in for the endpoints' links in the router built only to check the options. */
@@ -156,9 +160,11 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     idempotent,
     timeoutMs = STANDARD_RESILIENCE.timeoutMs,
     selection = ADAPTER_SELECTION,
+    propagate,
     ...rest
   } = options;
-  const routerOptions = { ...rest, selection };
+  // The link inherits from the inbound call (its deadline timer, the attempts' headers); its routers do not.
+  const routerOptions = { ...rest, selection, propagate: false as const };
   checkOptions('routingLink', options, ROUTING_LINK_KEYS, '', false);
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
@@ -191,6 +197,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   for (let i = 0; i < endpoints.length; i++) {
     checkOptions('routingLink', endpoints[i], ENDPOINT_KEYS, `endpoints[${i}]`, false);
   }
+  const plan = optionPath('', () => resolvePropagate(propagate), 'routingLink');
   // The routers are built per client; build a throwaway now so bad settings throw here
   // (probe 'none': it starts no checker, though intervals are still checked).
   const { health, telemetry } = routerOptions;
@@ -240,67 +247,89 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
           providers.find((p) => router.circuit(p.id)?.state !== 'open') ?? providers[0];
         return (chosen as (typeof providers)[number]).resource({ op, next: noNext });
       }
-      return observable((observer) => {
-        const callerSignal = op.signal;
-        // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
-        if (callerSignal?.aborted) {
-          observer.error(aborted(callerSignal) as TRPCClientError<TRouter>);
+      return observable<Envelope, TRPCClientError<TRouter>>((observer) => {
+        // Every error the link reports is a TRPCClientError (toClientError and the refusals).
+        const outer = observer as Partial<Observer<Envelope, unknown>>;
+        const inherited = inheritCall(plan, callMs, classify, op, outer);
+        if (inherited?.expired) {
+          // The inbound deadline has passed: nothing is sent.
+          inherited.observer.error?.(deadlineRefusal(inherited.op, 0, 'timeout'));
           return () => {};
         }
-        const ac = new AbortController();
-        let deadline: CallDeadline | undefined;
-        let settled = false;
-        const settle = (): boolean => {
-          if (settled) return false;
-          settled = true;
-          callerSignal?.removeEventListener('abort', onAbort);
-          if (deadline !== undefined) wheel.cancel(deadline);
-          return true;
-        };
-        const onAbort = () => ac.abort(callerSignal?.reason);
-        callerSignal?.addEventListener('abort', onAbort, { once: true });
-        const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
-        let deadlineAt = Number.POSITIVE_INFINITY;
-        if (ms !== Number.POSITIVE_INFINITY) {
-          // A per-call `context.timeoutMs` of 0, below or NaN has passed already.
-          // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
-          const wait = ms > 0 ? ms : 0;
-          deadlineAt = clock() + wait;
-          deadline = new CallDeadline((timerError) => {
-            if (!settle()) return;
-            const error =
-              timerError === undefined ? deadlineRefusal(op, ms, 'timeout') : refusal(timerError);
-            ac.abort(error.cause);
-            observer.error(error as TRPCClientError<TRouter>);
-          });
-          wheel.schedule(deadline, wait);
-        }
-        const repeatable = safe(op);
-        const verdictOf = repeatable
-          ? (error: unknown) => classify(error, op)
-          : (error: unknown) => onlyIfNeverSent(classify(error, op));
-        (repeatable ? router : single)
-          .execute((link, { signal }) => runLink(link, op, signal), {
-            signal: ac.signal,
-            classify: verdictOf,
-            deadlineAt,
-          })
-          .then(
-            (envelope) => {
-              if (!settle()) return;
-              observer.next(envelope as never);
-              observer.complete();
-            },
-            (error: unknown) => {
-              if (!settle()) return;
-              observer.error(toClientError(error) as TRPCClientError<TRouter>);
-            },
-          );
-        return () => {
-          settle();
-          ac.abort();
-        };
+        return route(inherited?.op ?? op, inherited?.observer ?? outer);
       });
     };
+
+    /** One request over the endpoints, `op` already carrying what it inherits. */
+    function route(op: Operation, observer: Partial<Observer<Envelope, unknown>>): () => void {
+      const callerSignal = op.signal;
+      // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
+      if (callerSignal?.aborted) {
+        observer.error?.(aborted(callerSignal));
+        return () => {};
+      }
+      const ac = new AbortController();
+      let deadline: CallDeadline | undefined;
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        callerSignal?.removeEventListener('abort', onAbort);
+        if (deadline !== undefined) wheel.cancel(deadline);
+        return true;
+      };
+      const onAbort = () => ac.abort(callerSignal?.reason);
+      callerSignal?.addEventListener('abort', onAbort, { once: true });
+      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
+      let deadlineAt = Number.POSITIVE_INFINITY;
+      // What each attempt tells its server (`breakwaterHeaders`): the call's deadline as wall-clock time.
+      let sentBy = Number.POSITIVE_INFINITY;
+      if (ms !== Number.POSITIVE_INFINITY) {
+        // A per-call `context.timeoutMs` of 0, below or NaN has passed already.
+        // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
+        const wait = ms > 0 ? ms : 0;
+        deadlineAt = clock() + wait;
+        sentBy = systemClock() + wait;
+        deadline = new CallDeadline((timerError) => {
+          if (!settle()) return;
+          const error =
+            timerError === undefined ? deadlineRefusal(op, ms, 'timeout') : refusal(timerError);
+          ac.abort(error.cause);
+          observer.error?.(error);
+        });
+        wheel.schedule(deadline, wait);
+      }
+      const repeatable = safe(op);
+      const verdictOf = repeatable
+        ? (error: unknown) => classify(error, op)
+        : (error: unknown) => onlyIfNeverSent(classify(error, op));
+      const criticality = outboundCriticality(op);
+      let attempts = 0;
+      (repeatable ? router : single)
+        .execute(
+          (link, { signal }) =>
+            runLink(
+              link,
+              withOutbound(op, { deadline: sentBy, attempt: ++attempts, criticality }),
+              signal,
+            ),
+          { signal: ac.signal, classify: verdictOf, deadlineAt },
+        )
+        .then(
+          (envelope) => {
+            if (!settle()) return;
+            observer.next?.(envelope as Envelope);
+            observer.complete?.();
+          },
+          (error: unknown) => {
+            if (!settle()) return;
+            observer.error?.(toClientError(error));
+          },
+        );
+      return () => {
+        settle();
+        ac.abort();
+      };
+    }
   };
 }

@@ -39,6 +39,7 @@ interface CallOptions {
   signal?: unknown;
   fallback?: unknown;
   classify?: unknown;
+  propagate?: unknown;
 }
 
 /**
@@ -59,4 +60,9 @@ export function checkCall(where: string, fnName: string, fn: unknown, options: u
   checkSignal(`${where} options.signal`, o.signal);
   checkOptionalFunction(`${where} options.fallback`, o.fallback);
   checkOptionalFunction(`${where} options.classify`, o.classify);
+  if (o.propagate !== undefined && o.propagate !== false) {
+    throw new TypeError(
+      `${where} options.propagate must be false or undefined, got ${describeValue(o.propagate)}`,
+    );
+  }
 }

@@ -3,7 +3,7 @@ import type { ErrorVerdict } from '../retry/verdict.js';
 import { systemClock } from '../time/clock.js';
 import { onInboundCancel } from './cancel-fanout.js';
 import { currentInbound, type InboundCall } from './inbound.js';
-import { endedOverloaded } from './overloaded.js';
+import { downstreamFailed, endedOverloaded } from './overloaded.js';
 import type { PropagatePlan } from './propagate-options.js';
 
 /**
@@ -19,6 +19,8 @@ export interface Inheritance {
   remainingMs(): number;
   /** A signal that aborts when `caller` does or the inbound call is cancelled; `release()` drops both listeners. */
   link(caller: AbortSignal | undefined): LinkedSignal;
+  /** The outbound call succeeded (its stack's recent calls, which the overload rule reads). */
+  succeeded(): void;
   /** Tells the inbound call how the outbound call failed: overload makes its server answer don't-retry. */
   failed(error: unknown, verdict: ErrorVerdict | undefined): void;
 }
@@ -49,11 +51,13 @@ export function inheritInbound(
     remainingMs: () =>
       deadline === undefined ? Number.POSITIVE_INFINITY : deadline - systemClock(),
     link: (caller) => linkSignal(inbound, caller),
+    succeeded: () => plan.recent.record(false),
     failed(error, verdict) {
-      // A caller that is gone hears no answer: nothing to tell it.
+      // A caller that is gone hears no answer, and its cancellation says nothing of the downstream.
       if (inbound.signal.aborted) return;
       if (inbound.deadline !== undefined && systemClock() >= inbound.deadline) return;
-      if (endedOverloaded(error, verdict)) inbound.markOverloaded(errorName(error));
+      plan.recent.record(downstreamFailed(error, verdict));
+      if (endedOverloaded(error, verdict, plan.recent)) inbound.markOverloaded(errorName(error));
     },
   };
 }

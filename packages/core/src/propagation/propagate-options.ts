@@ -1,4 +1,5 @@
 import { checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
+import { RecentFailures } from './recent-failures.js';
 
 /** Inheritance from the inbound call: `propagate` of `ResilienceOptions`. */
 export interface PropagateOptions {
@@ -14,20 +15,23 @@ const PROPAGATE_KEYS = { marginMs: true } as const satisfies KnownKeys<Propagate
 /** `propagate` of a stack, validated. @internal */
 export interface PropagatePlan {
   readonly marginMs: number;
+  /** The stack's latest outbound calls under bound handlers: the overload rule reads them. */
+  readonly recent: RecentFailures;
 }
-
-const DEFAULT_PLAN: PropagatePlan = Object.freeze({ marginMs: DEFAULT_PROPAGATE_MARGIN_MS });
 
 /** Validates the `propagate` option: on by default, `false` turns it off. @internal */
 export function resolvePropagate(
   value: PropagateOptions | false | undefined,
 ): PropagatePlan | undefined {
   if (value === false) return undefined;
-  if (value === undefined) return DEFAULT_PLAN;
+  if (value === undefined) {
+    return { marginMs: DEFAULT_PROPAGATE_MARGIN_MS, recent: new RecentFailures() };
+  }
   checkOptions(undefined, value, PROPAGATE_KEYS, 'propagate', false);
   return {
     marginMs: optionalNumber('propagate.marginMs', value.marginMs, DEFAULT_PROPAGATE_MARGIN_MS, {
       min: 0,
     }),
+    recent: new RecentFailures(),
   };
 }

@@ -1,6 +1,7 @@
-import { currentInbound, PROPAGATION_HEADERS } from '@breakwater/core';
+import { currentInbound, PROPAGATION_HEADERS, type ProtectRunner, protect } from '@breakwater/core';
 import { createInboundCall, inboundFromHeaders, runInbound } from '@breakwater/core/node';
 import { describe, expect, it } from 'vitest';
+import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 
 const never = new AbortController().signal;
 
@@ -70,5 +71,43 @@ describe('inboundFromHeaders', () => {
       'x-breakwater-criticality': 'urgent',
     });
     expect([call.deadline, call.attempt, call.criticality]).toEqual([undefined, 1, undefined]);
+  });
+});
+
+describe('the overloaded rule', () => {
+  const noWait = async () => {};
+  const serve = async (run: ProtectRunner, fails: boolean) => {
+    const call = createInboundCall({ signal: never, deadline: undefined });
+    await runInbound(call, () =>
+      run(async () => {
+        if (fails) throw new Error('downstream blip');
+        return 'ok';
+      }).catch(() => 'failed'),
+    );
+    return call.overloaded;
+  };
+
+  it("exhausted retries answer don't-retry only while most of the stack's last 20 calls failed", async () => {
+    const run = protect({ retry: { attempts: 3 }, sleep: noWait });
+    // The first call's failure is all the stack has seen: a downstream failing every call.
+    expect(await serve(run, true)).toBe(true);
+    for (let i = 0; i < 19; i++) expect(await serve(run, false)).toBe(false);
+    // 1 failure in the last 20: an unlucky call, retryable by the layer above.
+    expect(await serve(run, true)).toBe(false);
+    // 10 in the last 20: overloaded again.
+    const after = [];
+    for (let i = 0; i < 9; i++) after.push(await serve(run, true));
+    expect(after).toEqual([false, false, false, false, false, false, false, false, true]);
+  });
+
+  it("a circuit's refusal answers don't-retry whatever the recent calls did", async () => {
+    const run = protect({
+      circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 60_000 },
+      sleep: noWait,
+    });
+    for (let i = 0; i < 5; i++) await serve(run, false);
+    // Opens the circuit: 1 failure in 6 calls, not overloaded.
+    expect(await serve(run, true)).toBe(false);
+    expect(await serve(run, false)).toBe(true);
   });
 });

@@ -22,6 +22,7 @@ import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../
 import { isThenable } from '../internal/thenable.js';
 import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
 import type { SlotPool } from '../pool/pool.js';
+import type { Inheritance, LinkedSignal } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { ProtectConfig } from './options.js';
 import type {
@@ -56,6 +57,9 @@ export interface RunnerShared {
   /** Calls that succeeded on their first attempt and hold nothing: reused by the next calls. */
   readonly spare: Call<unknown>[];
 }
+
+/** The verdict on a failure when the runner has no policy: everything is retried. */
+const RETRYABLE: ErrorVerdict = Object.freeze({});
 
 /** A runner's attempts share one latency: the derived attempt timeout's scope. */
 const RUNNER_SCOPE = '';
@@ -178,6 +182,16 @@ export class Call<T> extends WheelEntry {
   private startedAt = 0;
   /** The call's absolute deadline on the runner's clock (`timeoutMs`), once derived; NaN before. */
   private deadlineAt = Number.NaN;
+  /** This call's `timeoutMs`: the runner's, or less inside a bound handler (what is left of the inbound deadline). */
+  private timeoutMs = Number.POSITIVE_INFINITY;
+  /** Whether this call's attempts run under a deadline (the runner's {@link RunnerShared.timed}, or an inherited one). */
+  private timed = false;
+  /** What the call inherits from the inbound call it runs under; `undefined` outside a bound handler. */
+  private inherited: Inheritance | undefined = undefined;
+  /** The caller's signal linked to the inbound call's cancellation, released when the call settles. */
+  private linked: LinkedSignal | undefined = undefined;
+  /** The verdict on the last failure, told to the inbound call when the call fails. */
+  private lastVerdict: ErrorVerdict | undefined = undefined;
   /** The configured deadline the current attempt's timer stands for, in ms. */
   private timerMs = 0;
   /** Wheel time the current attempt's deadline was armed. */
@@ -229,6 +243,11 @@ export class Call<T> extends WheelEntry {
     this.deadlineAt = Number.NaN;
     this.previousDelayMs = 0;
     this.limitOutcome = 'ignored';
+    this.timeoutMs = this.shared.config.timeoutMs;
+    this.timed = this.shared.timed;
+    this.inherited = undefined;
+    this.linked = undefined;
+    this.lastVerdict = undefined;
     const config = this.shared.config;
     const telemetry = config.telemetry;
     if (telemetry === undefined) this.tel = undefined;
@@ -238,6 +257,18 @@ export class Call<T> extends WheelEntry {
       // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
       this.tel = telemetry.startCall(config.target, now, this.tel);
     }
+    return this;
+  }
+
+  /**
+   * Runs the call under the inbound call it serves: it aborts with the inbound
+   * call, and its deadline (set when it leaves the queue) is at most the
+   * inbound one less the margin.
+   */
+  inherit(inherited: Inheritance): this {
+    this.inherited = inherited;
+    this.linked = inherited.link(this.callerSignal);
+    this.callerSignal = this.linked.signal;
     return this;
   }
 
@@ -385,6 +416,7 @@ export class Call<T> extends WheelEntry {
       .then(undefined, (error: unknown) => {
         // Refused while queued (the caller aborted): the call never ran.
         this.settled = true;
+        this.linked?.release();
         this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
         this.reject(error);
       });
@@ -402,6 +434,7 @@ export class Call<T> extends WheelEntry {
       return;
     }
     const config = shared.config;
+    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return;
     if (config.rateLimit !== undefined) {
       const token = config.rateLimit.tryAcquire();
       if (!token.ok) {
@@ -422,6 +455,25 @@ export class Call<T> extends WheelEntry {
     this.runAttempt();
   }
 
+  /** Takes the inherited deadline when it is earlier; false (the call failed) when it has passed. */
+  private inheritDeadline(inherited: Inheritance): boolean {
+    const left = inherited.remainingMs();
+    if (left <= 0) {
+      this.settled = true;
+      this.linked?.release();
+      this.tel?.refused('deadline-expired');
+      this.tel?.end('refused', 0, undefined, this.takeTelAt());
+      // As the router's refusal of an expired request: the fallback may answer it.
+      this.failWith(new DeadlineExceededError(0), 'error');
+      return false;
+    }
+    if (left < this.timeoutMs) {
+      this.timeoutMs = left;
+      this.timed = true;
+    }
+    return true;
+  }
+
   /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
   refuse(reason: ProtectRejectReason, cause?: Error): Promise<T> {
     const p = this.promise();
@@ -432,6 +484,7 @@ export class Call<T> extends WheelEntry {
   private refuseNow(reason: ProtectRejectReason, cause?: Error): void {
     const shared = this.shared;
     this.settled = true;
+    this.linked?.release();
     if (shared.rejects.active) shared.rejects.emit({ reason });
     const tel = this.tel;
     if (tel !== undefined) {
@@ -478,7 +531,7 @@ export class Call<T> extends WheelEntry {
     const ctx = new AttemptContext(
       this as Call<unknown>,
       n,
-      shared.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
+      this.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
     // The watched attempt stays watched: it is kept by name once `ctx` moves on.
     if (this.watching && this.watchedEarlier === undefined) this.watchedEarlier = this.ctx;
@@ -494,7 +547,7 @@ export class Call<T> extends WheelEntry {
         tel.attemptStart(n, now);
       }
     }
-    if (shared.timed) this.armDeadline(config, n, now);
+    if (this.timed) this.armDeadline(config, n, now);
     let result: T | PromiseLike<T>;
     try {
       result = this.fn(ctx);
@@ -527,8 +580,8 @@ export class Call<T> extends WheelEntry {
   private armDeadline(config: ProtectConfig, n: number, telNow: number | undefined): void {
     const shared = this.shared;
     let left = Number.POSITIVE_INFINITY;
-    if (config.timeoutMs !== Number.POSITIVE_INFINITY) {
-      left = n === 1 ? config.timeoutMs : this.callDeadline() - config.clock();
+    if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
+      left = n === 1 ? this.timeoutMs : this.callDeadline() - config.clock();
     }
     const engine = config.engine;
     // A timed-out attempt is repeated within the attempts, and a probe never is.
@@ -538,7 +591,7 @@ export class Call<T> extends WheelEntry {
     const derivedAt = timeout.derived ? shared.wheel.time() : 0;
     const ms = Math.max(timeout.forAttempt(RUNNER_SCOPE, left, retryMayFollow, derivedAt), 1);
     // The call's deadline came first: the timeout event names the call's.
-    this.timerMs = ms < left ? ms : config.timeoutMs;
+    this.timerMs = ms < left ? ms : this.timeoutMs;
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
     const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
     this.attemptStartedAt = now;
@@ -552,10 +605,10 @@ export class Call<T> extends WheelEntry {
    */
   private callDeadline(): number {
     const config = this.shared.config;
-    if (config.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    if (this.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
     if (Number.isNaN(this.deadlineAt)) {
       const elapsed = this.shared.wheel.time() - this.startedAt;
-      this.deadlineAt = config.clock() + config.timeoutMs - elapsed;
+      this.deadlineAt = config.clock() + this.timeoutMs - elapsed;
     }
     return this.deadlineAt;
   }
@@ -614,12 +667,13 @@ export class Call<T> extends WheelEntry {
 
   private succeed(value: T): void {
     const shared = this.shared;
-    if (shared.timed && shared.config.attemptTimeout.derived) {
+    if (this.timed && shared.config.attemptTimeout.derived) {
       // A derived attempt timeout follows the runner's successful attempts.
       const now = shared.wheel.time();
       shared.config.attemptTimeout.observe(RUNNER_SCOPE, now - this.attemptStartedAt, now);
     }
     this.won = true;
+    this.inherited?.succeeded();
     this.shared.config.throttle?.recordAccept();
     this.finish('success');
     this.fulfil(value);
@@ -641,6 +695,8 @@ export class Call<T> extends WheelEntry {
     }
     const counted = verdict?.countForCircuit !== false;
     this.lastCounted = counted;
+    // Without a policy every failure is retryable (protect's default).
+    this.lastVerdict = verdict ?? RETRYABLE;
     // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
     if (!counted) shared.config.throttle?.recordAccept();
     this.allowFallback = verdict?.failover !== false;
@@ -741,17 +797,19 @@ export class Call<T> extends WheelEntry {
       // A failure's duration (known when timed, read on failures only) tells the circuit a call
       // sent before its latest failure from one sent since: a burst after a stall is not an outage.
       const ms =
-        outcome === 'failure' && shared.timed ? shared.wheel.time() - this.startedAt : undefined;
+        outcome === 'failure' && this.timed ? shared.wheel.time() - this.startedAt : undefined;
       // A success's end as telemetry read it is its time for the breaker too: one read, not two.
       const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
       (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
       this.permit = -1;
     }
     this.callerSignal?.removeEventListener('abort', this);
+    this.linked?.release();
   }
 
   /** Settles with `error`, or with the fallback's outcome when one applies. */
   private failWith(error: unknown, reason: ProtectFallbackEvent['reason']): void {
+    this.inherited?.failed(error, this.lastVerdict);
     const fallback = this.fallback;
     if (fallback === undefined || !this.allowFallback) {
       this.fail(error);

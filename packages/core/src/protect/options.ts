@@ -17,6 +17,7 @@ import {
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { GradientSettings } from '../limit/gradient-limit.js';
 import type { TokenBucket } from '../limit/token-bucket.js';
+import type { PropagatePlan } from '../propagation/propagate-options.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -50,6 +51,8 @@ export interface ProtectConfig {
   clock: Clock;
   /** `undefined` means the host timer (the fast path). */
   sleep: Sleep | undefined;
+  /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
+  propagate: PropagatePlan | undefined;
 }
 
 function throttleConfig(value: unknown): AdaptiveThrottle | undefined {
@@ -132,6 +135,7 @@ export function resolveProtectOptions(options: ProtectOptions | undefined): Prot
     target: Object.freeze({ name: o.name }),
     clock: o.clock ?? systemClock,
     sleep: o.sleep,
+    propagate: plan.propagate,
   };
 }
 
@@ -147,4 +151,5 @@ const SHARED_KEYS = [
   'sleep',
   'random',
   'telemetry',
+  'propagate',
 ] as const satisfies readonly (keyof ResilienceOptions)[];

@@ -6,6 +6,7 @@ import { type Event, EventEmitter } from '../internal/events.js';
 import { type AdaptiveLimiter, adaptiveLimiterOf } from '../limit/adaptive-limiter.js';
 import { type Criticality, criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
+import { inheritInbound } from '../propagation/inherit.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { monotonicClock, systemClock } from '../time/clock.js';
 import { systemSleep } from '../time/sleep.js';
@@ -66,9 +67,11 @@ class Runner implements RunnerShared {
     let signal: AbortSignal | undefined;
     let fallback: ProtectRunOptions<T>['fallback'];
     let policy: ErrorPolicy | undefined = this.config.classify;
+    let propagate: false | undefined;
     if (options !== undefined) {
       signal = options.signal;
       fallback = options.fallback;
+      propagate = options.propagate;
       if (options.classify !== undefined) policy = options.classify;
     }
     const criticality: Criticality = criticalityOf(
@@ -83,6 +86,8 @@ class Runner implements RunnerShared {
       fallback,
       policy,
     );
+    const inherited = inheritInbound(this.config.propagate, propagate);
+    if (inherited !== undefined) call.inherit(inherited);
     const limiter = this.limiter;
     if (limiter !== undefined) {
       const slot = limiter.tryAcquire(criticality);
@@ -102,7 +107,7 @@ class Runner implements RunnerShared {
       return call.refuse('circuit-open');
     }
     if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-    return call.queue(pool, signal);
+    return call.queue(pool, call.callerSignal);
   }
 }
 
@@ -115,6 +120,11 @@ class Runner implements RunnerShared {
  * replaces the final error, or a refusal (queue full, rate limited, circuit
  * open). Options are `ResilienceOptions` (without `hedge`, which is the
  * router's) plus `classify`, `throttle`, `name` and `timeoutMode`.
+ *
+ * Inside a bound server handler (`propagate`, on by default) the call's
+ * deadline is at most the inbound deadline less the margin, taken when the
+ * call leaves the queue; it is cancelled with the inbound call, and an
+ * overloaded end makes the server answer don't-retry.
  *
  * The success path allocates no `AbortController`, timer or closure: timeouts
  * share one process-wide timer (it holds the process open while a deadline is

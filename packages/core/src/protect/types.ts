@@ -81,6 +81,8 @@ export interface ProtectRunOptions<T> {
   classify?: ErrorPolicy | undefined;
   /** How much the call matters under `concurrency.adaptive`: the lowest tier is refused first. Defaults to `'default'`. */
   criticality?: Criticality | undefined;
+  /** `false`: this call inherits nothing from the inbound call it runs under (see `propagate`). Defaults to inheriting. */
+  propagate?: false | undefined;
 }
 
 /** Emitted before each retry's wait: the same event as `retry.onRetry`'s. */

@@ -14,6 +14,7 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
+import type { PropagatePlan } from '../propagation/propagate-options.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import { type Clock, systemClock } from '../time/clock.js';
@@ -83,6 +84,8 @@ export interface RouterConfig<R> {
   random: RandomSource;
   /** The `telemetry` option, guarded; `undefined` for none. */
   telemetry: SafeTelemetry | undefined;
+  /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
+  propagate: PropagatePlan | undefined;
 }
 
 /** What telemetry hears the router's requests as. @internal */
@@ -170,6 +173,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   if (options.sleep !== undefined) router.sleep = options.sleep;
   if (options.random !== undefined) router.random = options.random;
   if (options.telemetry !== undefined) router.telemetry = options.telemetry;
+  if (options.propagate !== undefined) router.propagate = options.propagate;
   const shared = resolveResilience('createRouter', '', router, false);
   if (shared.adaptive !== undefined) {
     // Accepted and ignored would leave the user unprotected without a word.
@@ -280,6 +284,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
     sleep,
     random,
     telemetry: shared.telemetry,
+    propagate: shared.propagate,
   };
   for (const p of providers) {
     if (p.breaker !== undefined)

@@ -1,10 +1,13 @@
 import type { CircuitBreaker } from '../breaker/types.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
+import { isRoutingError } from '../errors/routing-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { isThenable } from '../internal/thenable.js';
 import { describeValue } from '../internal/validate.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
+import { inheritInbound } from '../propagation/inherit.js';
+import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
@@ -25,6 +28,31 @@ function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+/** One request as `execute` admits it. */
+interface RouteRequest<R, T> {
+  fn: RouteOperation<R, T>;
+  signal: AbortSignal | undefined;
+  policy: RouteExecuteOptions<T>['classify'];
+  fallback: RouteExecuteOptions<T>['fallback'];
+  /** On the router's clock; `Infinity` for none. */
+  deadlineAt: number;
+}
+
+/**
+ * The verdict on a request's final error, as its inbound call hears it: the
+ * policy's on the last provider's failure (a `RoutingError`'s cause), or none
+ * when it throws.
+ */
+function finalVerdict(policy: ErrorPolicy | undefined, error: unknown): ErrorVerdict | undefined {
+  const last = isRoutingError(error) ? error.cause : error;
+  try {
+    // Without a policy every failure is retryable (the router's default).
+    return policy === undefined ? {} : policy(last);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -166,6 +194,34 @@ class RouterImpl<R> implements Router<R> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.classify ?? this.config.classify;
     const fallback = options?.fallback;
+    const inherited = inheritInbound(this.config.propagate, options?.propagate);
+    if (inherited === undefined) return this.admit({ fn, signal, policy, fallback, deadlineAt });
+    // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
+    // inbound call's cancellation cancels it.
+    const linked = inherited.link(signal);
+    const routed = this.admit({
+      fn,
+      signal: linked.signal,
+      policy,
+      fallback,
+      deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
+    });
+    routed.then(
+      () => {
+        linked.release();
+        inherited.succeeded();
+      },
+      (error: unknown) => {
+        linked.release();
+        inherited.failed(error, finalVerdict(policy, error));
+      },
+    );
+    return routed;
+  }
+
+  /** Admits one request to a slot (or queues it), then routes it. */
+  private admit<T>(request: RouteRequest<R, T>): Promise<T> {
+    const { fn, signal, policy, fallback, deadlineAt } = request;
     let routed: Promise<T>;
     const pool = this.pool;
     if (pool === undefined) {
@@ -193,7 +249,7 @@ class RouterImpl<R> implements Router<R> {
       // A full queue: the pool refuses the request below, which never reaches a traversal.
       if (pool.queued >= pool.maxQueue) this.core.refuse('queue-full');
       if (this.holdsAbandoned) {
-        routed = this.queueHolding(pool, fn, signal, policy, fallback, deadlineAt);
+        routed = this.queueHolding(pool, request);
       } else {
         let started = false;
         routed = pool.run(
@@ -216,14 +272,8 @@ class RouterImpl<R> implements Router<R> {
   }
 
   /** The queued path when slots wait for abandoned operations: the pool's task ends with the hold. */
-  private queueHolding<T>(
-    pool: SlotPool,
-    fn: RouteOperation<R, T>,
-    signal: AbortSignal | undefined,
-    policy: RouteExecuteOptions<T>['classify'],
-    fallback: RouteExecuteOptions<T>['fallback'],
-    deadlineAt: number,
-  ): Promise<T> {
+  private queueHolding<T>(pool: SlotPool, request: RouteRequest<R, T>): Promise<T> {
+    const { fn, signal, policy, fallback, deadlineAt } = request;
     return new Promise<T>((resolve, reject) => {
       let started = false;
       pool

@@ -6,6 +6,7 @@ import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
+import type { PropagateOptions } from '../propagation/propagate-options.js';
 import type { RetryBudget, RetryBudgetOptions } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
@@ -151,9 +152,13 @@ export interface RouteExecuteOptions<T> {
    * retry ends the request with the last attempt's error at once; a request
    * admitted at or after it visits no provider and rejects with a
    * `DeadlineExceededError`. The router sets no timer for it
-   * (`protection.timeoutMs` is the router's own deadline). Defaults to none.
+   * (`protection.timeoutMs` is the router's own deadline). Inside a bound
+   * server handler it is at most the inbound deadline less the margin
+   * (`RouterOptions.propagate`). Defaults to none.
    */
   deadlineAt?: number | undefined;
+  /** `false`: this request inherits nothing from the inbound call it runs under (see `RouterOptions.propagate`). Defaults to inheriting. */
+  propagate?: false | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
@@ -305,6 +310,13 @@ export interface RouterOptions<R> {
   random?: RandomSource;
   /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
   telemetry?: Telemetry;
+  /**
+   * Inside a bound server handler, a request's deadline is at most the inbound
+   * deadline less `marginMs`, it is cancelled with the inbound call, and an
+   * overloaded end makes the server answer don't-retry; see
+   * `ResilienceOptions.propagate`. `false` turns it off. Defaults to `{ marginMs: 5 }`.
+   */
+  propagate?: PropagateOptions | false;
 }
 
 /** Keys of {@link RouterOptions}. @internal */
@@ -322,6 +334,7 @@ export const ROUTER_OPTION_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  propagate: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
 
 /** The panic rule of a router: see {@link RouterOptions.panic}. */

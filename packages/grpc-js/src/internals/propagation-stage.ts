@@ -93,7 +93,8 @@ class InheritingCall extends ForwardingCall {
 
   override onReceiveStatus(status: StatusObject): void {
     this.stopWaiting?.();
-    if (status.code !== Status.OK && this.judge !== undefined) {
+    if (status.code === Status.OK) this.inherited?.succeeded();
+    else if (this.judge !== undefined) {
       this.inherited?.failed(breakwaterCause(status) ?? status, this.judge(status));
     }
     super.onReceiveStatus(status);

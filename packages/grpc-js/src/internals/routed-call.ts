@@ -3,8 +3,11 @@ import {
   isDeadlineExceededError,
   isQueueFullError,
   isRoutingError,
+  PROPAGATION_HEADERS,
+  systemClock,
 } from '@breakwater/core';
 import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
+import { type Inheritance, inheritInbound, onInboundCancel } from '@breakwater/core/internal';
 import {
   type CallCredentials,
   type ChannelInterface,
@@ -100,23 +103,44 @@ export class RoutedCall implements Call, AttemptOwner {
   private attempts = 0;
   private credentials: CallCredentials | undefined;
   private readonly deadlineAt: number;
+  private readonly deadline: Deadline;
   private readonly callNumber: number;
+  /** What the call inherits from the inbound call it runs under; `undefined` outside a bound handler. */
+  private readonly inherited: Inheritance | undefined;
+  /** Stops waiting for the inbound call's cancellation. */
+  private stopWaiting: (() => void) | undefined;
+  /** The inbound call has heard how this call ended. */
+  private told = false;
 
   constructor(
     private readonly state: RoutingState,
     private readonly path: string,
-    private readonly deadline: Deadline,
+    deadline: Deadline,
     private readonly host: string | null | undefined,
     private readonly parentCall: ServerSurfaceCall | null,
     private readonly propagateFlags: number | null | undefined,
   ) {
-    this.deadlineAt = deadlineMs(deadline);
+    this.inherited = inheritInbound(state.propagate);
+    const inheritedAt = this.inherited?.deadline ?? Number.POSITIVE_INFINITY;
+    const own = deadlineMs(deadline);
+    // Inside a bound handler the inbound deadline, less the margin, bounds every attempt.
+    this.deadlineAt = Math.min(own, inheritedAt);
+    this.deadline = inheritedAt < own ? inheritedAt : deadline;
     this.callNumber = state.nextCallNumber();
   }
 
   start(metadata: Metadata, listener: InterceptingListener): void {
     this.metadata = metadata;
     this.listener = listener;
+    const inbound = this.inherited?.inbound;
+    if (inbound !== undefined && !this.finished) {
+      if (inbound.criticality !== undefined) {
+        metadata.set(PROPAGATION_HEADERS.grpc.criticality, inbound.criticality);
+      }
+      this.stopWaiting = onInboundCancel(inbound, () =>
+        this.cancelWithStatus(Status.CANCELLED, 'Cancelled: the inbound call was cancelled'),
+      );
+    }
     if (this.finished) {
       // Cancelled before it started: report once the caller's start returned.
       const status = this.endStatus as StatusObject;
@@ -279,9 +303,13 @@ export class RoutedCall implements Call, AttemptOwner {
     // A pinned call has one attempt and nothing to choose: everything passes straight through.
     if (!this.replayable) this.committed = a;
     let metadata = this.metadata as Metadata;
-    if (index > 1) {
-      metadata = metadata.clone();
-      metadata.set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
+    const stamped = deadline !== Number.POSITIVE_INFINITY;
+    if (index > 1 || stamped) metadata = metadata.clone();
+    if (index > 1) metadata.set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
+    if (stamped) {
+      // grpc-js hides `grpc-timeout` from server handlers; this header tells a bound server the time left.
+      const left = Math.max(0, Math.floor(deadlineMs(deadline) - systemClock()));
+      metadata.set(PROPAGATION_HEADERS.http.timeout, String(left));
     }
     call.start(metadata, a);
     if (this.message !== undefined) {
@@ -411,6 +439,7 @@ export class RoutedCall implements Call, AttemptOwner {
   /** The router gave up: report the status that explains why. */
   private routeFailed(error: unknown): void {
     if (this.finished) return;
+    this.tell(error);
     if (error instanceof TargetAttemptError) {
       this.finish(error.status);
     } else if (isRoutingError(error)) {
@@ -444,8 +473,23 @@ export class RoutedCall implements Call, AttemptOwner {
     }
   }
 
+  /** Tells the inbound call how this call ended (`error`: how the router gave up); once. */
+  private tell(error?: unknown): void {
+    const inherited = this.inherited;
+    if (inherited === undefined || this.told || this.cancelled) return;
+    this.told = true;
+    if (error === undefined) inherited.succeeded();
+    else {
+      const last = isRoutingError(error) ? error.cause : error;
+      inherited.failed(error, last instanceof TargetAttemptError ? last.verdict : undefined);
+    }
+  }
+
   private finish(status: StatusObject): void {
     if (this.finished) return;
+    this.stopWaiting?.();
+    if (status.code === Status.OK) this.tell();
+    else this.tell(status);
     this.finished = true;
     this.endStatus = status;
     this.message = undefined;

@@ -1,5 +1,6 @@
 import type { Clock, ErrorVerdict, Router } from '@breakwater/core';
 import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
+import type { PropagatePlan } from '@breakwater/core/internal';
 import type { ChannelInterface } from '@grpc/grpc-js';
 import { TargetAttemptError } from './target-attempt-error.js';
 
@@ -31,6 +32,8 @@ export interface RoutingState {
   nextCallNumber(): number;
   /** True once the routing channel was closed. */
   readonly closed: boolean;
+  /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
+  readonly propagate: PropagatePlan | undefined;
 }
 
 // Verdicts the routed call hands to the router, shared so judging allocates nothing.

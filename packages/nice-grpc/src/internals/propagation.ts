@@ -87,7 +87,10 @@ function inherit<Request, Response>(
     options: down,
     end(error) {
       linked.release();
-      if (error === undefined) return;
+      if (error === undefined) {
+        inherited.succeeded();
+        return;
+      }
       const code = (error as { code?: unknown }).code;
       const verdict =
         typeof code === 'number'

@@ -115,6 +115,7 @@ export function inheritCall<T>(
       },
       complete() {
         linked.release();
+        inherited.succeeded();
         observer.complete?.();
       },
     },
