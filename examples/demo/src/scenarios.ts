@@ -121,14 +121,14 @@ const tailScenario: Builder = (t, totalMs) => {
 };
 
 /**
- * Replica A's capacity in the `overload` scenario: one worker, 50 ms a call
- * (20 calls/s), an unbounded queue, no cancellation checks. Round-robin gives A
- * a third of the four usual gRPC clients' load (about 33 calls/s at the
- * default rate, 27 with `--quick`; this scenario's fifth, adaptive lane adds
- * what its routing sends A), so its queue grows until every call it takes
- * misses the 1 s deadline, while it keeps serving calls nobody waits for.
+ * Replica A's capacity in the `overload` scenario: one worker, 100 ms a call
+ * (10 calls/s), an unbounded queue, no cancellation checks. Round-robin gives A
+ * a third of the plain gRPC clients' load (about 8 calls/s each at the default
+ * rate; the Breakwater lanes send it what their load-aware routing chooses), so
+ * its queue grows within a second or two until every call it takes misses the
+ * 1 s deadline, while it keeps serving calls nobody waits for.
  */
-export const SATURATED = { workers: 1, serviceMs: 50 } as const;
+export const SATURATED = { workers: 1, serviceMs: 100 } as const;
 
 /** gRPC replica A saturates, then gets its capacity back (tRPC has no capacity fault). */
 const overloadScenario: Builder = (t, totalMs) => {

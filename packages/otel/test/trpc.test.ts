@@ -125,6 +125,8 @@ describe('otelTelemetry through tRPC resilienceLink (real chaos server)', () => 
           { id: 'down', link: batchLink(down.url) },
           { id: 'up', link: batchLink(up.url) },
         ],
+        // The down endpoint first, every time (the default least-loaded pick is random).
+        selection: 'priority',
         hedge: { delayMs: 60_000, attempts: 2 },
         protection: { circuit: { failureSpanMs: 0, failureThreshold: 1, openDurationMs: 60_000 } },
         telemetry: counted,
