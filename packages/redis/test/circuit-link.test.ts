@@ -7,8 +7,9 @@ import { startRedisServer } from './redis-server.js';
 // What a fleet circuit says about its link when Redis dies or refuses it. Each
 // test has its own redis-server: one is killed, one wants a password.
 
+/** Whether `check` holds within about 10 s (a reconnect after a restart takes ioredis's backoff, longer on a loaded host). */
 async function eventually(check: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 500 && !check(); i++) await systemSleep(4);
+  for (let i = 0; i < 2_500 && !check(); i++) await systemSleep(4);
   return check();
 }
 
