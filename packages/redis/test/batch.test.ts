@@ -1,9 +1,9 @@
 import { systemSleep } from '@breakwater/core';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKeyedLimiter, type RedisKeyedLimiter } from '../src/index.js';
 import { TAKE_TOKENS } from '../src/lease.js';
-import { type RedisServer, startRedisServer } from './redis-server.js';
+import { connectClient, type RedisServer, startRedisServer } from './redis-server.js';
 
 // A keyed limiter sends the lease refills of all its keys that need one in one
 // script call. Two connections stand for two processes. Round trips may take
@@ -14,10 +14,9 @@ let server: RedisServer;
 const clients: Redis[] = [];
 
 async function connect(): Promise<Redis> {
-  const client = new Redis({ port: server.port, host: '127.0.0.1', enableOfflineQueue: false });
+  const client = await connectClient(server.port);
   client.on('error', () => {});
   clients.push(client);
-  await new Promise((ready) => client.once('ready', ready));
   return client;
 }
 

@@ -1,10 +1,10 @@
 import { systemSleep } from '@breakwater/core';
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKeyedLimiter, type RedisKeyedLimiter } from '../src/index.js';
 import { redisKey } from '../src/link.js';
-import { type RedisServer, startRedisServer } from './redis-server.js';
+import { connectClient, type RedisServer, startRedisServer } from './redis-server.js';
 
 // A name or key a caller chooses must never reach another object's Redis key.
 
@@ -61,8 +61,7 @@ describe('keyed limiter keys in a real redis-server', () => {
   let client: Redis;
   beforeAll(async () => {
     server = await startRedisServer();
-    client = new Redis({ port: server.port, host: '127.0.0.1', enableOfflineQueue: false });
-    await new Promise((ready) => client.once('ready', ready));
+    client = await connectClient(server.port);
   });
   afterAll(async () => {
     client?.disconnect();

@@ -1,12 +1,12 @@
 import { createManualClock, RateLimitError, systemClock, systemSleep } from '@breakwater/core';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createRedisKeyedLimiter,
   createRedisRetryBudget,
   createRedisTokenBucket,
 } from '../src/index.js';
-import { type RedisServer, startRedisServer } from './redis-server.js';
+import { connectClient, type RedisServer, startRedisServer } from './redis-server.js';
 
 // Round trips may take 250 ms before decisions fall back (not the default 5): the
 // machine is shared, and these tests are about leases, not fallbacks.
@@ -15,8 +15,7 @@ let server: RedisServer;
 let client: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
-  client = new Redis({ port: server.port, host: '127.0.0.1', enableOfflineQueue: false });
-  await new Promise((ready) => client.once('ready', ready));
+  client = await connectClient(server.port);
 });
 afterAll(async () => {
   client?.disconnect();

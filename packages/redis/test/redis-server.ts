@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 
 /** A running redis-server that can be killed and brought back on the same port. */
 export interface RedisServer {
@@ -185,4 +186,11 @@ export async function startRedisCluster(nodes = 3): Promise<RedisCluster> {
     throw e;
   }
   return { ports, stop };
+}
+
+/** An ioredis client of the test's own on `port`, ready (no offline queue: a dead server fails at once). */
+export async function connectClient(port: number): Promise<Redis> {
+  const client = new Redis({ port, host: '127.0.0.1', enableOfflineQueue: false });
+  await new Promise((ready) => client.once('ready', ready));
+  return client;
 }
