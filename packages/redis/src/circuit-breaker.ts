@@ -269,6 +269,8 @@ export function createRedisCircuitBreaker(
       }),
     );
   };
+  /** Ends the catch-up reads of `listen` (and their waits) when the breaker closes. */
+  const closing = new AbortController();
   const listen = async () => {
     try {
       await subscriber.subscribe(channel);
@@ -277,9 +279,16 @@ export function createRedisCircuitBreaker(
       failedToListen(e);
       return;
     }
-    // Messages missed while not listening: read the stored state.
-    if (await sync()) settleReady();
-    else failedToListen(new Error(`the fleet's state was not read within ${control} ms`));
+    // Messages missed while not listening: read the stored state. The command
+    // client may reconnect later than the subscriber: read again every
+    // `retryMs` while the subscriber listens, so the fleet is joined without
+    // waiting for a call.
+    while (!(await sync())) {
+      failedToListen(new Error(`the fleet's state was not read within ${control} ms`));
+      await settings.sleep(settings.retryMs, closing.signal).catch(() => {});
+      if (closing.signal.aborted || subscriber.status !== 'ready') return;
+    }
+    settleReady();
   };
   subscriber.on('message', onMessage);
   // On every (re)connection: listen again and catch up.
@@ -385,6 +394,7 @@ export function createRedisCircuitBreaker(
     linkStats: () => link.stats(),
     ready,
     async close() {
+      closing.abort();
       changes.dispose();
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);

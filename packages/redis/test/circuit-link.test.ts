@@ -24,12 +24,12 @@ function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
   ]);
 }
 
-function connect(port: number, password?: string): Redis {
+function connect(port: number, password?: string, reconnectMs = 50): Redis {
   const client = new Redis({
     port,
     host: '127.0.0.1',
     enableOfflineQueue: false,
-    retryStrategy: () => 50,
+    retryStrategy: () => reconnectMs,
     ...(password === undefined ? {} : { password }),
   });
   client.on('error', () => {});
@@ -72,6 +72,28 @@ describe('fleet circuit link', () => {
       await circuit.close();
       client.disconnect();
       admin.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('reads the fleet state again when the subscriber is back before the command client (joins the fleet with no call)', async () => {
+    const server = await startRedisServer();
+    // The command client reconnects slowly, the subscriber at once: the
+    // subscriber's first catch-up read finds the command client still away.
+    const client = connect(server.port, undefined, 400);
+    const subscriber = connect(server.port);
+    const circuit = createRedisCircuitBreaker({ client, subscriber, name: 'race', retryMs: 50 });
+    try {
+      await circuit.ready;
+      await server.kill();
+      expect(await eventually(() => circuit.linkStats().mode === 'local')).toBe(true);
+      await server.restart();
+      expect(await eventually(() => circuit.linkStats().mode === 'shared')).toBe(true);
+      expect(circuit.linkStats().resumes).toBe(1);
+    } finally {
+      await circuit.close();
+      client.disconnect();
+      subscriber.disconnect();
       await server.stop();
     }
   });
