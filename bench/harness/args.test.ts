@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs, SETTING_FLAGS } from './args.js';
 
-const suites = ['micro', 'otel-cost', 'outage-recovery', 'soak', 'redis-fleet'];
+const suites = ['micro', 'otel-cost', 'outage-recovery', 'soak', 'redis-fleet', 'partial'];
 const parse = (argv: string[], env: Record<string, string> = {}) =>
   parseArgs(argv, { suites, cwd: '/work/bench', env });
 

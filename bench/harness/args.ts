@@ -124,6 +124,13 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     help: 'index.ts of an older copy of packages/otel/src, run on the --base-core copy',
   },
   {
+    flag: '--scenarios',
+    env: 'BENCH_PARTIAL_SCENARIOS',
+    kind: 'value',
+    suites: ['partial'],
+    help: 'only the scenarios whose name contains one of these substrings (comma-separated)',
+  },
+  {
     flag: '--keyed',
     env: 'BENCH_REDIS_KEYED',
     kind: 'switch',

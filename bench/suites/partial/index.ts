@@ -155,7 +155,10 @@ export const partialSuite: Suite = {
     const tables = [];
     const targets: TargetResult[] = [];
     const data: unknown[] = [];
-    for (const scenario of SCENARIOS) {
+    // `--scenarios killed,tail` runs only the scenarios whose name contains one of those.
+    const wanted = process.env.BENCH_PARTIAL_SCENARIOS?.split(',');
+    const scenarios = SCENARIOS.filter((s) => !wanted || wanted.some((w) => s.name.includes(w)));
+    for (const scenario of scenarios) {
       const grpc = await startServers(3, false);
       const trpc = await startTrpcServers(3);
       const servers: Servers = {
@@ -192,7 +195,7 @@ export const partialSuite: Suite = {
       targets,
       notes: [
         'Three gRPC replicas and three tRPC servers, each a child process; every client runs at once, open loop, 1 s deadline per call. Random faults are decided per (server seed, call index, attempt), so every client meets the same slow and failing calls. Figures cover every phase after the warm-up. "Failed, no server saw them": failed calls of which no server received an attempt (refused by a circuit or a spent budget, or no connection). Goal rows (issue 30): each Breakwater setup ≥ the best peer of its protocol − 0.5 point, ≤ that peer\'s server attempts per call + 0.1, p99 ≤ the fastest peer\'s.',
-        'Peers: grpc-js round_robin without retries, with the service-config retryPolicy (3 attempts, 50 ms × 2), with a hedgingPolicy (3 attempts, 150 ms, UNAVAILABLE non-fatal); nice-grpc over round_robin with nice-grpc-client-middleware-retry (3 attempts, UNAVAILABLE) and -deadline; tRPC retryLink over round-robin links. Breakwater: createRoutingChannel (round-robin, grpcHealthProbe, idempotent Echo) with and without a 150 ms hedge and a 20% + 1/s budget; resilienceInterceptor({ idempotent }) over round_robin; resilienceMiddleware({ idempotent, timeoutMs: 1000 }); routingLink (round-robin, STANDARD_RESILIENCE.circuit, /healthz watched) with and without hedge + budget.',
+        'Peers: grpc-js round_robin without retries, with the service-config retryPolicy (3 attempts, 50 ms × 2), with a hedgingPolicy (3 attempts, 150 ms, UNAVAILABLE non-fatal); nice-grpc over round_robin with nice-grpc-client-middleware-retry (3 attempts, UNAVAILABLE) and -deadline; tRPC retryLink over round-robin links. Breakwater: createRoutingChannel (default least-loaded selection, grpcHealthProbe, idempotent Echo) with and without a 150 ms hedge and a 20% + 1/s budget; resilienceInterceptor({ idempotent }) over round_robin; resilienceMiddleware({ idempotent, timeoutMs: 1000 }); routingLink (default least-loaded selection, STANDARD_RESILIENCE.circuit, /healthz watched) with and without hedge + budget.',
       ],
       data,
     };

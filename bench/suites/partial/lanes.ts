@@ -49,7 +49,6 @@ export const protocolOf = (lane: string) => (/tRPC|routingLink/.test(lane) ? 'tr
 function routingChannelLane(name: string, addresses: readonly string[], hedged: boolean): Lane {
   const channel = createRoutingChannel({
     targets: addresses.map((address, i) => ({ id: `r${i}`, address })),
-    selection: 'round-robin',
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
     health: { probe: grpcHealthProbe },
     ...(hedged ? { hedge: HEDGE, budget: budget() } : {}),
@@ -102,7 +101,6 @@ function routingLinkLane(
   const links = [
     routingLink<ChaosTrpcRouter>({
       endpoints: servers.map((s) => ({ id: s.id, link: trpcTerminal(s.url, 1) })),
-      selection: 'round-robin',
       protection: { circuit: STANDARD_RESILIENCE.circuit },
       health: { probe: chaosTrpcHealthProbe(servers), failureThreshold: Number.MAX_SAFE_INTEGER },
       ...(hedged ? { hedge: HEDGE, budget: budget() } : {}),
