@@ -10,6 +10,7 @@ import {
 import {
   checkOptions,
   type KnownKeys,
+  onAbort,
   resolveResilience,
   telemetryScopeOf,
 } from '@breakwater/core/internal';
@@ -280,9 +281,8 @@ async function* guardStream<Response>(
   const caller = options.signal;
   const controller = new AbortController();
   const timer = new AbortController();
-  const forward = () => controller.abort(caller?.reason);
-  if (caller?.aborted) forward();
-  else caller?.addEventListener('abort', forward, { once: true });
+  const stopForwarding =
+    caller === undefined ? undefined : onAbort(caller, () => controller.abort(caller.reason));
   const expired = callDeadlineError(timeoutMs);
   void sleep(timeoutMs, timer.signal).then(() => {
     if (!timer.signal.aborted) controller.abort(expired);
@@ -295,6 +295,6 @@ async function* guardStream<Response>(
     throw isPeerDeadline(error) ? peerDeadline(error, path, timeoutMs) : error;
   } finally {
     timer.abort();
-    caller?.removeEventListener('abort', forward);
+    stopForwarding?.();
   }
 }

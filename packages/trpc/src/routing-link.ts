@@ -15,6 +15,7 @@ import {
   checkNumber,
   checkOptions,
   type KnownKeys,
+  onAbort,
   optionPath,
   optionTypeError,
   resolvePropagate,
@@ -274,12 +275,14 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
       const settle = (): boolean => {
         if (settled) return false;
         settled = true;
-        callerSignal?.removeEventListener('abort', onAbort);
+        stopListening?.();
         if (deadline !== undefined) wheel.cancel(deadline);
         return true;
       };
-      const onAbort = () => ac.abort(callerSignal?.reason);
-      callerSignal?.addEventListener('abort', onAbort, { once: true });
+      const stopListening =
+        callerSignal == null
+          ? undefined
+          : onAbort(callerSignal, () => ac.abort(callerSignal.reason));
       const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
       let deadlineAt = Number.POSITIVE_INFINITY;
       // What each attempt tells its server (`breakwaterHeaders`): the call's deadline as wall-clock time.

@@ -1,4 +1,5 @@
 import { abortError } from '../internal/abort.js';
+import { onAbort } from '../internal/on-abort.js';
 import { newPromiseInto, noSettler } from '../internal/settle.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import type { AttemptEngine } from './engine.js';
@@ -47,6 +48,8 @@ class HedgedRun<T> {
   private readonly timers = new AbortController();
   private started = 0;
   private settled = false;
+  /** Stops waiting on the caller's signal. */
+  private stopListening: (() => void) | undefined = undefined;
   /** Bit `i` set: attempt `i` was a hedge (for telemetry's hedges won). */
   private hedges = 0;
   resolve: (value: T | PromiseLike<T>) => void = noSettler;
@@ -63,17 +66,17 @@ class HedgedRun<T> {
     const promise = newPromiseInto<T>(this);
     const signal = this.signal;
     if (signal?.aborted) {
-      this.handleEvent();
+      this.cancel();
       return promise;
     }
     this.engine.budget?.recordRequest();
-    signal?.addEventListener('abort', this);
+    if (signal !== undefined) this.stopListening = onAbort(signal, () => this.cancel());
     this.launch();
     return promise;
   }
 
-  /** The caller's signal aborted (the run is the listener: no closure). */
-  handleEvent(): void {
+  /** The caller's signal aborted. */
+  private cancel(): void {
     const signal = this.signal as AbortSignal;
     this.finish(this.hooks.cancelled?.(signal) ?? abortError(signal), false);
   }
@@ -158,7 +161,7 @@ class HedgedRun<T> {
     if (this.settled) return;
     this.settled = true;
     this.timers.abort();
-    this.signal?.removeEventListener('abort', this);
+    this.stopListening?.();
     for (const controller of this.live.values()) controller.abort();
     this.live.clear();
     if (ok) this.resolve(outcome as T);

@@ -2,6 +2,7 @@ import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { DeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkSignal } from '../internal/call-options.js';
+import { onAbort } from '../internal/on-abort.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
@@ -45,6 +46,8 @@ class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
   controller: AbortController | undefined = undefined;
   /** Cancels the injected sleep once the call settles, so no virtual timer is left pending. */
   sleepController: AbortController | undefined = undefined;
+  /** Stops waiting on the caller's signal. */
+  stopListening: (() => void) | undefined = undefined;
 
   constructor(
     readonly timeoutMs: number,
@@ -76,8 +79,8 @@ class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
     return this.fail(new DeadlineExceededError(this.timeoutMs));
   }
 
-  /** The caller's signal aborted first (an EventListener object: no closure per call). */
-  handleEvent(): void {
+  /** The caller's signal aborted first. */
+  callerAborted(): void {
     if (!this.settled) this.fail(abortError(this.callerSignal as AbortSignal));
   }
 
@@ -92,7 +95,7 @@ class TimeoutCall<T> extends WheelEntry implements OutcomeSink {
   private finish(): void {
     this.settled = true;
     sharedTimerWheel.cancel(this);
-    this.callerSignal?.removeEventListener('abort', this);
+    this.stopListening?.();
     this.sleepController?.abort();
   }
 }
@@ -164,7 +167,8 @@ export function withTimeout<T>(op: TimeoutOperation<T>, options: TimeoutOptions)
   } else if (finite) {
     sharedTimerWheel.schedule(call, timeoutMs);
   }
-  callerSignal?.addEventListener('abort', call);
+  if (callerSignal !== undefined)
+    call.stopListening = onAbort(callerSignal, () => call.callerAborted());
 
   let result: PromiseLike<T> | T;
   try {

@@ -63,6 +63,8 @@ export { abortError, neverAbortedSignal } from './abort.js';
 export { checkCall, checkSignal } from './call-options.js';
 export { EventEmitter } from './events.js';
 export { notify } from './notify.js';
+/** One listener per signal, however many calls wait on it. */
+export { onAbort } from './on-abort.js';
 /** Option checking: full option paths, unknown keys with suggestions. */
 export {
   checkFunction,

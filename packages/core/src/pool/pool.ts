@@ -2,6 +2,7 @@ import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
 import { type Event, EventEmitter } from '../internal/events.js';
+import { onAbort } from '../internal/on-abort.js';
 import { checkNumber, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
 
@@ -110,7 +111,8 @@ interface Waiter {
   signal: AbortSignal | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  onAbort: (() => void) | undefined;
+  /** Stops waiting on the caller's signal. */
+  stopWaiting: (() => void) | undefined;
   prev: Waiter | undefined;
   next: Waiter | undefined;
 }
@@ -164,20 +166,19 @@ class PoolImpl implements SlotPool {
         signal,
         resolve: resolve as (value: unknown) => void,
         reject,
-        onAbort: undefined,
+        stopWaiting: undefined,
         prev: undefined,
         next: undefined,
       };
       this.waiters.append(w);
       this.queued++;
       if (signal) {
-        w.onAbort = () => {
+        w.stopWaiting = onAbort(signal, () => {
           this.unlink(w);
           this.aborted++;
           reject(abortError(signal));
           this.checkIdle();
-        };
-        signal.addEventListener('abort', w.onAbort, { once: true });
+        });
       }
     });
   }
@@ -239,7 +240,7 @@ class PoolImpl implements SlotPool {
   private unlink(w: Waiter): void {
     this.waiters.unlink(w);
     this.queued--;
-    if (w.onAbort && w.signal) w.signal.removeEventListener('abort', w.onAbort);
+    w.stopWaiting?.();
   }
 
   /** Starts queued tasks while slots are free, oldest first. */

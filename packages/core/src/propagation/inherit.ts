@@ -1,4 +1,5 @@
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
+import { onAbort } from '../internal/on-abort.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { systemClock } from '../time/clock.js';
 import { onInboundCancel } from './cancel-fanout.js';
@@ -64,7 +65,6 @@ export function inheritInbound(
 
 function linkSignal(inbound: InboundCall, caller: AbortSignal | undefined): LinkedSignal {
   const controller = new AbortController();
-  const onCaller = () => controller.abort(caller?.reason);
   const stopWaiting = onInboundCancel(inbound, () =>
     controller.abort(
       inbound.signal.reason instanceof Error
@@ -72,13 +72,13 @@ function linkSignal(inbound: InboundCall, caller: AbortSignal | undefined): Link
         : new OperationAbortedError({ cause: inbound.signal.reason }),
     ),
   );
-  if (caller?.aborted) controller.abort(caller.reason);
-  else caller?.addEventListener('abort', onCaller, { once: true });
+  const stopCaller =
+    caller === undefined ? undefined : onAbort(caller, () => controller.abort(caller.reason));
   return {
     signal: controller.signal,
     release() {
       stopWaiting();
-      caller?.removeEventListener('abort', onCaller);
+      stopCaller?.();
     },
   };
 }

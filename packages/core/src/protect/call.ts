@@ -18,6 +18,7 @@ import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
 import { notify } from '../internal/notify.js';
+import { onAbort } from '../internal/on-abort.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
@@ -190,6 +191,8 @@ export class Call<T> extends WheelEntry {
   private inherited: Inheritance | undefined = undefined;
   /** The caller's signal linked to the inbound call's cancellation, released when the call settles. */
   private linked: LinkedSignal | undefined = undefined;
+  /** Stops waiting on the caller's signal, once the call has started. */
+  private stopListening: (() => void) | undefined = undefined;
   /** The verdict on the last failure, told to the inbound call when the call fails. */
   private lastVerdict: ErrorVerdict | undefined = undefined;
   /** The configured deadline the current attempt's timer stands for, in ms. */
@@ -247,6 +250,7 @@ export class Call<T> extends WheelEntry {
     this.timed = this.shared.timed;
     this.inherited = undefined;
     this.linked = undefined;
+    this.stopListening = undefined;
     this.lastVerdict = undefined;
     const config = this.shared.config;
     const telemetry = config.telemetry;
@@ -450,7 +454,7 @@ export class Call<T> extends WheelEntry {
       }
     }
     shared.running++;
-    signal?.addEventListener('abort', this);
+    if (signal !== undefined) this.stopListening = onAbort(signal, () => this.cancel());
     config.budget?.recordRequest();
     this.runAttempt();
   }
@@ -751,8 +755,8 @@ export class Call<T> extends WheelEntry {
     engine.schedule(delay, next, this.callerSignal);
   }
 
-  /** Caller cancellation (the call is the abort listener: no closure). */
-  handleEvent(): void {
+  /** Caller cancellation. */
+  private cancel(): void {
     if (this.settled) return;
     const error = abortError(this.callerSignal as AbortSignal);
     // The caller stopped waiting: its running attempt gives the slot back at once, unless it already
@@ -803,7 +807,8 @@ export class Call<T> extends WheelEntry {
       (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
       this.permit = -1;
     }
-    this.callerSignal?.removeEventListener('abort', this);
+    this.stopListening?.();
+    this.stopListening = undefined;
     this.linked?.release();
   }
 

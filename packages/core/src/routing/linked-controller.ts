@@ -1,4 +1,4 @@
-import { neverAbortedSignal } from '../internal/abort.js';
+import { onAbort } from '../internal/on-abort.js';
 
 /**
  * An `AbortController` that also aborts (with the same reason) when `parent`
@@ -8,19 +8,11 @@ import { neverAbortedSignal } from '../internal/abort.js';
  * @internal
  */
 export class LinkedController extends AbortController {
-  private readonly onParentAbort: (() => void) | undefined;
-
-  constructor(private readonly parent: AbortSignal) {
-    super();
-    if (parent.aborted) this.abort(parent.reason);
-    else if (parent !== neverAbortedSignal) {
-      this.onParentAbort = () => this.abort(parent.reason);
-      parent.addEventListener('abort', this.onParentAbort, { once: true });
-    }
-  }
-
   /** Removes the listener on the parent signal. Idempotent. */
-  unlink(): void {
-    if (this.onParentAbort) this.parent.removeEventListener('abort', this.onParentAbort);
+  readonly unlink: () => void;
+
+  constructor(parent: AbortSignal) {
+    super();
+    this.unlink = onAbort(parent, () => this.abort(parent.reason));
   }
 }

@@ -1,6 +1,7 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
-import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import { abortError } from '../internal/abort.js';
+import { onAbort } from '../internal/on-abort.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
@@ -46,6 +47,7 @@ export function routeParallel<R, T>(
     let hedges = 0;
     let done = false;
     let timer: AbortController | undefined;
+    let stopListening = () => {};
     // The panic rule, drawn at the request's first skip: 0 not yet, 1 won, -1 lost or used.
     let panic = 0;
 
@@ -57,7 +59,7 @@ export function routeParallel<R, T>(
     const finish = (callerAborted: boolean) => {
       done = true;
       timer?.abort();
-      signal.removeEventListener('abort', onAbort);
+      stopListening();
       for (const r of running) {
         r.controller.abort(callerAborted ? signal.reason : lostToAnother());
         r.controller.unlink();
@@ -69,9 +71,8 @@ export function routeParallel<R, T>(
       finish(callerAborted);
       reject(error);
     };
-    const onAbort = () => fail(abortError(signal), true);
-    // The shared never-aborting signal needs no listener (and would collect one per call).
-    if (signal !== neverAbortedSignal) signal.addEventListener('abort', onAbort, { once: true });
+    // A signal that aborted before the traversal reaches its visits through their controllers.
+    if (!signal.aborted) stopListening = onAbort(signal, () => fail(abortError(signal), true));
 
     /** Starts the next admissible provider; false when none is left. */
     const launch = (asHedge: boolean): boolean => {

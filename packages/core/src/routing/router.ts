@@ -3,6 +3,7 @@ import { isQueueFullError } from '../errors/queue-full-error.js';
 import { isRoutingError } from '../errors/routing-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
+import { onAbort } from '../internal/on-abort.js';
 import { isThenable } from '../internal/thenable.js';
 import { describeValue } from '../internal/validate.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
@@ -15,15 +16,14 @@ import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from 
 /** Rejects as soon as `signal` aborts, even if the traversal ignores it (its slot stays held until it settles). */
 function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stopListening = onAbort(signal, () => reject(abortError(signal)));
     routed.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         reject(error);
       },
     );

@@ -1,3 +1,4 @@
+import { onAbort } from '../internal/on-abort.js';
 import { startTimer, stopTimer } from './timer.js';
 
 /**
@@ -22,19 +23,18 @@ function hostSleep(unref: boolean): Sleep {
       });
     }
     return new Promise((resolve) => {
-      const onAbort = () => {
-        stopTimer(handle);
-        resolve();
-      };
       const handle = startTimer(
         Math.max(0, ms),
         () => {
-          signal.removeEventListener('abort', onAbort);
+          stopWaiting();
           resolve();
         },
         unref,
       );
-      signal.addEventListener('abort', onAbort, { once: true });
+      const stopWaiting = onAbort(signal, () => {
+        stopTimer(handle);
+        resolve();
+      });
     });
   };
 }

@@ -18,6 +18,7 @@ import {
   type AttemptEngine,
   type AttemptTimeout,
   criticalityOf,
+  onAbort,
   type PropagatePlan,
   type RetryBudgetLike,
   refusalOf,
@@ -163,7 +164,7 @@ type ProbeContext = Record<string | symbol, unknown> & { [PROBE]?: true };
  * limit token, circuit permit (released once, with the call's final
  * outcome), the call's deadline, then attempts retried or hedged by the core
  * engine (see `retry-link.ts`, `hedge-link.ts`), each under its own deadline.
- * It is the caller's abort listener, the teardown and (as its own entry on the
+ * It is the teardown and (as its own entry on the
  * shared timer wheel, which arms no host timer per call) its deadline, so a
  * call that succeeds first time costs this object and one {@link Attempt}.
  * @internal
@@ -199,7 +200,13 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   /** The operation sent below: `op`, or a copy whose context carries the probe mark. */
   private below: Operation | undefined = undefined;
   private startedAt = 0;
-  private listening = false;
+  /**
+   * The signal attempts carry below in place of the caller's: it aborts with it, so links below
+   * that listen per operation (tRPC's `httpBatchLink`) leave a signal many calls share alone.
+   */
+  private belowSignal: AbortController | undefined = undefined;
+  /** Stops waiting on the caller's signal; `undefined` while not listening. */
+  private stopListening: (() => void) | undefined = undefined;
   private lastEventId: string | undefined = undefined;
   /** The call's telemetry (the stack's `telemetry` option), else `undefined`. */
   tel: SafeCallTelemetry | undefined = undefined;
@@ -402,6 +409,11 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       attempt: n,
       criticality: outboundCriticality(op),
     });
+    if (op.signal) {
+      this.belowSignal ??= new AbortController();
+      this.listen();
+      sent.signal = this.belowSignal.signal;
+    }
     const input =
       this.lastEventId === undefined
         ? sent
@@ -528,9 +540,11 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     this.observer.error?.(error);
   }
 
-  /** The caller's `op.signal` aborted (an EventListener object: no closure per call). */
-  handleEvent(): void {
-    this.fail(aborted(this.op.signal as AbortSignal));
+  /** The caller's `op.signal` aborted. */
+  private cancel(): void {
+    const signal = this.op.signal as AbortSignal;
+    this.fail(aborted(signal));
+    this.belowSignal?.abort(signal.reason);
   }
 
   /** Teardown from above (also called by tRPC after the call settled). */
@@ -565,10 +579,8 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   /** Gives back the timer, the abort listener and the bulkhead slot, once. */
   private settle(): void {
     if (this.wheelSlot !== undefined) sharedTimerWheel.cancel(this);
-    if (this.listening) {
-      this.listening = false;
-      this.op.signal?.removeEventListener('abort', this);
-    }
+    this.stopListening?.();
+    this.stopListening = undefined;
     const slotOf = this.slotOf;
     const giveBack = this.giveBack;
     const limit = this.limit;
@@ -582,9 +594,9 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
 
   private listen(): void {
     const signal = this.op.signal;
-    if (this.listening || !signal) return;
-    this.listening = true;
-    signal.addEventListener('abort', this, { once: true });
+    if (this.stopListening !== undefined || !signal) return;
+    // One listener on a signal many calls share: Node warns past ten.
+    this.stopListening = onAbort(signal, () => this.cancel());
   }
 }
 
