@@ -9,6 +9,7 @@ export {
   DEFAULT_MAX_PUSHBACK_MS,
   MAX_ATTEMPTS,
 } from './attempts/engine.js';
+export type { MethodOptions } from './attempts/method-options.js';
 export {
   type ConcurrencyOptions,
   type HedgePolicyOptions,

@@ -1,8 +1,11 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
+  type Clock,
   type Criticality,
   createPool,
+  type MethodOptions,
+  type Pool,
   type ResilienceOptions,
   type ResilienceWarning,
   type RetryPolicyOptions,
@@ -13,15 +16,19 @@ import {
   compileSelector,
   createGrpcCircuits,
   createGrpcStatusClassifier,
+  type GrpcCircuits,
   type GrpcRetryEvent,
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
 import {
+  GRPC_METHOD_SELECTORS,
   grpcAdaptiveLimiters,
   optionPath,
   optionTypeError,
+  type ResiliencePlan,
   reportWarning,
+  resolveMethods,
   resolveResilience,
 } from '@breakwater/core/internal';
 import type { CallOptions, Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
@@ -52,6 +59,14 @@ export interface ResilienceInterceptorOptions extends Omit<ResilienceOptions, 'r
   classify?: GrpcStatusClassifier;
   /** Told once, at construction, of a configuration that probably does not do what was meant; a throwing listener is ignored. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
+  /**
+   * Settings per method (`'/pkg.Service/Method'`) or service (`'pkg.Service'`):
+   * a call takes the most specific entry, merged over these options (`retry`,
+   * `hedge`, `circuit` field by field). Budget, rate limit and bulkhead stay the client's. Defaults to none.
+   * @example
+   * methods: { '/shop.Catalog/Export': { timeoutMs: 60_000, retry: false } }
+   */
+  methods?: Readonly<Record<string, MethodOptions>>;
 }
 
 /**
@@ -126,10 +141,11 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
 export function resilienceInterceptor(
   options?: ResilienceInterceptorOptions,
 ): ResilienceInterceptor {
-  const { idempotent, classify, onWarning, ...shared } = (options ??
+  const fn = 'resilienceInterceptor';
+  const { idempotent, classify, onWarning, methods, ...shared } = (options ??
     {}) as ResilienceInterceptorOptions;
   const plan = resolveResilience(
-    'resilienceInterceptor',
+    fn,
     '',
     // A non-object is handed on as is, so the one check reports it.
     typeof options === 'object' && options !== null ? (shared as ResilienceOptions) : options,
@@ -148,69 +164,121 @@ export function resilienceInterceptor(
       }
       const isSafe = compileSelector('idempotent', idempotent);
       const judge = classify ?? createGrpcStatusClassifier();
-      const clock = shared.clock ?? systemClock;
-      const stack: Stage[] = [];
-      // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
-      // Always in: it also tells a nice-grpc server the deadline, `propagate: false` or not.
-      stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
-      if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
-        stack.push(deadlineStage(plan.timeoutMs, clock));
-      }
-      const breaker = plan.circuit;
-      // A breaker given is shared by every method; options (or the standard's) make one per method.
-      const circuits =
-        breaker === undefined
-          ? undefined
-          : createGrpcCircuits(
-              breaker === shared.circuit
-                ? { breakerFor: () => breaker, classify: judge, clock }
-                : {
-                    breaker: (shared.circuit ??
-                      STANDARD_RESILIENCE.circuit) as CircuitBreakerOptions,
-                    classify: judge,
-                    clock,
-                  },
-            );
-      if (circuits !== undefined) stack.push(circuitStage(circuits));
-      if (plan.rateLimit !== undefined) stack.push(rateLimitStage(plan.rateLimit));
-      if (plan.concurrency !== undefined) {
-        const { limit, maxQueue } = plan.concurrency;
-        stack.push(bulkheadStage(createPool({ concurrency: limit, maxQueue })));
-      }
-      const limiters = grpcAdaptiveLimiters(plan, shared.clock);
-      if (limiters !== undefined) stack.push(adaptiveStage(limiters));
+      // Every method shares the client's budget, rate limit and bulkhead.
+      const table = resolveMethods(fn, methods, GRPC_METHOD_SELECTORS, shared, {
+        budget: plan.budget ?? false,
+        rateLimit: plan.rateLimit ?? false,
+      });
+      const slots = plan.concurrency;
+      const common: CommonParts = {
+        judge,
+        clock: shared.clock ?? systemClock,
+        pool: slots && createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
+        limiters: grpcAdaptiveLimiters(plan, shared.clock),
+      };
       const { retry, hedge } = plan;
       // Only a retry or hedge the user asked for is worth a warning: the standard retry
       // covering no method is what a client without `idempotent` wants.
       const asked =
         (retry !== undefined && shared.retry !== undefined) ||
         (hedge !== undefined && shared.hedge !== undefined);
-      if (asked && isEmpty(idempotent)) {
+      if (asked && isEmpty(idempotent) && !table.entries.some((e) => e.idempotent === true)) {
         reportWarning(onWarning, {
           code: 'no-idempotent-methods',
           message:
             'resilienceInterceptor: retries are on but `idempotent` selects no method, so only calls that never reached the server are retried; list the methods safe to repeat (e.g. idempotentMethods(packageDefinition)).',
         });
       }
-      if (
-        retry !== undefined ||
-        hedge !== undefined ||
-        plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY
-      ) {
-        stack.push(attemptStage(plan, isSafe, judge, clock));
-      }
-      // Outermost, so that it sees refusals and the final status of every call.
-      if (plan.telemetry !== undefined) stack.unshift(telemetryStage(plan.telemetry, circuits));
+      const client = buildStack(shared, plan, isSafe, common);
+      const stacks = new Map(
+        table.entries.map((entry) => {
+          const own = entry.idempotent;
+          const safe = own === undefined ? isSafe : () => own;
+          const entryPlan = resolveResilience(
+            fn,
+            entry.path,
+            entry.options as ResilienceOptions,
+            true,
+          );
+          return [
+            entry,
+            optionPath(entry.path, () => buildStack(entry.options, entryPlan, safe, common)),
+          ];
+        }),
+      );
+      const stackFor = (path: string): MethodStack => {
+        const entry = table.entryFor(path);
+        return (entry && stacks.get(entry)) ?? client;
+      };
       const interceptor: Interceptor =
-        stack.length === 0
-          ? (o, next) => next(o) as ReturnType<Interceptor>
-          : stageInterceptor(stack);
+        stacks.size === 0
+          ? client.interceptor
+          : (o, next) => stackFor(o.method_definition.path).interceptor(o, next);
       return Object.assign(interceptor, {
-        circuitFor: (path: string) => circuits?.circuitFor(path),
+        circuitFor: (path: string) => stackFor(path).circuits?.circuitFor(path),
       });
     },
-    'resilienceInterceptor',
+    fn,
   );
+}
+
+/** What every method's stack shares: the classifier, the clock, the bulkhead and the adaptive limits. */
+interface CommonParts {
+  readonly judge: GrpcStatusClassifier;
+  readonly clock: Clock;
+  readonly pool: Pool | undefined;
+  readonly limiters: ReturnType<typeof grpcAdaptiveLimiters>;
+}
+
+/** The stack of the client's options, or of one `methods` entry merged over them. */
+interface MethodStack {
+  readonly interceptor: Interceptor;
+  readonly circuits: GrpcCircuits | undefined;
+}
+
+function buildStack(
+  shared: Omit<ResilienceInterceptorOptions, 'idempotent' | 'classify' | 'onWarning' | 'methods'>,
+  plan: ResiliencePlan,
+  isSafe: (path: string) => boolean,
+  { judge, clock, pool, limiters }: CommonParts,
+): MethodStack {
+  const stack: Stage[] = [];
+  // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
+  // Always in: it also tells a nice-grpc server the deadline, `propagate: false` or not.
+  stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
+  if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
+    stack.push(deadlineStage(plan.timeoutMs, clock));
+  }
+  const breaker = plan.circuit;
+  // A breaker given is shared by every method; options (or the standard's) make one per method.
+  const circuits =
+    breaker === undefined
+      ? undefined
+      : createGrpcCircuits(
+          breaker === shared.circuit
+            ? { breakerFor: () => breaker, classify: judge, clock }
+            : {
+                breaker: (shared.circuit ?? STANDARD_RESILIENCE.circuit) as CircuitBreakerOptions,
+                classify: judge,
+                clock,
+              },
+        );
+  if (circuits !== undefined) stack.push(circuitStage(circuits));
+  if (plan.rateLimit !== undefined) stack.push(rateLimitStage(plan.rateLimit));
+  if (pool !== undefined) stack.push(bulkheadStage(pool));
+  if (limiters !== undefined) stack.push(adaptiveStage(limiters));
+  if (
+    plan.retry !== undefined ||
+    plan.hedge !== undefined ||
+    plan.attemptTimeoutMs !== Number.POSITIVE_INFINITY
+  ) {
+    stack.push(attemptStage(plan, isSafe, judge, clock));
+  }
+  // Outermost, so that it sees refusals and the final status of every call.
+  if (plan.telemetry !== undefined) stack.unshift(telemetryStage(plan.telemetry, circuits));
+  const interceptor: Interceptor =
+    stack.length === 0 ? (o, next) => next(o) as ReturnType<Interceptor> : stageInterceptor(stack);
+  return { interceptor, circuits };
 }
 
 function isEmpty(selector: MethodSelector | undefined): boolean {

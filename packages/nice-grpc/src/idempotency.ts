@@ -16,14 +16,17 @@ export function isIdempotentMethod(method: Pick<MethodDescriptor, 'options'>): b
 
 /**
  * The methods a middleware may repeat: those the definition marks safe, plus
- * those `selector` lists (paths, services, a predicate or `'all'`).
+ * those `selector` lists (paths, services, a predicate or `'all'`); a
+ * boolean (a `methods` entry's) decides alone.
  * @internal
  */
 export function idempotencyRule(
   name: string,
-  selector: MethodSelector | undefined,
+  selector: MethodSelector | boolean | undefined,
 ): (method: MethodDescriptor) => boolean {
   if (selector === undefined) return isIdempotentMethod;
+  // A `methods` entry's own `idempotent` decides for its methods, whatever their definition says.
+  if (typeof selector === 'boolean') return () => selector;
   const listed = compileSelector(name, selector);
   return (method) => isIdempotentMethod(method) || listed(method.path);
 }

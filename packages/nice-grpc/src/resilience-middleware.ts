@@ -1,6 +1,8 @@
 import {
   type Criticality,
   createPool,
+  type MethodOptions,
+  type Pool,
   type ResilienceOptions,
   type ResilienceWarning,
   type RetryPolicyOptions,
@@ -11,9 +13,13 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   checkOptions,
+  GRPC_METHOD_SELECTORS,
   grpcAdaptiveLimiters,
   type KnownKeys,
+  optionPath,
   RESILIENCE_KEYS,
+  type ResiliencePlan,
+  resolveMethods,
   resolveResilience,
 } from '@breakwater/core/internal';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
@@ -62,12 +68,21 @@ export interface ResilienceMiddlewareOptions extends Omit<ResilienceOptions, 're
   classify?: GrpcStatusClassifier;
   /** Told once per client when `retry` is given and a called method is not known idempotent. Defaults to a Node process warning, printed once per process. */
   onWarning?: (warning: ResilienceWarning) => void;
+  /**
+   * Settings per method (`'/pkg.Service/Method'`) or service (`'pkg.Service'`):
+   * a call takes the most specific entry, merged over these options (`retry`,
+   * `hedge`, `circuit` field by field). Budget, rate limit and bulkhead stay the client's. Defaults to none.
+   * @example
+   * methods: { '/shop.Catalog/Export': { timeoutMs: 60_000, retry: false } }
+   */
+  methods?: Readonly<Record<string, MethodOptions>>;
 }
 
 const KEYS: KnownKeys<ResilienceMiddlewareOptions> = Object.assign({}, RESILIENCE_KEYS, {
   idempotent: true,
   classify: true,
   onWarning: true,
+  methods: true,
 } as const);
 
 /**
@@ -97,6 +112,45 @@ export function resilienceMiddleware(
 ): ClientMiddleware<ResilienceCallOptions> {
   const fn = 'resilienceMiddleware';
   checkOptions(fn, options, KEYS);
+  const { methods, ...client } = options;
+  const own = build(fn, '', client, undefined);
+  // Every method shares the client's budget, rate limit and bulkhead.
+  const table = resolveMethods(fn, methods, GRPC_METHOD_SELECTORS, client, {
+    budget: own.plan.budget ?? false,
+    rateLimit: own.plan.rateLimit ?? false,
+  } as Partial<typeof client>);
+  if (table.entries.length === 0) return own.middleware;
+  const stacks = new Map(
+    table.entries.map((entry) => {
+      const merged =
+        entry.idempotent === undefined
+          ? entry.options
+          : { ...entry.options, idempotent: entry.idempotent };
+      return [entry, build(fn, entry.path, merged, own).middleware];
+    }),
+  );
+  return (call, callOptions) => {
+    const entry = table.entryFor(call.method.path);
+    return ((entry && stacks.get(entry)) ?? own.middleware)(call, callOptions);
+  };
+}
+
+/** One stack: the client's, or a `methods` entry's (found at option path `path`) sharing `client`'s bulkhead. */
+interface Built {
+  readonly plan: ResiliencePlan;
+  readonly pool: Pool | undefined;
+  readonly limiters: ReturnType<typeof grpcAdaptiveLimiters>;
+  readonly middleware: ClientMiddleware<ResilienceCallOptions>;
+}
+
+function build(
+  fn: string,
+  path: string,
+  options: Omit<ResilienceMiddlewareOptions, 'methods' | 'idempotent'> & {
+    idempotent?: MethodSelector | boolean | undefined;
+  },
+  client: Built | undefined,
+): Built {
   // Split once: the adapter's keys here, the shared vocabulary to core.
   const { idempotent, classify, onWarning, retry, circuit, ...rest } = options;
   let policy: ResilienceOptions['retry'] = retry as ResilienceOptions['retry'];
@@ -107,7 +161,7 @@ export function resilienceMiddleware(
   const shared = (
     retry === undefined ? { ...rest, circuit: false } : { ...rest, retry: policy, circuit: false }
   ) as ResilienceOptions;
-  const plan = resolveResilience(fn, '', shared, true);
+  const plan = resolveResilience(fn, path, shared, true);
   const part = circuit === undefined ? STANDARD_RESILIENCE.circuit : circuit;
   const clock = rest.clock ?? systemClock;
   // The retry stage writes `grpc-timeout` on every attempt: the deadline stage leaves it.
@@ -118,20 +172,23 @@ export function resilienceMiddleware(
     stamp: false,
   };
   const slots = plan.concurrency;
+  const pool =
+    client === undefined
+      ? slots && createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue })
+      : client.pool;
+  const limiters = client === undefined ? grpcAdaptiveLimiters(plan, rest.clock) : client.limiters;
+  const circuitPath = path === '' ? 'circuit' : `${path}.circuit`;
   const admission = {
     circuits:
-      part === false ? undefined : circuitRegistry(fn, 'circuit', part, classify, rest.clock),
+      part === false ? undefined : circuitRegistry(fn, circuitPath, part, classify, rest.clock),
     bucket: plan.rateLimit,
-    pool:
-      slots === undefined
-        ? undefined
-        : createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
-    limiters: grpcAdaptiveLimiters(plan, rest.clock),
+    pool,
+    limiters,
   };
   const admits = admission.circuits || admission.bucket || admission.pool || admission.limiters;
   const retryAsked = retry !== undefined;
   const extras = { idempotent, classify, onWarning, onRetry, clock, sleep: rest.sleep, retryAsked };
-  const attempts = attemptStage(fn, plan, extras, 'retry.');
+  const attempts = optionPath(path, () => attemptStage(fn, plan, extras, 'retry.'), fn);
   // A call without a response stream runs every stage as a step of this middleware's one
   // generator; a response stream, whose stages hold it until it ends, through one each.
   let step = deadlineStep(
@@ -154,7 +211,7 @@ export function resilienceMiddleware(
     step = telemetry.step;
     stream.unshift(telemetry.stream as (typeof stream)[number]);
   }
-  return stepMiddleware(step, compose(stream));
+  return { plan, pool, limiters, middleware: stepMiddleware(step, compose(stream)) };
 }
 
 /** The middleware running `stack` outermost first. */

@@ -1,3 +1,4 @@
+import type { MethodSelectorForm } from '../attempts/method-options.js';
 import { describeValue, optionTypeError } from '../internal/validate.js';
 
 /**
@@ -25,7 +26,7 @@ export interface ServiceDefinitionLike {
   readonly methods: Readonly<Record<string, { name?: unknown; options?: unknown }>>;
 }
 
-type MethodOptions = { idempotency_level?: unknown; idempotencyLevel?: unknown } | undefined;
+type DefinedMethodOptions = { idempotency_level?: unknown; idempotencyLevel?: unknown } | undefined;
 
 /** Each method's path and idempotency level, from either definition shape. */
 function definedMethods(definition: object): Array<[string, unknown]> {
@@ -36,7 +37,7 @@ function definedMethods(definition: object): Array<[string, unknown]> {
       const name = typeof method?.name === 'string' ? method.name : key;
       found.push([
         `/${service.fullName}/${name}`,
-        (method?.options as MethodOptions)?.idempotencyLevel,
+        (method?.options as DefinedMethodOptions)?.idempotencyLevel,
       ]);
     }
     return found;
@@ -44,7 +45,7 @@ function definedMethods(definition: object): Array<[string, unknown]> {
   for (const entry of Object.values(definition)) {
     if (typeof entry !== 'object' || entry === null || 'format' in entry) continue;
     for (const method of Object.values(entry as Record<string, unknown>)) {
-      const m = method as { path?: unknown; options?: MethodOptions };
+      const m = method as { path?: unknown; options?: DefinedMethodOptions };
       if (typeof m?.path === 'string') found.push([m.path, m.options?.idempotency_level]);
     }
   }
@@ -159,3 +160,14 @@ export function compileSelector(
   }
   return matcher(checkedNames(name, selector));
 }
+
+/**
+ * gRPC's `methods` selectors: the same forms `idempotent` takes, a full
+ * method path (`/pkg.Service/Method`, more specific) or a service name
+ * (`pkg.Service`).
+ * @internal
+ */
+export const GRPC_METHOD_SELECTORS: MethodSelectorForm = {
+  fault: shapeFault,
+  candidates: (path) => [path, path.slice(1, path.lastIndexOf('/'))],
+};

@@ -17,6 +17,14 @@ export {
 } from '../attempts/engine.js';
 export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
+  type MethodEntry,
+  type MethodSelectorForm,
+  type MethodTable,
+  mergeMethodOptions,
+  PROCEDURE_SELECTORS,
+  resolveMethods,
+} from '../attempts/method-options.js';
+export {
   RESILIENCE_KEYS,
   type ResiliencePlan,
   resolveResilience,
@@ -40,6 +48,7 @@ export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
 export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
+export { GRPC_METHOD_SELECTORS } from '../grpc/methods.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
 export { criticalityOf } from '../limit/criticality.js';

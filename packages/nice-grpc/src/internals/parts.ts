@@ -73,7 +73,7 @@ export interface AttemptStage extends ChainSettings {
 
 /** The adapter's own keys of the retry/hedge stage. @internal */
 export interface AttemptExtras {
-  idempotent?: MethodSelector | undefined;
+  idempotent?: MethodSelector | boolean | undefined;
   classify?: GrpcStatusClassifier | undefined;
   onRetry?: ((event: GrpcRetryEvent) => void) | undefined;
   onWarning?: ((warning: ResilienceWarning) => void) | undefined;
