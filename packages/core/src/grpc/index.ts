@@ -30,4 +30,11 @@ export {
   type ServiceDefinitionLike,
 } from './methods.js';
 export { checkAttempts, type GrpcRetryEvent, resolveBackoff } from './retry-settings.js';
+export {
+  type FromServiceConfigOptions,
+  fromServiceConfig,
+  type ServiceConfigMethodOptions,
+  type ServiceConfigOptions,
+  type ServiceConfigRetry,
+} from './service-config.js';
 export { GrpcStatus, type GrpcStatusCode, grpcStatusName } from './status.js';

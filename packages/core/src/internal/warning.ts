@@ -1,7 +1,10 @@
 /** A one-time notice from an adapter about a configuration that probably does not do what was meant. */
 export interface ResilienceWarning {
-  /** `'no-idempotent-methods'`: retries or hedging are on, but no call they cover is known safe to repeat. */
-  code: 'no-idempotent-methods';
+  /**
+   * `'no-idempotent-methods'`: retries or hedging are on, but no call they cover is known safe to repeat.
+   * `'service-config-not-applied'`: `fromServiceConfig` met service-config fields Breakwater does not apply.
+   */
+  code: 'no-idempotent-methods' | 'service-config-not-applied';
   /** One sentence: what happens and how to change it. */
   message: string;
   /** The method or procedure that prompted it, when the warning is about one. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fixedRandom, sequenceRandom } from '../time/random.js';
-import { createBackoff, MAX_BACKOFF_DELAY_MS } from './backoff.js';
+import { type BackoffOptions, createBackoff, MAX_BACKOFF_DELAY_MS } from './backoff.js';
 
 describe('createBackoff schedules', () => {
   it('linear: n × base, capped by maxDelayMs', () => {
@@ -51,6 +51,25 @@ describe('createBackoff schedules', () => {
     expect(b.delayFor(3)).toBeLessThan(2000);
     expect(b.baseFor(3)).toBe(2000);
     expect(b.maxFor(3)).toBe(2000);
+  });
+
+  it('proportional jitter: schedule × [1 − ratio, 1 + ratio), 0.2 by default (gRFC A6)', () => {
+    const at = (r: number, options: Partial<BackoffOptions> = {}) =>
+      createBackoff({
+        baseDelayMs: 100,
+        strategy: 'exponential',
+        maxDelayMs: 300,
+        jitter: 'proportional',
+        random: fixedRandom(r),
+        ...options,
+      });
+    expect([0, 0.5].map((r) => at(r).delayFor(2))).toEqual([160, 200]);
+    expect(at(0.999).delayFor(2)).toBeLessThan(240);
+    // The cap bounds the schedule; the jitter spreads around it, as gRPC does.
+    expect(at(0).baseFor(3)).toBe(300);
+    expect(at(0).maxFor(3)).toBeCloseTo(360);
+    expect(at(0, { jitterRatio: 0.1 }).maxFor(1)).toBeCloseTo(110);
+    expect(() => at(0, { jitterRatio: 1.5 })).toThrow(/jitterRatio must be <= 1/);
   });
 
   it('totalMaxFor sums maxFor(1 … attempts − 1)', () => {
@@ -148,7 +167,7 @@ describe('createBackoff properties', () => {
     strategy: fc.constantFrom('linear', 'exponential'),
     factor: fc.oneof(fc.double({ min: 1, max: 1e3, noNaN: true }), fc.constant(1e300)),
     maxDelayMs: fc.option(fc.double({ min: 0, max: 1e9, noNaN: true }), { nil: undefined }),
-    jitter: fc.constantFrom('additive', 'full', 'decorrelated', 'none'),
+    jitter: fc.constantFrom('additive', 'full', 'decorrelated', 'proportional', 'none'),
     r: fc.double({ min: 0, max: 0.999_999, noNaN: true }),
   });
 

@@ -16,10 +16,11 @@ export type BackoffStrategy = 'linear' | 'exponential';
 /**
  * How randomness spreads the delays: `additive` adds up to `jitterRatio ×
  * baseDelayMs` on top of the schedule, `full` draws from `[0, schedule)`,
- * `decorrelated` draws from `[baseDelayMs, previous × factor)` (AWS), `none`
- * waits exactly the schedule.
+ * `decorrelated` draws from `[baseDelayMs, previous × factor)` (AWS),
+ * `proportional` draws from `schedule × [1 − jitterRatio, 1 + jitterRatio)`
+ * (gRPC's retry backoff, gRFC A6: ±20 %), `none` waits exactly the schedule.
  */
-export type BackoffJitter = 'additive' | 'full' | 'decorrelated' | 'none';
+export type BackoffJitter = 'additive' | 'full' | 'decorrelated' | 'proportional' | 'none';
 
 /** Options of {@link createBackoff}. */
 export interface BackoffOptions {
@@ -33,7 +34,7 @@ export interface BackoffOptions {
   maxDelayMs?: number;
   /** Jitter mode. Defaults to `'additive'`. */
   jitter?: BackoffJitter;
-  /** Additive jitter span as a fraction of `baseDelayMs` (>= 0); only for `additive`. Defaults to 0.5. */
+  /** Jitter span: for `additive` a fraction of `baseDelayMs` (>= 0), defaults to 0.5; for `proportional` the fraction of the schedule either side of it (in [0, 1]), defaults to 0.2. Only for those two modes. */
   jitterRatio?: number;
   /** Source of randomness in `[0, 1)`. Defaults to `systemRandom`. */
   random?: RandomSource;
@@ -68,7 +69,7 @@ export interface Backoff {
   readonly maxDelayMs: number;
   /** The resolved jitter mode (`'additive'` when the option was omitted). */
   readonly jitter: BackoffJitter;
-  /** The resolved additive jitter fraction of `baseDelayMs` (0.5 when the option was omitted). */
+  /** The resolved jitter fraction: of `baseDelayMs` for `additive` (default 0.5), of the schedule for `proportional` (default 0.2). */
   readonly jitterRatio: number;
   /** The `attempts` the schedule was budgeted for, or `undefined`. */
   readonly budgetedAttempts: number | undefined;
@@ -90,7 +91,13 @@ export interface Backoff {
 export const MAX_BACKOFF_DELAY_MS = 2_147_483_647;
 
 const STRATEGIES: readonly BackoffStrategy[] = ['linear', 'exponential'];
-const JITTERS: readonly BackoffJitter[] = ['additive', 'full', 'decorrelated', 'none'];
+const JITTERS: readonly BackoffJitter[] = [
+  'additive',
+  'full',
+  'decorrelated',
+  'proportional',
+  'none',
+];
 
 function checkAttempt(n: number): void {
   if (!Number.isInteger(n) || n < 1) {
@@ -127,13 +134,16 @@ class BackoffSchedule implements Backoff {
       allowInfinity: true,
     });
     this.maxDelayMs = Math.min(cap, MAX_BACKOFF_DELAY_MS);
-    if (options.jitterRatio !== undefined && this.jitter !== 'additive') {
+    const proportional = this.jitter === 'proportional';
+    if (options.jitterRatio !== undefined && this.jitter !== 'additive' && !proportional) {
       throw optionTypeError(
         'jitterRatio',
-        `applies only to additive jitter, got jitterRatio ${String(options.jitterRatio)} with jitter '${this.jitter}'`,
+        `applies only to additive or proportional jitter, got jitterRatio ${String(options.jitterRatio)} with jitter '${this.jitter}'`,
       );
     }
-    this.jitterRatio = optionalNumber('jitterRatio', options.jitterRatio, 0.5, { min: 0 });
+    this.jitterRatio = proportional
+      ? optionalNumber('jitterRatio', options.jitterRatio, 0.2, { min: 0, max: 1 })
+      : optionalNumber('jitterRatio', options.jitterRatio, 0.5, { min: 0 });
     checkFunction('random', options.random);
     this.random = options.random ?? systemRandom;
     this.budgetedAttempts =
@@ -176,6 +186,8 @@ class BackoffSchedule implements Backoff {
       case 'decorrelated':
         // Each draw stays below previous × factor, starting from base: base × factor^n.
         return this.grow(this.baseDelayMs, this.factor, n);
+      case 'proportional':
+        return Math.min(this.schedule(n) * (1 + this.jitterRatio), MAX_BACKOFF_DELAY_MS);
       default:
         return this.schedule(n);
     }
@@ -191,6 +203,10 @@ class BackoffSchedule implements Backoff {
       case 'additive': {
         const jittered = this.schedule(n) + draw(this.random) * this.jitterRatio * this.baseDelayMs;
         return Math.min(jittered, MAX_BACKOFF_DELAY_MS);
+      }
+      case 'proportional': {
+        const spread = this.jitterRatio * (2 * draw(this.random) - 1);
+        return Math.min(this.schedule(n) * (1 + spread), MAX_BACKOFF_DELAY_MS);
       }
       default: {
         const base = this.baseDelayMs;
