@@ -42,6 +42,7 @@ export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-w
 export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
+export { type AdmissionParts, type Admitted, admitCall, type Refused } from '../limit/admission.js';
 export { criticalityOf } from '../limit/criticality.js';
 export { type AdaptiveLimiters, createAdaptiveLimiters } from '../limit/limiters.js';
 /** Propagation: what an outbound call inherits from the inbound call it serves. */
