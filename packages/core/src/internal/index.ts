@@ -51,6 +51,7 @@ export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
 export { GRPC_METHOD_SELECTORS } from '../grpc/methods.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';
 export { runProbe } from '../health/probe.js';
+export { type AdmissionParts, type Admitted, admitCall, type Refused } from '../limit/admission.js';
 export { criticalityOf } from '../limit/criticality.js';
 export { type AdaptiveLimiters, createAdaptiveLimiters } from '../limit/limiters.js';
 /** Propagation: what an outbound call inherits from the inbound call it serves. */

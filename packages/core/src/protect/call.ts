@@ -22,6 +22,8 @@ import { onAbort } from '../internal/on-abort.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
+import { type AdmissionParts, admitCall } from '../limit/admission.js';
+import type { Criticality } from '../limit/criticality.js';
 import type { SlotPool } from '../pool/pool.js';
 import type { Inheritance, LinkedSignal } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -156,6 +158,10 @@ export class Call<T> extends WheelEntry {
   slot: SlotPool | undefined = undefined;
   /** For a call that queued: ends the pool task that holds its slot. */
   private hold: (() => void) | undefined = undefined;
+  /** While the call waits in the queue under a deadline: ends the wait when the deadline passes. */
+  private queueWait: AbortController | undefined = undefined;
+  /** The call waited for its slot: its deadline started before attempt 1. */
+  private queuedFor = false;
   /** The call's slot under the adaptive limit (`concurrency.adaptive`); given back by {@link Call.giveBack}. */
   limit: LimitPermit | undefined = undefined;
   /** What the call's end tells the adaptive limit, once it ended. */
@@ -244,6 +250,7 @@ export class Call<T> extends WheelEntry {
     this.allowFallback = true;
     this.lastCounted = true;
     this.deadlineAt = Number.NaN;
+    this.queuedFor = false;
     this.previousDelayMs = 0;
     this.limitOutcome = 'ignored';
     this.timeoutMs = this.shared.config.timeoutMs;
@@ -314,6 +321,13 @@ export class Call<T> extends WheelEntry {
 
   /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
   expire(timerError: Error | undefined): Error {
+    const wait = this.queueWait;
+    if (wait !== undefined) {
+      // The deadline passed in the queue: the call leaves it without running.
+      const error = timerError ?? new DeadlineExceededError(this.timeoutMs);
+      wait.abort(error);
+      return error;
+    }
     const error = timerError ?? new DeadlineExceededError(this.timerMs);
     this.onDeadline(error);
     return error;
@@ -392,9 +406,26 @@ export class Call<T> extends WheelEntry {
     }
   }
 
-  /** Runs the call in the slot it took synchronously (`slot`), or without a pool. */
-  start(): Promise<T> {
+  /**
+   * Admits the call and runs it: its deadline starts first (an inherited one
+   * included), then the circuit, the rate limit and the slot, in that order
+   * (see `admitCall`). A call that waits for a slot waits within its deadline.
+   */
+  admit(parts: AdmissionParts, criticality: Criticality): Promise<T> {
     const p = this.promise();
+    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return p;
+    const admission = admitCall(parts, criticality);
+    if (!admission.admitted) {
+      this.refuseNow(admission.reason, admission.error);
+      return p;
+    }
+    this.permit = admission.permit;
+    this.limit = admission.limit;
+    if (admission.slot === 'queue') {
+      this.queue(parts.pool as SlotPool);
+      return p;
+    }
+    if (admission.slot === 'taken') this.slot = parts.pool as SlotPool;
     this.begin();
     return p;
   }
@@ -402,12 +433,20 @@ export class Call<T> extends WheelEntry {
   /**
    * Queues the call for a slot of `pool`. The pool's task is the call's hold
    * on the slot: it ends when the call and its last attempt have settled,
-   * which may be after the caller's promise settled.
+   * which may be after the caller's promise settled. The wait ends early when
+   * the caller aborts or the call's deadline passes.
    */
-  queue(pool: SlotPool, signal: AbortSignal | undefined): Promise<T> {
-    const p = this.promise();
+  private queue(pool: SlotPool): void {
     // Attempt 1 starts after the wait, on a reading of its own.
     this.telAt = undefined;
+    const shared = this.shared;
+    let signal = this.callerSignal;
+    if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
+      const wait = new AbortController();
+      this.queueWait = wait;
+      signal = signal === undefined ? wait.signal : AbortSignal.any([signal, wait.signal]);
+      this.startedAt = shared.wheel.schedule(this, Math.max(this.timeoutMs, 0));
+    }
     pool
       .run(
         () =>
@@ -417,45 +456,46 @@ export class Call<T> extends WheelEntry {
           }),
         { signal },
       )
-      .then(undefined, (error: unknown) => {
-        // Refused while queued (the caller aborted): the call never ran.
-        this.settled = true;
-        this.linked?.release();
-        this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
-        this.reject(error);
-      });
-    return p;
+      .then(undefined, (error: unknown) => this.leftQueue(error));
+  }
+
+  /** The call left the queue without running: its caller aborted, or its deadline passed. */
+  private leftQueue(error: unknown): void {
+    this.settled = true;
+    this.queueWait = undefined;
+    this.leaveDeadline();
+    this.releasePermit('neutral');
+    this.linked?.release();
+    if (isDeadlineExceededError(error)) {
+      this.tel?.deadlineExceeded('call');
+      this.tel?.end('failure', 0, errorTypeOf(error), this.takeTelAt());
+      this.failWith(error, 'error');
+      return;
+    }
+    this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
+    this.reject(error);
   }
 
   private begin(): void {
     const shared = this.shared;
     const signal = this.callerSignal;
+    if (this.queueWait !== undefined) {
+      // Out of the queue: the deadline that ran while the call waited is re-armed by attempt 1.
+      this.queueWait = undefined;
+      this.queuedFor = true;
+      this.leaveDeadline();
+    }
     // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
     if (signal?.aborted) {
       this.settled = true;
+      this.releasePermit('neutral');
       this.tel?.end('cancelled', 0, undefined, this.takeTelAt());
       this.fail(abortError(signal));
       return;
     }
-    const config = shared.config;
-    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return;
-    if (config.rateLimit !== undefined) {
-      const token = config.rateLimit.tryAcquire();
-      if (!token.ok) {
-        this.refuseNow('rate-limited', token.error);
-        return;
-      }
-    }
-    if (shared.breaker !== undefined) {
-      this.permit = shared.breaker.tryAcquire();
-      if (this.permit < 0) {
-        this.refuseNow('circuit-open');
-        return;
-      }
-    }
     shared.running++;
     if (signal !== undefined) this.stopListening = onAbort(signal, () => this.cancel());
-    config.budget?.recordRequest();
+    shared.config.budget?.recordRequest();
     this.runAttempt();
   }
 
@@ -478,13 +518,7 @@ export class Call<T> extends WheelEntry {
     return true;
   }
 
-  /** Refuses the call without running it (and without a slot): fallback at once when there is one. */
-  refuse(reason: ProtectRejectReason, cause?: Error): Promise<T> {
-    const p = this.promise();
-    this.refuseNow(reason, cause);
-    return p;
-  }
-
+  /** Refuses the call before it holds anything: fallback at once when there is one. */
   private refuseNow(reason: ProtectRejectReason, cause?: Error): void {
     const shared = this.shared;
     this.settled = true;
@@ -585,7 +619,7 @@ export class Call<T> extends WheelEntry {
     const shared = this.shared;
     let left = Number.POSITIVE_INFINITY;
     if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
-      left = n === 1 ? this.timeoutMs : this.callDeadline() - config.clock();
+      left = n === 1 && !this.queuedFor ? this.timeoutMs : this.callDeadline() - config.clock();
     }
     const engine = config.engine;
     // A timed-out attempt is repeated within the attempts, and a probe never is.
@@ -599,7 +633,7 @@ export class Call<T> extends WheelEntry {
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
     const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
     this.attemptStartedAt = now;
-    if (n === 1) this.startedAt = now;
+    if (n === 1 && !this.queuedFor) this.startedAt = now;
   }
 
   /**
@@ -804,12 +838,19 @@ export class Call<T> extends WheelEntry {
         outcome === 'failure' && this.timed ? shared.wheel.time() - this.startedAt : undefined;
       // A success's end as telemetry read it is its time for the breaker too: one read, not two.
       const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
-      (shared.breaker as CircuitBreaker).release(this.permit, outcome, ms, monotonicNow);
-      this.permit = -1;
+      this.releasePermit(outcome, ms, monotonicNow);
     }
     this.stopListening?.();
     this.stopListening = undefined;
     this.linked?.release();
+  }
+
+  /** Gives the circuit its one outcome for the call, once. */
+  private releasePermit(outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void {
+    if (this.permit < 0) return;
+    const permit = this.permit;
+    this.permit = -1;
+    (this.shared.breaker as CircuitBreaker).release(permit, outcome, durationMs, monotonicNow);
   }
 
   /** Settles with `error`, or with the fallback's outcome when one applies. */

@@ -207,7 +207,7 @@ describe('protect: circuit', () => {
     expect(run.circuit?.state).toBe('closed');
   });
 
-  it('queued calls reject with CircuitOpenError without running once the circuit opened', async () => {
+  it('the circuit admits before the queue: an open circuit refuses without queueing, an admitted call runs when its slot frees', async () => {
     const { run } = setup({
       concurrency: { limit: 1, maxQueue: 5 },
       circuit: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1000 },
@@ -219,8 +219,13 @@ describe('protect: circuit', () => {
     expect(run.queued).toBe(1);
     first.reject(new Error('down'));
     await expect(a).rejects.toThrow('down');
-    await expect(b).rejects.toSatisfy(isCircuitOpenError);
-    expect(ran).toBe(0);
+    await expect(b).resolves.toBe(1);
+    expect(run.circuit?.state).toBe('open');
+    const blocker = gate<string>();
+    void run(() => blocker.promise).catch(() => {});
+    await expect(run(() => ++ran)).rejects.toSatisfy(isCircuitOpenError);
+    expect(run.queued).toBe(0);
+    expect(ran).toBe(1);
   });
 
   it('onStateChange and onReject report transitions and refusals without payloads', async () => {

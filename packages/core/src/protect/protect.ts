@@ -88,26 +88,15 @@ class Runner implements RunnerShared {
     );
     const inherited = inheritInbound(this.config.propagate, propagate);
     if (inherited !== undefined) call.inherit(inherited);
-    const limiter = this.limiter;
-    if (limiter !== undefined) {
-      const slot = limiter.tryAcquire(criticality);
-      if (!slot.ok) return call.refuse('concurrency-limit', slot.error);
-      call.limit = slot.value;
-      return call.start();
-    }
-    const pool = this.pool;
-    if (pool === undefined) return call.start();
-    if (pool.tryTake()) {
-      // A free slot, taken synchronously: the call gives it back when it settles.
-      call.slot = pool;
-      return call.start();
-    }
-    // The call would queue: refuse it now rather than after a wait it cannot use.
-    if (this.breaker !== undefined && this.breaker.state === 'open') {
-      return call.refuse('circuit-open');
-    }
-    if (pool.queued >= pool.maxQueue) return call.refuse('queue-full');
-    return call.queue(pool, call.callerSignal);
+    return call.admit(
+      {
+        breaker: this.breaker,
+        bucket: this.config.rateLimit,
+        limiter: this.limiter,
+        pool: this.pool,
+      },
+      criticality,
+    );
   }
 }
 

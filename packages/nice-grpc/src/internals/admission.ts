@@ -8,7 +8,12 @@ import {
   type TokenBucket,
 } from '@breakwater/core';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
-import { type AdaptiveLimiters, criticalityOf, grpcLimitOutcome } from '@breakwater/core/internal';
+import {
+  type AdaptiveLimiters,
+  admitCall,
+  criticalityOf,
+  grpcLimitOutcome,
+} from '@breakwater/core/internal';
 import {
   type CallOptions,
   type ClientMiddleware,
@@ -100,14 +105,14 @@ export function admissionStream(admission: Admission): ClientMiddleware {
 }
 
 /**
- * One call's way through the stage: built with the circuit's permit (an open
- * circuit throws its refusal), then {@link admit} takes a token and a slot;
- * {@link leave} gives back what was taken, with the call's outcome.
+ * One call's way through the stage: {@link admit} takes the circuit's
+ * permit, a token and a slot in core's one order (`admitCall`); {@link leave}
+ * gives back what was taken, with the call's outcome.
  */
 class Ticket {
   readonly method: GrpcMethodCircuit | undefined;
-  readonly permit: number;
-  readonly startedAt: number;
+  permit = -1;
+  startedAt = 0;
   /** A stream its consumer leaves early ends in `finally` with neither result: neutral. */
   outcome: CallOutcome = 'neutral';
   taken = false;
@@ -136,37 +141,40 @@ class Ticket {
     private readonly path: string,
     private readonly signal: AbortSignal | undefined,
   ) {
-    const circuits = a.circuits;
-    const method = circuits?.methodCircuit(path);
-    this.method = method;
-    this.permit = method === undefined ? -1 : method.breaker.tryAcquire();
-    if (method !== undefined && this.permit < 0) {
-      throw refusal(path, Status.UNAVAILABLE, (circuits as GrpcCircuits).openError(method));
-    }
-    this.startedAt = circuits === undefined ? 0 : circuits.clock();
+    this.method = a.circuits?.methodCircuit(path);
   }
 
-  /** Takes a token and a slot: `undefined` once done, else the wait for a slot in the pool's queue. */
+  /**
+   * Admits the call (circuit, token, slot) or throws its refusal: `undefined`
+   * once admitted, else the wait for a slot in the pool's queue.
+   */
   admit(callOptions: CallOptions): Promise<() => void> | undefined {
     const signal = this.signal;
-    const { bucket, pool, limiters } = this.a;
-    if (bucket !== undefined) {
-      const token = bucket.tryAcquire();
-      if (!token.ok) throw refusal(this.path, Status.RESOURCE_EXHAUSTED, token.error);
+    // An aborted call takes nothing.
+    if (signal?.aborted) throw abortErrorFor(signal);
+    const { circuits, bucket, pool, limiters } = this.a;
+    const limiter = limiters?.limiterFor(this.path);
+    const admission = admitCall(
+      { breaker: this.method?.breaker, bucket, limiter, pool },
+      limiter === undefined
+        ? undefined
+        : criticalityOf(
+            'callOptions.criticality',
+            (callOptions as { criticality?: unknown }).criticality,
+          ),
+    );
+    if (!admission.admitted) {
+      if (admission.reason === 'circuit-open') {
+        const method = this.method as GrpcMethodCircuit;
+        throw refusal(this.path, Status.UNAVAILABLE, (circuits as GrpcCircuits).openError(method));
+      }
+      throw refusal(this.path, Status.RESOURCE_EXHAUSTED, admission.error);
     }
-    if (limiters !== undefined) {
-      const criticality = criticalityOf(
-        'callOptions.criticality',
-        (callOptions as { criticality?: unknown }).criticality,
-      );
-      const slot = limiters.limiterFor(this.path).tryAcquire(criticality);
-      if (!slot.ok) throw refusal(this.path, Status.RESOURCE_EXHAUSTED, slot.error);
-      this.limit = slot.value;
-    }
-    if (pool === undefined) return undefined;
-    // A free slot (so an empty queue) for a live call is taken at once; otherwise the pool queues.
-    this.taken = !signal?.aborted && pool.tryTake();
-    return this.taken ? undefined : queued(pool, this.path, signal);
+    this.permit = admission.permit;
+    if (circuits !== undefined) this.startedAt = circuits.clock();
+    this.limit = admission.limit;
+    this.taken = admission.slot === 'taken';
+    return admission.slot === 'queue' ? queued(pool as Pool, this.path, signal) : undefined;
   }
 
   /** The options below: a half-open probe is never retried or hedged (one attempt, whose failure re-opens the circuit). */
@@ -196,7 +204,7 @@ class Ticket {
     else this.release?.();
     this.limit?.release(this.limitOutcome);
     const method = this.method;
-    if (method !== undefined) {
+    if (method !== undefined && this.permit >= 0) {
       const clock = (this.a.circuits as GrpcCircuits).clock;
       const now = clock();
       method.breaker.release(this.permit, this.outcome, now - this.startedAt, now, clock);

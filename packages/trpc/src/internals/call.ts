@@ -17,6 +17,7 @@ import {
   type AdaptiveLimiters,
   type AttemptEngine,
   type AttemptTimeout,
+  admitCall,
   criticalityOf,
   onAbort,
   type PropagatePlan,
@@ -212,6 +213,8 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
   tel: SafeCallTelemetry | undefined = undefined;
   /** The call waited for a bulkhead slot: its attempt 1 does not start with the call. */
   private queued = false;
+  /** Waiting in the bulkhead's queue now: an end there was never sent, so it is neutral for the circuit. */
+  private inQueue = false;
   /** Bit `i` set: attempt `i` was a hedge. */
   private hedges = 0;
 
@@ -243,77 +246,89 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       this.fail(aborted(op.signal));
       return;
     }
-    const limiters = stack.limiters;
+    const subscription = op.type === 'subscription';
+    // The deadline starts first: a wait for a slot counts against it.
+    const now = this.startDeadline(subscription);
     // A subscription holding a slot for its whole life would starve the calls.
-    if (limiters !== undefined && op.type !== 'subscription') {
-      const criticality = criticalityOf(
-        'context.criticality',
-        (op.context as BreakwaterOperationContext).criticality,
+    const limiter = subscription ? undefined : stack.limiters?.limiterFor(op.path);
+    const admission = admitCall(
+      {
+        breaker: stack.circuit,
+        bucket: stack.rateLimit,
+        limiter,
+        pool: subscription ? undefined : stack.pool,
+      },
+      limiter === undefined
+        ? undefined
+        : criticalityOf(
+            'context.criticality',
+            (op.context as BreakwaterOperationContext).criticality,
+          ),
+    );
+    if (!admission.admitted) {
+      const error =
+        admission.error ??
+        new CircuitOpenError({ retryAfterMs: (stack.circuit as CircuitBreaker).retryAfterMs() });
+      this.refuse(error);
+      this.fail(
+        admission.reason === 'concurrency-limit' ? limitRefusal(admission.error) : refusal(error),
       );
-      const slot = limiters.limiterFor(op.path).tryAcquire(criticality);
-      if (!slot.ok) {
-        this.refuse(slot.error);
-        this.fail(limitRefusal(slot.error));
-        return;
-      }
-      this.limit = slot.value;
+      return;
     }
-    const pool = stack.pool;
-    if (pool !== undefined && op.type !== 'subscription') {
-      if (!pool.tryTake()) {
-        this.queue(pool);
-        return;
-      }
-      this.slotOf = pool;
+    this.permit = admission.permit;
+    if (this.permit >= 0) this.startedAt = now ?? stack.clock();
+    this.limit = admission.limit;
+    if (admission.slot === 'queue') {
+      this.queue(stack.pool as Pool);
+      return;
     }
-    this.admit();
+    if (admission.slot === 'taken') this.slotOf = stack.pool;
+    this.admitted();
   }
 
-  /** Waits for a bulkhead slot, or is refused when the queue is full. */
+  /** Arms the call's deadline (none for a subscription); returns the clock reading it took, if any. */
+  private startDeadline(subscription: boolean): number | undefined {
+    if (subscription) return undefined;
+    const { stack, op } = this;
+    const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
+    if (ms === Number.POSITIVE_INFINITY) return undefined;
+    const now = stack.clock();
+    this.ms = ms;
+    this.deadlineAt = now + ms;
+    // A per-call `context.timeoutMs` of 0, below or NaN expires at the wheel's next tick.
+    // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
+    sharedTimerWheel.schedule(this, ms > 0 ? ms : 0);
+    this.listen();
+    return now;
+  }
+
+  /** Waits for a bulkhead slot (within the call's deadline), or is refused when the queue is full. */
   private queue(pool: Pool): void {
     this.queued = true;
+    this.inQueue = true;
     const waiting = new AbortController();
     this.waiting = waiting;
     this.listen();
     const task = (signal: AbortSignal) =>
       new Promise<void>((resolve) => {
         this.waiting = undefined;
+        this.inQueue = false;
         if (this.done || signal.aborted) return resolve();
         this.giveBack = resolve;
-        this.admit();
+        this.admitted();
       });
     pool.run(task, { signal: waiting.signal }).catch((error: unknown) => {
       if (this.waiting === waiting) this.waiting = undefined;
+      // Ended already (its deadline passed, or its caller left): the wait was dropped with it.
+      if (this.done) return;
       this.refuse(error);
       this.fail(refusal(error as Error));
     });
   }
 
-  private admit(): void {
+  /** Admitted, with its slot: runs the attempts. */
+  private admitted(): void {
     const { stack, op } = this;
-    if (stack.rateLimit !== undefined) {
-      const taken = stack.rateLimit.tryAcquire(1);
-      if (!taken.ok) {
-        this.refuse(taken.error);
-        this.fail(refusal(taken.error));
-        return;
-      }
-    }
-    // One clock reading serves the circuit's start and the call's deadline.
-    let now: number | undefined;
-    const circuit = stack.circuit;
-    if (circuit !== undefined) {
-      const permit = circuit.tryAcquire();
-      if (permit < 0) {
-        const error = new CircuitOpenError({ retryAfterMs: circuit.retryAfterMs() });
-        this.refuse(error);
-        this.fail(refusal(error));
-        return;
-      }
-      this.permit = permit;
-      now = stack.clock();
-      this.startedAt = now;
-    }
     this.probe = isProbePermit(this.permit) || (op.context as ProbeContext)[PROBE] === true;
     if (this.probe) {
       // Links below (a retryLink under this circuit) must not repeat the probe either.
@@ -322,17 +337,6 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       this.below = Object.assign({}, op, { context });
     }
     const subscription = op.type === 'subscription';
-    if (!subscription) {
-      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.timeoutMs;
-      if (ms !== Number.POSITIVE_INFINITY) {
-        this.ms = ms;
-        this.deadlineAt = (now ?? stack.clock()) + ms;
-        // A per-call `context.timeoutMs` of 0, below or NaN expires at the wheel's next tick.
-        // biome-ignore lint/complexity/useMathMinMax: Math.max keeps NaN, which the wheel refuses.
-        sharedTimerWheel.schedule(this, ms > 0 ? ms : 0);
-        this.listen();
-      }
-    }
     stack.budget?.recordRequest();
     this.repeatable = stack.idempotent(op);
     if (stack.hedge !== undefined && this.repeatable && !subscription && !this.probe) {
@@ -401,7 +405,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     const left =
       this.deadlineAt === Number.POSITIVE_INFINITY
         ? Number.POSITIVE_INFINITY
-        : n === 1
+        : n === 1 && !this.queued
           ? this.ms
           : this.deadlineAt - stack.clock();
     const sent = withOutbound(this.below ?? op, {
@@ -526,6 +530,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
       // A probe that never reached a server (connection refused) says nothing about it:
       // neutral, so the next call probes as soon as the server listens again.
       const neutral =
+        this.inQueue ||
         verdict.countForCircuit === false ||
         (verdict.neverSent === true && isProbePermit(this.permit));
       this.release(neutral ? 'neutral' : 'failure');
