@@ -13,6 +13,7 @@ import {
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   checkOptions,
+  entryOptions,
   GRPC_METHOD_SELECTORS,
   grpcAdaptiveLimiters,
   type KnownKeys,
@@ -122,11 +123,7 @@ export function resilienceMiddleware(
   if (table.entries.length === 0) return own.middleware;
   const stacks = new Map(
     table.entries.map((entry) => {
-      const merged =
-        entry.idempotent === undefined
-          ? entry.options
-          : { ...entry.options, idempotent: entry.idempotent };
-      return [entry, build(fn, entry.path, merged, own).middleware];
+      return [entry, build(fn, entry.path, entryOptions(entry) as typeof client, own).middleware];
     }),
   );
   return (call, callOptions) => {

@@ -1,9 +1,13 @@
 import {
   type CircuitBreaker,
+  type CircuitBreakerOptions,
+  createCircuitBreaker,
   createPool,
+  type MethodOptions,
   type ResilienceOptions,
   type ResilienceWarning,
   type RetryPolicyOptions,
+  STANDARD_RESILIENCE,
   systemClock,
   type TelemetryTarget,
 } from '@breakwater/core';
@@ -11,11 +15,14 @@ import {
   checkObject,
   checkOptions,
   createAdaptiveLimiters,
+  entryOptions,
   type KnownKeys,
   optionPath,
   optionTypeError,
+  PROCEDURE_SELECTORS,
   RESILIENCE_KEYS,
   reportWarning,
+  resolveMethods,
   resolveResilience,
   type SafeTelemetry,
 } from '@breakwater/core/internal';
@@ -63,6 +70,15 @@ export interface StackExtras {
  * `idempotent` and `classify`.
  */
 export interface ResilienceLinkOptions extends Omit<ResilienceOptions, 'retry'>, StackExtras {
+  /**
+   * Settings per procedure (`'user.get'`) or router (`'user.*'`, every
+   * procedure under it): a call takes the most specific entry (the path, then
+   * the longest router prefix), merged over these options (`retry`, `hedge`,
+   * `circuit` field by field). Budget, rate limit and bulkhead stay the link's. Defaults to none.
+   * @example
+   * methods: { 'report.*': { timeoutMs: 60_000, retry: false }, 'user.get': { idempotent: true } }
+   */
+  methods?: Readonly<Record<string, MethodOptions>>;
   /** Retries of failed attempts. Defaults to 3 attempts with the default backoff. */
   retry?:
     | (Omit<RetryPolicyOptions, 'onRetry'> & {
@@ -80,20 +96,74 @@ export const RESILIENCE_LINK_KEYS: KnownKeys<ResilienceLinkOptions> = Object.ass
     idempotent: true,
     classify: true,
     onWarning: true,
+    methods: true,
   } as const,
 );
 
 const DEFAULT_IDEMPOTENT = (op: Operation): boolean => op.type !== 'mutation';
 
-/** Validates `options` of `fn` and builds its stack once. @internal */
+/**
+ * Validates `options` of `fn` and builds its stacks once: the link's, and
+ * one per `methods` entry; each procedure path gets its own circuit unless
+ * the options give one breaker (which then covers every procedure).
+ * @internal
+ */
 export function resolveStack(
   fn: string,
   options: ResilienceLinkOptions | undefined,
   standard: boolean,
-): Stack {
+): (path: string) => Stack {
   // Checked here first so a near-miss of our own keys gets its suggestion.
   optionPath('', () => checkOptions(undefined, options, RESILIENCE_LINK_KEYS), fn);
-  const { idempotent, classify, onWarning, ...shared } = options ?? {};
+  const { methods, ...client } = options ?? {};
+  const own = resolveOne(fn, '', client, standard, undefined);
+  // Every procedure shares the link's budget, rate limit and bulkhead.
+  const table = resolveMethods(fn, methods, PROCEDURE_SELECTORS, client, {
+    budget: own.stack.budget ?? false,
+    rateLimit: own.stack.rateLimit ?? false,
+  } as Partial<typeof client>);
+  const stacks = new Map(
+    table.entries.map((entry) => {
+      return [
+        entry,
+        resolveOne(fn, entry.path, entryOptions(entry) as typeof client, standard, own.stack),
+      ];
+    }),
+  );
+  const byPath = new Map<string, Stack>();
+  return (path) => {
+    let stack = byPath.get(path);
+    if (stack === undefined) {
+      const entry = table.entryFor(path);
+      const chosen = (entry && stacks.get(entry)) ?? own;
+      stack =
+        chosen.circuitFor === undefined
+          ? chosen.stack
+          : { ...chosen.stack, circuit: chosen.circuitFor(path) };
+      byPath.set(path, stack);
+    }
+    return stack;
+  };
+}
+
+/** A stack, and the circuit of each procedure path when it has one per path. */
+interface ResolvedStack {
+  readonly stack: Stack;
+  readonly circuitFor: ((path: string) => CircuitBreaker) | undefined;
+}
+
+/**
+ * The stack of the link's options, or (with `client`, whose bulkhead, limits
+ * and targets it shares) of one `methods` entry found at option path `path`.
+ */
+function resolveOne(
+  fn: string,
+  path: string,
+  options: Omit<ResilienceLinkOptions, 'methods'>,
+  standard: boolean,
+  client: Stack | undefined,
+): ResolvedStack {
+  const { idempotent, classify, onWarning, ...shared } = options;
   for (const [name, value] of [
     ['classify', classify],
     ['onWarning', onWarning],
@@ -117,8 +187,10 @@ export function resolveStack(
       fn,
     );
   }
-  const plan = resolveResilience(fn, '', shared as ResilienceOptions, standard);
-  if (idempotent === false && (plan.retry !== undefined || plan.hedge !== undefined)) {
+  const plan = resolveResilience(fn, path, shared as ResilienceOptions, standard);
+  // An entry's `idempotent: false` says what the user wants for that procedure: nothing to warn.
+  const retries = plan.retry !== undefined || plan.hedge !== undefined;
+  if (client === undefined && idempotent === false && retries) {
     reportWarning(onWarning, {
       code: 'no-idempotent-methods',
       message: `${fn}: retries are on but \`idempotent: false\` marks no call safe to repeat, so only requests that never left are retried; drop it (queries are safe by default) or mark calls with context.idempotent.`,
@@ -126,22 +198,46 @@ export function resolveStack(
   }
   const concurrency = plan.concurrency;
   const targetOf =
-    plan.telemetry === undefined ? undefined : trpcTargets(plan.telemetry, plan.circuit);
-  return {
+    client !== undefined
+      ? client.targetOf
+      : plan.telemetry === undefined
+        ? undefined
+        : trpcTargets();
+  const clock = shared.clock ?? systemClock;
+  // A breaker given covers every procedure; options (or the standard's) make one per procedure.
+  const given = shared.circuit;
+  const circuitFor =
+    plan.circuit === undefined || plan.circuit === given
+      ? undefined
+      : procedureCircuits(
+          (given ?? STANDARD_RESILIENCE.circuit) as CircuitBreakerOptions,
+          shared.clock,
+          plan.telemetry,
+        );
+  // A breaker given is told once, as the link's (an entry may share the link's).
+  if (circuitFor === undefined && plan.circuit !== undefined && plan.circuit !== client?.circuit) {
+    plan.telemetry?.circuit(plan.circuit, Object.freeze({ system: 'trpc' }));
+  }
+  const stack: Stack = {
     timeoutMs: plan.timeoutMs,
     attemptTimeout: plan.attemptTimeout,
     retry: plan.retry,
     hedge: plan.hedge,
     onRetry: plan.onRetry as ((event: TRPCRetryEvent) => void) | undefined,
     budget: plan.budget,
-    circuit: plan.circuit,
+    circuit: circuitFor === undefined ? plan.circuit : undefined,
     pool:
-      concurrency && createPool({ concurrency: concurrency.limit, maxQueue: concurrency.maxQueue }),
+      client !== undefined
+        ? client.pool
+        : concurrency &&
+          createPool({ concurrency: concurrency.limit, maxQueue: concurrency.maxQueue }),
     limiters:
-      plan.adaptive &&
-      createAdaptiveLimiters(plan.adaptive, shared.clock, plan.telemetry, (path) =>
-        targetOf === undefined ? { system: 'trpc', method: path } : targetOf(path),
-      ),
+      client !== undefined
+        ? client.limiters
+        : plan.adaptive &&
+          createAdaptiveLimiters(plan.adaptive, shared.clock, plan.telemetry, (p) =>
+            targetOf === undefined ? { system: 'trpc', method: p } : targetOf(p),
+          ),
     rateLimit: plan.rateLimit,
     classify: classify ?? classifyTRPCError,
     propagate: plan.propagate,
@@ -149,20 +245,31 @@ export function resolveStack(
       const flag = (op.context as BreakwaterOperationContext).idempotent;
       return typeof flag === 'boolean' ? flag : safe(op);
     },
-    clock: shared.clock ?? systemClock,
+    clock,
     telemetry: plan.telemetry,
     targetOf,
+  };
+  return { stack, circuitFor };
+}
+
+/** One breaker per procedure path, built from `options` on the path's first call and named after it. */
+function procedureCircuits(
+  options: CircuitBreakerOptions,
+  clock: ResilienceOptions['clock'],
+  telemetry: SafeTelemetry | undefined,
+): (path: string) => CircuitBreaker {
+  const settings =
+    clock === undefined || options.clock !== undefined ? options : { ...options, clock };
+  return (path) => {
+    const breaker = createCircuitBreaker({ ...settings, name: path });
+    telemetry?.circuit(breaker, Object.freeze({ system: 'trpc', method: path }));
+    return breaker;
   };
 }
 
 /** The telemetry target of each procedure path (`rpc.system: trpc`, `rpc.method`: the path), built once per path. */
-function trpcTargets(
-  telemetry: SafeTelemetry,
-  circuit: CircuitBreaker | undefined,
-): (path: string) => TelemetryTarget {
+function trpcTargets(): (path: string) => TelemetryTarget {
   const targets = new Map<string, TelemetryTarget>();
-  // One breaker guards the whole link: it is told once, as the link's.
-  if (circuit !== undefined) telemetry.circuit(circuit, Object.freeze({ system: 'trpc' }));
   return (path) => {
     let target = targets.get(path);
     if (target === undefined) {

@@ -98,6 +98,13 @@ export interface MethodEntry<O> {
   readonly idempotent: boolean | undefined;
 }
 
+/** The entry's options with its `idempotent` (when it gives one) for the adapter's own rule. @internal */
+export function entryOptions<O>(entry: MethodEntry<O>): O {
+  return entry.idempotent === undefined
+    ? entry.options
+    : { ...entry.options, idempotent: entry.idempotent };
+}
+
 /** The `methods` of a client, and which entry a call uses. @internal */
 export interface MethodTable<O> {
   readonly entries: readonly MethodEntry<O>[];

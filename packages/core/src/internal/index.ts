@@ -17,6 +17,7 @@ export {
 } from '../attempts/engine.js';
 export { type HedgeHooks, runHedged } from '../attempts/hedge-loop.js';
 export {
+  entryOptions,
   type MethodEntry,
   type MethodSelectorForm,
   type MethodTable,

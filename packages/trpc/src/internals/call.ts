@@ -666,9 +666,11 @@ class CallObservable {
   }
 }
 
-/** The link running every call through `stack`. @internal */
-export function stackLink<TRouter extends AnyRouter>(stack: Stack): TRPCLink<TRouter> {
+/** The link running every call through the stack of its procedure path. @internal */
+export function stackLink<TRouter extends AnyRouter>(
+  stackFor: (path: string) => Stack,
+): TRPCLink<TRouter> {
   return () =>
     ({ op, next }) =>
-      new CallObservable(stack, op, next as Next) as unknown as ReturnType<typeof next>;
+      new CallObservable(stackFor(op.path), op, next as Next) as unknown as ReturnType<typeof next>;
 }
