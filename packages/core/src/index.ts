@@ -9,6 +9,16 @@ export {
   DEFAULT_MAX_PUSHBACK_MS,
   MAX_ATTEMPTS,
 } from './attempts/engine.js';
+export type {
+  ResilienceCircuitEvent,
+  ResilienceEvent,
+  ResilienceEventSource,
+  ResilienceFailoverEvent,
+  ResilienceHedgeEvent,
+  ResilienceListener,
+  ResilienceRefusalEvent,
+  ResilienceRetryEvent,
+} from './attempts/resilience-events.js';
 export {
   type ConcurrencyOptions,
   type HedgePolicyOptions,
