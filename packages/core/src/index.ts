@@ -10,6 +10,16 @@ export {
   MAX_ATTEMPTS,
 } from './attempts/engine.js';
 export type { MethodOptions } from './attempts/method-options.js';
+export type {
+  ResilienceCircuitEvent,
+  ResilienceEvent,
+  ResilienceEventSource,
+  ResilienceFailoverEvent,
+  ResilienceHedgeEvent,
+  ResilienceListener,
+  ResilienceRefusalEvent,
+  ResilienceRetryEvent,
+} from './attempts/resilience-events.js';
 export {
   type ConcurrencyOptions,
   type HedgePolicyOptions,

@@ -14,6 +14,7 @@ import {
   type ProbeSetting,
   type PropagateOptions,
   type RandomSource,
+  type ResilienceListener,
   type RetryBudget,
   type RetryBudgetOptions,
   type RouteFailedEvent,
@@ -172,6 +173,8 @@ export interface RoutingChannelOptions {
    * see `ResilienceOptions.telemetry`). Defaults to none.
    */
   telemetry?: Telemetry;
+  /** Hears every target's circuit changes and every call's failovers, hedges, retries and refusals; see `ResilienceOptions.onEvent`. Defaults to none. */
+  onEvent?: ResilienceListener;
   /**
    * Inside a bound server handler (`breakwaterServerInterceptor`, …), a call's deadline is at most the
    * inbound deadline less `marginMs`, it is cancelled with the inbound call, and an overloaded end makes
@@ -198,6 +201,7 @@ export const ROUTING_CHANNEL_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  onEvent: true,
   propagate: true,
 } as const satisfies KnownKeys<RoutingChannelOptions>;
 
@@ -355,6 +359,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
     ...(options.random === undefined ? {} : { random: options.random }),
+    // Both routers report events; a target's circuit (shared by them) is reported once.
+    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   };
   let safe: Router<RoutingTargetRuntime>;
   let pinned: Router<RoutingTargetRuntime>;

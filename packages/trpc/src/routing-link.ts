@@ -92,6 +92,7 @@ export const ROUTING_LINK_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  onEvent: true,
   propagate: true,
 } as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
 

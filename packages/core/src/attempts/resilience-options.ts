@@ -39,6 +39,7 @@ import {
   DEFAULT_MAX_PUSHBACK_MS,
   MAX_ATTEMPTS,
 } from './engine.js';
+import { bothTelemetries, eventTelemetry, type ResilienceListener } from './resilience-events.js';
 import { guardTelemetry, type SafeTelemetry, type Telemetry } from './telemetry.js';
 
 /** What `retry.onRetry` hears before each retry's wait. */
@@ -114,6 +115,13 @@ export interface ResilienceOptions {
   random?: RandomSource;
   /** Hears every attempt, retry, hedge, failover, refusal and call end (e.g. `otelTelemetry()` of `@breakwater/otel`). Defaults to none: nothing is called or allocated for it. */
   telemetry?: Telemetry;
+  /**
+   * Hears every circuit state change, retry, hedge, failover and refusal, each with its
+   * method and target where known; what it throws is dropped. Defaults to none.
+   * @example
+   * onEvent: (e) => { if (e.kind === 'circuit') log(`${e.method} ${e.from} → ${e.to}`); }
+   */
+  onEvent?: ResilienceListener;
   /** Inside a bound server handler, inherit the inbound call's deadline (less `marginMs`), cancellation and attempt; `false` opts out. Defaults to on, `marginMs: 5`. */
   propagate?: PropagateOptions | false;
 }
@@ -132,6 +140,7 @@ export const RESILIENCE_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  onEvent: true,
   propagate: true,
 } as const satisfies KnownKeys<ResilienceOptions>;
 
@@ -174,7 +183,7 @@ export interface ResiliencePlan {
   readonly rateLimit: TokenBucket | undefined;
   /** Inheritance from the inbound call, or `undefined` when `propagate: false`. */
   readonly propagate: PropagatePlan | undefined;
-  /** The `telemetry` option, guarded so that drivers call it without try/catch; `undefined` for none. */
+  /** The `telemetry` option and `onEvent`, guarded so that drivers call them without try/catch; `undefined` for neither. */
   readonly telemetry: SafeTelemetry | undefined;
 }
 
@@ -377,6 +386,13 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     checkFunction(`telemetry.circuit`, telemetryOption.circuit);
     checkFunction(`telemetry.providers`, telemetryOption.providers);
   }
+  checkFunction(`onEvent`, o.onEvent);
+  // Durations need sub-millisecond resolution unless the user injects a clock (a manual one in tests).
+  const telemetryClock = clock ?? monotonicClock;
+  const telemetry =
+    telemetryOption === undefined ? undefined : guardTelemetry(telemetryOption, telemetryClock);
+  const events =
+    o.onEvent === undefined ? undefined : guardTelemetry(eventTelemetry(o.onEvent), telemetryClock);
 
   const propagate = resolvePropagate(o.propagate);
   const timeoutMs = duration(`timeoutMs`, pick(o, 'timeoutMs', standard));
@@ -400,9 +416,8 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
     rateLimit,
     propagate,
     telemetry:
-      telemetryOption === undefined
-        ? undefined
-        : // Durations need sub-millisecond resolution unless the user injects a clock (a manual one in tests).
-          guardTelemetry(telemetryOption, clock ?? monotonicClock),
+      telemetry !== undefined && events !== undefined
+        ? bothTelemetries(telemetry, events)
+        : (telemetry ?? events),
   };
 }

@@ -84,8 +84,11 @@ export interface CallTelemetry {
   hedge?(attempt: number): void;
   /** The call was answered by attempt `attempt`, a hedge (`attempt > 1` of a hedged call). */
   hedgeWon?(attempt: number): void;
-  /** The router leaves provider `from` (which failed with `reason`) for another. */
-  failover?(from: string, reason: string): void;
+  /**
+   * The router leaves provider `from` (which failed with `reason`) for provider `to`
+   * (`undefined` when no other could be tried), told when `to` is picked.
+   */
+  failover?(from: string, reason: string, to: string | undefined): void;
   /** The call, or a retry, hedge or failover of it, was refused for `reason`. */
   refused?(reason: TelemetryRefusal): void;
   /** A deadline passed: of one attempt (`'attempt'`) or of the whole call (`'call'`). */
@@ -239,9 +242,9 @@ class GuardedCall implements CallTelemetry {
       // As above.
     }
   }
-  failover(from: string, reason: string): void {
+  failover(from: string, reason: string, to: string | undefined): void {
     try {
-      this.inner.failover?.(from, reason);
+      this.inner.failover?.(from, reason, to);
     } catch {
       // As above.
     }

@@ -31,6 +31,7 @@ describe('validateCircuitBreakerConfig', () => {
     expect(validateCircuitBreakerConfig({ failureThreshold: 2 })).toEqual({
       ...getDefaultCircuitBreakerConfig(),
       failureThreshold: 2,
+      failureSpanMs: 0,
     });
     const c = validateCircuitBreakerConfig({
       halfOpenMaxCalls: Number.POSITIVE_INFINITY,

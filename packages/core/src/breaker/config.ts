@@ -123,8 +123,9 @@ function validateSlowCall(value: unknown): SlowCallRule {
 
 /**
  * Checks `options` and fills in the defaults of {@link getDefaultCircuitBreakerConfig}
- * option by option (`{ failureThreshold: 3 }` keeps the 500 ms span, the window
- * and the 200 ms open duration).
+ * option by option (`{ failureThreshold: 3 }` keeps the window and the 200 ms open
+ * duration), except that a `failureThreshold` given without `failureSpanMs` gets no
+ * span: three failures in a row open it.
  * Throws `TypeError` (wrong type) or `RangeError` (out of range) naming the
  * option and its value. Keys that are not config fields are ignored.
  */
@@ -145,9 +146,14 @@ export function validateCircuitBreakerConfig(
         allowInfinity: true,
       },
     ),
-    failureSpanMs: optionalNumber('failureSpanMs', options.failureSpanMs, d.failureSpanMs, {
-      min: 0,
-    }),
+    // A threshold the user sets is a count that means what it says: the default span
+    // belongs to the default threshold, and comes with it only.
+    failureSpanMs: optionalNumber(
+      'failureSpanMs',
+      options.failureSpanMs,
+      options.failureThreshold === undefined ? d.failureSpanMs : 0,
+      { min: 0 },
+    ),
     openDurationMs: optionalNumber('openDurationMs', options.openDurationMs, d.openDurationMs, {
       min: 0,
     }),

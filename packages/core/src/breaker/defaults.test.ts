@@ -19,10 +19,16 @@ describe('the default circuit is the standard circuit (issue 19)', () => {
     );
   });
 
-  it('fills every option left out on its own: a partial config keeps the span, window and 200 ms', () => {
+  it('fills every option left out on its own: a partial config keeps the window and 200 ms', () => {
+    // A threshold given alone is a count: the default span comes only with the default threshold.
     expect(validateCircuitBreakerConfig({ failureThreshold: 3 })).toEqual({
       ...getDefaultCircuitBreakerConfig(),
       failureThreshold: 3,
+      failureSpanMs: 0,
+    });
+    expect(validateCircuitBreakerConfig({ openDurationMs: 1_000 })).toMatchObject({
+      failureThreshold: 5,
+      failureSpanMs: 500,
     });
     // The cap follows a given open duration, so spreading the defaults stays valid.
     expect(

@@ -127,15 +127,37 @@ describe('failureSpanMs: a streak must last, not only count', () => {
     expect(breaker.state).toBe('open');
   });
 
-  it('defaults to 500 ms, kept when only failureThreshold is given; 0 lets a count alone open it', () => {
+  it('defaults to 500 ms with the default threshold; 0 lets a count alone open it', () => {
     const clock = createManualClock(0);
-    const kept = createCircuitBreaker({ failureThreshold: 3, clock });
-    const countOnly = createCircuitBreaker({ failureThreshold: 3, failureSpanMs: 0, clock });
-    for (let i = 0; i < 3; i++) {
-      kept.onFailure();
+    const standard = createCircuitBreaker({ clock });
+    const countOnly = createCircuitBreaker({ failureSpanMs: 0, clock });
+    for (let i = 0; i < 5; i++) {
+      standard.onFailure();
       countOnly.onFailure();
     }
-    expect([kept.state, countOnly.state]).toEqual(['closed', 'open']);
+    expect([standard.state, countOnly.state]).toEqual(['closed', 'open']);
+  });
+
+  it('failureThreshold: 1 opens on the first failure', () => {
+    const clock = createManualClock(0);
+    const breaker = createCircuitBreaker({ failureThreshold: 1, clock });
+    breaker.onFailure();
+    expect(breaker.state).toBe('open');
+    // The pure functions follow the same rule.
+    const state = createCircuitBreakerState({ failureThreshold: 1 }, 0);
+    expect(recordFailure(state, state.config, 0).state).toBe('open');
+  });
+
+  it('a threshold given without a span is a count: 3 failures at one instant open it', () => {
+    const clock = createManualClock(0);
+    const given = createCircuitBreaker({ failureThreshold: 3, clock });
+    const spanned = createCircuitBreaker({ failureThreshold: 3, failureSpanMs: 500, clock });
+    for (let i = 0; i < 2; i++) given.onFailure();
+    expect(given.state).toBe('closed');
+    for (let i = 0; i < 3; i++) spanned.onFailure();
+    given.onFailure();
+    // Giving the span too keeps the stall guard with a threshold of your own.
+    expect([given.state, spanned.state]).toEqual(['open', 'closed']);
   });
 
   it('holds in the pure API too, and rejects a negative span naming it', () => {

@@ -78,9 +78,10 @@ export interface CircuitBreakerConfig {
    * and when the failure's duration is known (`release`'s `durationMs`), a
    * moment counts only for a call sent at or after the previous moment, so a
    * burst a starved process takes hundreds of ms to work through stays one.
-   * Giving only `failureThreshold` keeps this default span (it is what stops
-   * stall-induced trips); `0` makes the count alone open the circuit.
-   * Defaults to 500.
+   * `0` makes the count alone open the circuit. Defaults to 500 when
+   * `failureThreshold` is left out too, else to 0: a threshold you set is a
+   * plain count (`failureThreshold: 1` opens on the first failure) unless you
+   * also set a span.
    */
   failureSpanMs: number;
   /** How long the circuit stays open before a probe, in ms. Defaults to 200. */

@@ -151,5 +151,6 @@ const SHARED_KEYS = [
   'sleep',
   'random',
   'telemetry',
+  'onEvent',
   'propagate',
 ] as const satisfies readonly (keyof ResilienceOptions)[];

@@ -48,6 +48,7 @@ export const PROTECT_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  onEvent: true,
   propagate: true,
 } as const satisfies KnownKeys<ProtectOptions>;
 

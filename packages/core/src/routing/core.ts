@@ -77,8 +77,12 @@ export class RouteTelemetry {
     this.at = startedAt;
   }
 
-  /** A visit starts; returns its number. */
-  visit(): number {
+  /** A failover told once the provider it goes to is picked: `[from, reason]`. */
+  private leaving: readonly [string, string] | undefined = undefined;
+
+  /** A visit of provider `provider` starts; returns its number. */
+  visit(provider: string): number {
+    this.tellFailover(provider);
     const at = this.at;
     this.at = undefined;
     const visit = ++this.visits;
@@ -98,6 +102,14 @@ export class RouteTelemetry {
     else this.tel.attemptEnd(visit, 'success', undefined, now);
   }
 
+  /** Tells the failover the request is making, to `to` (`undefined`: no other provider could be tried). */
+  private tellFailover(to: string | undefined): void {
+    const leaving = this.leaving;
+    if (leaving === undefined) return;
+    this.leaving = undefined;
+    this.tel.failover(leaving[0], leaving[1], to);
+  }
+
   /** Tells visit 1's held success on its own: the request did not end with it alone. */
   private tellFirstWon(): void {
     const at = this.firstWonAt;
@@ -110,7 +122,7 @@ export class RouteTelemetry {
   failed(visit: number, failure: VisitFailure, from: string, failover: number): void {
     const type = errorTypeOf(failure.error);
     this.tel.attemptEnd(visit, 'failure', type, this.clock());
-    if (failover === 0) this.tel.failover(from, type);
+    if (failover === 0) this.leaving = [from, type];
     else {
       const refused = stopRefusal(failover);
       if (refused !== undefined) this.tel.refused(refused);
@@ -135,6 +147,7 @@ export class RouteTelemetry {
         this.tel.end('success', this.visits, undefined, this.at ?? this.clock());
       },
       (error: unknown) => {
+        this.tellFailover(undefined);
         this.tellFirstWon();
         this.tel.end(
           signal.aborted ? 'cancelled' : 'failure',
@@ -479,7 +492,7 @@ export class RouterCore<R> implements VisitEnv {
     if (p === undefined) throw new RoutingError(visits ?? []);
     const healthProbe = this.claimedHealthProbe;
     const permit = this.outagePermit;
-    const visit = rt === undefined ? 0 : rt.visit();
+    const visit = rt === undefined ? 0 : rt.visit(p.id);
     if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
     try {
       const value = await runVisit(p, permit, true, fn, signal, policy, this, deadlineAt);
@@ -639,7 +652,7 @@ export class RouterCore<R> implements VisitEnv {
         }
         panic = -1;
       }
-      const visit = rt === undefined ? 0 : rt.visit();
+      const visit = rt === undefined ? 0 : rt.visit(p.id);
       const healthProbe = this.claimedHealthProbe;
       const probe = this.isProbe(permit);
       if (this.selected.active)

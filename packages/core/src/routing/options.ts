@@ -173,6 +173,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   if (options.sleep !== undefined) router.sleep = options.sleep;
   if (options.random !== undefined) router.random = options.random;
   if (options.telemetry !== undefined) router.telemetry = options.telemetry;
+  if (options.onEvent !== undefined) router.onEvent = options.onEvent;
   if (options.propagate !== undefined) router.propagate = options.propagate;
   const shared = resolveResilience('createRouter', '', router, false);
   if (shared.adaptive !== undefined) {

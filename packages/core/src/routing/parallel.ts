@@ -100,7 +100,7 @@ export function routeParallel<R, T>(
           }
           panic = -1;
         }
-        const visit = rt === undefined ? 0 : rt.visit();
+        const visit = rt === undefined ? 0 : rt.visit(p.id);
         const healthProbe = core.claimedHealthProbe;
         const probe = core.isProbe(permit);
         const entry: Running<R> = { p, controller: new LinkedController(signal) };

@@ -1,3 +1,4 @@
+import type { ResilienceListener } from '../attempts/resilience-events.js';
 import type { ConcurrencyOptions } from '../attempts/resilience-options.js';
 import type { Telemetry } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
@@ -310,6 +311,8 @@ export interface RouterOptions<R> {
   random?: RandomSource;
   /** Hears each request (visits as attempts, failovers, hedges, skips) and each provider's circuit; see `ResilienceOptions.telemetry`. Defaults to none. */
   telemetry?: Telemetry;
+  /** Hears every provider's circuit changes and every request's failovers, hedges, retries and refusals; see `ResilienceOptions.onEvent`. Defaults to none. */
+  onEvent?: ResilienceListener;
   /**
    * Inside a bound server handler, a request's deadline is at most the inbound
    * deadline less `marginMs`, it is cancelled with the inbound call, and an
@@ -334,6 +337,7 @@ export const ROUTER_OPTION_KEYS = {
   sleep: true,
   random: true,
   telemetry: true,
+  onEvent: true,
   propagate: true,
 } as const satisfies KnownKeys<RouterOptions<unknown>>;
 
