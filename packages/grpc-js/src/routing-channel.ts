@@ -24,6 +24,7 @@ import {
   type RouteProtection,
   type RouteRecoveredEvent,
   type Router,
+  type RouterOptions,
   type RouteSelectedEvent,
   type RouteSelection,
   type RouteSelectionType,
@@ -48,6 +49,7 @@ import {
   optionPath,
   optionTypeError,
   resolvePropagate,
+  shareLimiters,
 } from '@breakwater/core/internal';
 import {
   Channel,
@@ -155,6 +157,12 @@ export interface RoutingChannelOptions {
   circuit?: CircuitBreakerOptions | false;
   /** Background probes and the registry of outcomes. Defaults to no probes and a registry that only records. */
   health?: RoutingHealthOptions;
+  /**
+   * `{ adaptive }`: each target's own adaptive concurrency limit (the core router's `concurrency`), criticality
+   * from the inbound call; a target at its limit is passed over, and a call every target refuses ends with
+   * `RESOURCE_EXHAUSTED` (its `cause` a `ConcurrencyLimitError`) without being sent. Defaults to none.
+   */
+  concurrency?: RouterOptions<unknown>['concurrency'];
   /** The core router's panic rule: when every target is ejected, one call per probe interval goes to the targets in turn as their recovery call (the outage gate); when `threshold` (< 1) of them are, a `ratio` of the calls go to one anyway. Defaults to `{ threshold: 1, ratio: 0.1 }`. */
   panic?: RoutePanic | false;
   /** Status → verdict (retry, failover, count). Defaults to `createGrpcStatusClassifier()`. */
@@ -194,6 +202,7 @@ export const ROUTING_CHANNEL_KEYS = {
   hedge: true,
   circuit: true,
   health: true,
+  concurrency: true,
   panic: true,
   classify: true,
   budget: true,
@@ -392,6 +401,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
       ...(options.panic === undefined ? {} : { panic: options.panic }),
       // The routed call inherits from the inbound call (its deadline, attempts' headers); its routers do not.
       propagate: false as const,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...shared,
     };
     safe = optionPath(asTargets, () =>
@@ -424,6 +434,7 @@ function build(options: RoutingChannelOptions): RoutingChannel {
             : { telemetry: callsOnlyTelemetry(options.telemetry) }),
         })
       : safe;
+    shareLimiters(pinned, safe);
     if (h.probe !== undefined && h.probe !== 'none') {
       const probe = h.probe;
       checker = optionPath('health', () =>

@@ -92,6 +92,7 @@ class TargetAttributes {
     if (target.method !== undefined) base['rpc.method'] = target.method;
     if (target.serverAddress !== undefined) base['server.address'] = target.serverAddress;
     if (target.name !== undefined) base['breakwater.name'] = target.name;
+    if (target.provider !== undefined) base['breakwater.provider'] = target.provider;
     this.base = Object.freeze(base);
     this.attemptOk = this.with('breakwater.outcome', 'success', undefined);
     this.callOk = this.attemptOk;

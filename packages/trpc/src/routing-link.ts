@@ -1,6 +1,7 @@
 import {
   createRouter,
   type ErrorVerdict,
+  isConcurrencyLimitError,
   isRoutingError,
   type Router,
   type RouterOptions,
@@ -19,6 +20,7 @@ import {
   optionPath,
   optionTypeError,
   resolvePropagate,
+  shareLimiters,
   timerWheelFor,
   WheelEntry,
 } from '@breakwater/core/internal';
@@ -28,7 +30,7 @@ import { type Observer, observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
 import type { BreakwaterOperationContext } from './context.js';
 import type { Envelope } from './internals/call.js';
-import { aborted, deadlineRefusal, refusal } from './internals/errors.js';
+import { aborted, deadlineRefusal, limitRefusal, refusal } from './internals/errors.js';
 import { inheritCall, outboundCriticality, withOutbound } from './internals/propagation.js';
 import { noNext, runLink } from './internals/run-link.js';
 import type { TRPCIdempotent } from './resilience-link.js';
@@ -127,6 +129,8 @@ function toClientError(error: unknown): TRPCClientError<AnyRouter> {
       return TRPCClientError.from(last, { meta: { routing: error } });
     return new TRPCClientError(error.message, { cause: error });
   }
+  // Every endpoint's adaptive limit was full: nothing was sent.
+  if (isConcurrencyLimitError(error)) return limitRefusal(error);
   return TRPCClientError.from(error instanceof Error ? error : new Error(String(error)));
 }
 
@@ -241,6 +245,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
             providers,
           })
         : router;
+    shareLimiters(single, router);
 
     return ({ op }) => {
       // initialized for request
@@ -317,7 +322,12 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
               withOutbound(op, { deadline: sentBy, attempt: ++attempts, criticality }),
               signal,
             ),
-          { signal: ac.signal, classify: verdictOf, deadlineAt },
+          {
+            signal: ac.signal,
+            classify: verdictOf,
+            deadlineAt,
+            criticality: (op.context as BreakwaterOperationContext).criticality,
+          },
         )
         .then(
           (envelope) => {

@@ -19,6 +19,8 @@ export interface TelemetryTarget {
   readonly serverAddress?: string | undefined;
   /** `breakwater.name`: the stack's name (`protect`'s `name`, the router, a provider id). */
   readonly name?: string | undefined;
+  /** `breakwater.provider`: the router's provider a per-provider instrument (its adaptive limit) belongs to. */
+  readonly provider?: string | undefined;
 }
 
 /** How one attempt ended. */

@@ -1,7 +1,11 @@
 import { brandError, hasBrand } from './brand.js';
 
-/** Why the router passed over a provider without running the operation on it. */
-export type RoutingSkipReason = 'circuit-open' | 'probe-busy';
+/**
+ * Why the router passed over a provider without running the operation on it:
+ * its circuit is open, its one recovery probe is out, or its adaptive
+ * concurrency limit (`concurrency.adaptive`) is full for the call's criticality.
+ */
+export type RoutingSkipReason = 'circuit-open' | 'probe-busy' | 'concurrency-limit';
 
 /** One entry of a routing traversal: a provider that failed, or one that was skipped. */
 export type RoutingVisit =

@@ -62,6 +62,7 @@ export { type Inheritance, inheritInbound, type LinkedSignal } from '../propagat
 export { DONT_RETRY, endedOverloaded } from '../propagation/overloaded.js';
 export { type PropagatePlan, resolvePropagate } from '../propagation/propagate-options.js';
 export { MAX_BACKOFF_DELAY_MS } from '../retry/backoff.js';
+export { shareLimiters } from '../routing/router.js';
 export { ADAPTER_SELECTION } from '../routing/selection.js';
 /** The host timer helpers (the only code that touches host timers; waits past 2³¹−1 ms chain). */
 export {

@@ -33,6 +33,8 @@ export interface AdaptiveLimiter {
    * fill the share of the limit that criticality may use. Never waits.
    */
   tryAcquire(criticality?: Criticality): Result<LimitPermit, ConcurrencyLimitError>;
+  /** Whether `tryAcquire(criticality)` would take a slot now. */
+  hasRoom(criticality?: Criticality): boolean;
   /** Calls that may be in flight now, as discovered from latency. */
   readonly limit: number;
   /** Calls holding a slot now. */
@@ -79,12 +81,15 @@ class Limiter implements AdaptiveLimiter {
     return this.estimate.limit;
   }
 
-  tryAcquire(criticality: Criticality = 'default'): Result<LimitPermit, ConcurrencyLimitError> {
-    const limit = this.estimate.limit;
+  hasRoom(criticality: Criticality = 'default'): boolean {
     const share = criticality === 'critical' ? 1 : this.settings.shares[criticality];
-    if (this.inFlight >= limit * share) {
+    return this.inFlight < this.estimate.limit * share;
+  }
+
+  tryAcquire(criticality: Criticality = 'default'): Result<LimitPermit, ConcurrencyLimitError> {
+    if (!this.hasRoom(criticality)) {
       this.refused[criticality]++;
-      return err(new ConcurrencyLimitError(limit, this.inFlight, criticality));
+      return err(new ConcurrencyLimitError(this.estimate.limit, this.inFlight, criticality));
     }
     this.inFlight++;
     return ok(new Permit(this, this.clock(), this.inFlight));

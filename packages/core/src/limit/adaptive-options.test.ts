@@ -97,11 +97,15 @@ describe('concurrency.adaptive — options', () => {
     expect(() => resolve(concurrency)).toThrow(message);
   });
 
-  it('the router refuses it rather than ignore it: its limit would be per provider', () => {
-    expect(() =>
-      createRouter({ providers: [{ id: 'a', resource: {} }], concurrency: { adaptive: true } }),
-    ).toThrow(
-      'createRouter: concurrency.adaptive is not supported by the router yet (its limit would be per provider)',
-    );
+  it('the router gives each provider its own limit', () => {
+    const router = createRouter({
+      providers: [
+        { id: 'a', resource: {} },
+        { id: 'b', resource: {} },
+      ],
+      concurrency: { adaptive: { maxLimit: 7, initialLimit: 7 } },
+    });
+    expect(router.limiter('a')?.limit).toBe(7);
+    expect(router.limiter('a')).not.toBe(router.limiter('b'));
   });
 });

@@ -8,6 +8,7 @@ import {
 import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import { timerWheelFor } from '../deadline/timer-wheel.js';
+import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import {
   RoutingError,
@@ -16,6 +17,9 @@ import {
 } from '../errors/routing-error.js';
 import { abortError } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
+import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
+import type { Criticality } from '../limit/criticality.js';
+import { ok, type Result } from '../result/result.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { ROUTER_TARGET, type RouterConfig } from './options.js';
@@ -39,8 +43,12 @@ import {
   type VisitEnv,
   VisitFailure,
   visitDeadline,
+  visitLimitOutcome,
   visitSucceeded,
 } from './visit.js';
+
+/** `takeSlot()` for a provider without an adaptive limit: admitted, nothing to release. */
+const NO_SLOT = ok(undefined);
 
 /**
  * One request's telemetry: visits are its attempts. Created only when the
@@ -199,6 +207,7 @@ export class RouterCore<R> implements VisitEnv {
     this.random = config.random;
     this.budget = config.budget;
     this.health = config.health;
+    this.limited = config.providers.some((p) => p.limiter !== undefined);
     // The outage gate is the panic rule's cadence: off with it.
     this.gate =
       config.panic === undefined ? undefined : outageGateFor(config.providers[0]?.breaker);
@@ -271,21 +280,75 @@ export class RouterCore<R> implements VisitEnv {
     if (before !== after) this.flagged += after ? 1 : -1;
   }
 
+  /** Some provider has an adaptive concurrency limit. */
+  readonly limited: boolean;
+
   /**
-   * A request's visiting order: the selection's, with the providers the transport or their
-   * health service says cannot answer (unreachable, not serving) moved after every other one,
-   * so they get a call (or a probe) only when no other provider answered it.
+   * A request's visiting order: the selection's, with the providers whose adaptive limit has
+   * no room for a `criticality` request moved after the others (they would refuse it), and
+   * those the transport or their health service says cannot answer (unreachable, not serving)
+   * after every other one, so they get a call (or a probe) only when no other provider answered it.
    */
-  arrange(order: readonly number[]): readonly number[] {
-    if (this.flagged === 0) return order;
+  arrange(order: readonly number[], criticality: Criticality): readonly number[] {
+    if (this.flagged === 0 && !this.limited) return order;
     const { providers } = this.config;
     const able: number[] = [];
+    const full: number[] = [];
     const unable: number[] = [];
     for (const i of order) {
       const q = providers[i] as ProviderRuntime<R>;
-      (q.unreachable || q.notServing ? unable : able).push(i);
+      if (q.unreachable || q.notServing) unable.push(i);
+      else if (q.limiter?.hasRoom(criticality) === false) full.push(i);
+      else able.push(i);
     }
-    return able.concat(unable);
+    if (full.length === 0 && unable.length === 0) return order;
+    return able.concat(full, unable);
+  }
+
+  /**
+   * After `p` admitted a `criticality` request with circuit `permit`: a slot of `p`'s adaptive
+   * limit (`undefined` when `p` has no limit), or the limit's refusal, for which the admission
+   * is undone (neutral: the circuit never hears of it; a probe it claimed is not out).
+   */
+  takeSlot(
+    p: ProviderRuntime<R>,
+    permit: number,
+    criticality: Criticality,
+  ): Result<LimitPermit | undefined, ConcurrencyLimitError> {
+    const limiter = p.limiter;
+    if (limiter === undefined) return NO_SLOT;
+    const slot = limiter.tryAcquire(criticality);
+    if (!slot.ok) {
+      this.visitEnded(p, permit, this.claimedHealthProbe);
+      if (permit >= 0) p.breaker?.release(permit, 'neutral');
+    }
+    return slot;
+  }
+
+  /** Records `p`'s limit refusal as a skip; returns the visit list (allocated on first use). */
+  skipFull(
+    p: ProviderRuntime<R>,
+    visits: RoutingVisit[] | undefined,
+    rt: RouteTelemetry | undefined,
+  ): RoutingVisit[] {
+    const reason: RoutingSkipReason = 'concurrency-limit';
+    if (this.skipped.active) this.skipped.emit({ providerId: p.id, reason });
+    rt?.tel.refused('concurrency-limit');
+    visits ??= [];
+    visits.push({ providerId: p.id, status: 'skipped', reason });
+    return visits;
+  }
+
+  /**
+   * The error of a request no provider answered: the last limit refusal when no provider was
+   * visited and a limit refused it (the request was never sent, and overload is why), else a
+   * `RoutingError` with the traversal's visits.
+   */
+  exhausted(visits: RoutingVisit[] | undefined, refusal: ConcurrencyLimitError | undefined): Error {
+    if (refusal !== undefined && visits?.every((v) => v.status === 'skipped') !== false) {
+      return refusal;
+    }
+    return new RoutingError(visits ?? []);
   }
 
   /** One probe per interval while every provider is ejected; `undefined` when the panic rule is off. */
@@ -485,6 +548,7 @@ export class RouterCore<R> implements VisitEnv {
     from: number,
     visits: RoutingVisit[] | undefined,
     generation: number,
+    criticality: Criticality,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
     const p = visits === undefined ? this.takeOutageProbe() : undefined;
@@ -492,20 +556,26 @@ export class RouterCore<R> implements VisitEnv {
     if (p === undefined) throw new RoutingError(visits ?? []);
     const healthProbe = this.claimedHealthProbe;
     const permit = this.outagePermit;
+    const slot = this.takeSlot(p, permit, criticality);
+    if (!slot.ok) throw this.exhausted(this.skipFull(p, visits, rt), slot.error);
+    let outcome: LimitOutcome = 'ignored';
     const visit = rt === undefined ? 0 : rt.visit(p.id);
     if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
     try {
       const value = await runVisit(p, permit, true, fn, signal, policy, this, deadlineAt);
+      outcome = 'answered';
       rt?.succeeded(visit);
       this.won(p, generation, true);
       return value;
     } catch (error) {
+      outcome = visitLimitOutcome(error, signal);
       if (!(error instanceof VisitFailure)) throw error;
       visits = this.fail(p, error, visits);
       rt?.failed(visit, error, p.id, 1);
       if (error.verdict.failover === false) throw error.error;
       throw new RoutingError(visits);
     } finally {
+      slot.value?.release(outcome);
       this.visitEnded(p, permit, healthProbe);
     }
   }
@@ -615,12 +685,14 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     deadlineAt: number,
+    criticality: Criticality,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
     const { selection, providers } = this.config;
     const generation = selection.generation;
-    const order = this.arrange(selection.order());
+    const order = this.arrange(selection.order(), criticality);
     let visits: RoutingVisit[] | undefined;
+    let refusal: ConcurrencyLimitError | undefined;
     // The panic rule is drawn at the first skip of the request: 0 not yet, 1 won, -1 lost or used.
     let panic = 0;
     for (let k = 0; k < order.length; k++) {
@@ -639,6 +711,7 @@ export class RouterCore<R> implements VisitEnv {
               k,
               visits,
               generation,
+              criticality,
               rt,
             );
           }
@@ -652,11 +725,18 @@ export class RouterCore<R> implements VisitEnv {
         }
         panic = -1;
       }
+      const slot = this.takeSlot(p, permit, criticality);
+      if (!slot.ok) {
+        refusal = slot.error;
+        visits = this.skipFull(p, visits, rt);
+        continue;
+      }
       const visit = rt === undefined ? 0 : rt.visit(p.id);
       const healthProbe = this.claimedHealthProbe;
       const probe = this.isProbe(permit);
       if (this.selected.active)
         this.selected.emit({ providerId: p.id, visit: k + 1, hedge: false });
+      let outcome: LimitOutcome = 'ignored';
       try {
         // The first attempt runs inline rather than in runVisit's async frame (hot path);
         // only a failure that may be retried goes on in runVisit.
@@ -675,16 +755,19 @@ export class RouterCore<R> implements VisitEnv {
             error,
             startedAt: start,
           });
+          outcome = 'answered';
           rt?.succeeded(visit);
           this.won(p, generation, probe);
           return value;
         }
         p.load.end(start);
         visitSucceeded(p, permit, start, this);
+        outcome = 'answered';
         rt?.succeeded(visit);
         this.won(p, generation, probe);
         return value;
       } catch (error) {
+        outcome = visitLimitOutcome(error, signal);
         if (!(error instanceof VisitFailure)) throw error;
         visits = this.fail(p, error, visits);
         if (k + 1 < order.length) {
@@ -698,10 +781,11 @@ export class RouterCore<R> implements VisitEnv {
           if (error.verdict.failover === false) throw error.error;
         }
       } finally {
+        slot.value?.release(outcome);
         this.visitEnded(p, permit, healthProbe);
       }
     }
-    throw new RoutingError(visits ?? []);
+    throw this.exhausted(visits, refusal);
   }
 
   /** A request refused before its traversal (no visit): telemetry hears one refused call. */
@@ -722,6 +806,7 @@ export class RouterCore<R> implements VisitEnv {
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
     deadlineAt: number,
+    criticality: Criticality,
   ): Promise<T> {
     // A request whose deadline passed before it was admitted never visits a provider: no time is left.
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
@@ -742,8 +827,8 @@ export class RouterCore<R> implements VisitEnv {
     }
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy, deadlineAt, rt)
-        : routeParallel(this, fn, signal, policy, deadlineAt, rt);
+        ? this.routeSequential(fn, signal, policy, deadlineAt, criticality, rt)
+        : routeParallel(this, fn, signal, policy, deadlineAt, criticality, rt);
     rt?.watch(routed, signal);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {

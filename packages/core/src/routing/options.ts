@@ -14,10 +14,11 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
+import { adaptiveLimiterOf } from '../limit/adaptive-limiter.js';
 import type { PropagatePlan } from '../propagation/propagate-options.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
-import { type Clock, systemClock } from '../time/clock.js';
+import { type Clock, monotonicClock, systemClock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import { LatencySample } from './latency-sample.js';
@@ -75,7 +76,7 @@ export interface RouterConfig<R> {
    * budget) and hedging (its `attempts` and timer).
    */
   engine: AttemptEngine;
-  /** The bulkhead, or `undefined` when requests are not limited. */
+  /** The bulkhead, or `undefined` when requests are not limited (or each provider has an adaptive limit). */
   concurrency: { readonly limit: number; readonly maxQueue: number } | undefined;
   classify: ErrorPolicy | undefined;
   budget: RetryBudget | undefined;
@@ -176,13 +177,6 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   if (options.onEvent !== undefined) router.onEvent = options.onEvent;
   if (options.propagate !== undefined) router.propagate = options.propagate;
   const shared = resolveResilience('createRouter', '', router, false);
-  if (shared.adaptive !== undefined) {
-    // Accepted and ignored would leave the user unprotected without a word.
-    throw optionTypeError(
-      'concurrency.adaptive',
-      'is not supported by the router yet (its limit would be per provider): give each provider its own stack with concurrency.adaptive, or use a static concurrency.limit here',
-    );
-  }
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
   const env = {
@@ -207,6 +201,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   }
 
   const load = loadSettings(options.selection);
+  // Latency samples need sub-millisecond resolution: without an injected clock they read the monotonic one.
+  const samples = options.clock ?? monotonicClock;
   const providers: ProviderRuntime<R>[] = options.providers.map((p, index) => {
     const config = resolveProtection(
       `providers[${index}].protection`,
@@ -221,6 +217,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       resource: p.resource,
       config,
       breaker: config.circuit,
+      limiter: shared.adaptive && adaptiveLimiterOf(shared.adaptive, samples),
       load: new ProviderLoad(load),
       healthProbing: false,
       unreachable: false,
@@ -290,6 +287,12 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
   for (const p of providers) {
     if (p.breaker !== undefined)
       shared.telemetry?.circuit(p.breaker, Object.freeze({ name: p.id }));
+    if (p.limiter !== undefined) {
+      shared.telemetry?.concurrencyLimit(
+        p.limiter,
+        Object.freeze({ name: ROUTER_TARGET.name, provider: p.id }),
+      );
+    }
   }
   // Last, so that invalid options never leave a background checker running.
   const probe = h?.probe;

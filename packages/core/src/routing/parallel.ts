@@ -1,12 +1,20 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
+import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
-import { abortError } from '../internal/abort.js';
+import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { onAbort } from '../internal/on-abort.js';
+import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
-import { lostToAnother, type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
+import {
+  lostToAnother,
+  type ProviderRuntime,
+  runVisit,
+  VisitFailure,
+  visitLimitOutcome,
+} from './visit.js';
 
 interface Running<R> {
   p: ProviderRuntime<R>;
@@ -30,11 +38,12 @@ export function routeParallel<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
   deadlineAt: number,
+  criticality: Criticality,
   rt: RouteTelemetry | undefined,
 ): Promise<T> {
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
-  const order = core.arrange(selection.order());
+  const order = core.arrange(selection.order(), criticality);
   const race = selection.type === 'race';
   const sample = hedge?.sample;
   const started = sample === undefined ? 0 : core.clock();
@@ -42,6 +51,7 @@ export function routeParallel<R, T>(
   return new Promise<T>((resolve, reject) => {
     const running = new Set<Running<R>>();
     let visits: RoutingVisit[] | undefined;
+    let refusal: ConcurrencyLimitError | undefined;
     let next = 0;
     let launched = 0;
     let hedges = 0;
@@ -79,6 +89,7 @@ export function routeParallel<R, T>(
       while (next < order.length) {
         let p = providers[order[next++] as number] as ProviderRuntime<R>;
         let permit = core.admit(p);
+        let last = false;
         if (permit < -1 && panic === 0 && core.inOutage()) {
           // Every provider is ejected: the outage gate's probe, if it is this request's turn and
           // nothing was visited yet; no failover or hedge after it (that would be another probe).
@@ -89,6 +100,7 @@ export function routeParallel<R, T>(
           if (probe === undefined) return false;
           p = probe;
           permit = core.outageProbePermit;
+          last = true;
         }
         if (permit < -1) {
           if (panic === 0) panic = core.drawPanic() ? 1 : -1;
@@ -100,6 +112,14 @@ export function routeParallel<R, T>(
           }
           panic = -1;
         }
+        const slot = core.takeSlot(p, permit, criticality);
+        if (!slot.ok) {
+          refusal = slot.error;
+          visits = core.skipFull(p, visits, rt);
+          if (last) return false;
+          continue;
+        }
+        const limitPermit = slot.value;
         const visit = rt === undefined ? 0 : rt.visit(p.id);
         const healthProbe = core.claimedHealthProbe;
         const probe = core.isProbe(permit);
@@ -111,6 +131,7 @@ export function routeParallel<R, T>(
         }
         runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
           (value) => {
+            limitPermit?.release('answered');
             core.visitEnded(p, permit, healthProbe);
             if (done) return;
             running.delete(entry);
@@ -130,6 +151,7 @@ export function routeParallel<R, T>(
             resolve(value);
           },
           (error: unknown) => {
+            limitPermit?.release(visitLimitOutcome(error, entry.controller.signal));
             core.visitEnded(p, permit, healthProbe);
             running.delete(entry);
             entry.controller.unlink();
@@ -147,7 +169,7 @@ export function routeParallel<R, T>(
               if (go === STOP_NOT_RETRYABLE) return fail(error.error);
               if (go >= 0 && launch(false)) return;
             } else rt?.failed(visit, error, p.id, 1);
-            if (running.size === 0) fail(new RoutingError(visits));
+            if (running.size === 0) fail(core.exhausted(visits, refusal));
           },
         );
         if (!race) arm(p);
@@ -180,7 +202,7 @@ export function routeParallel<R, T>(
           hedges++;
           if (!launch(true)) {
             hedges--;
-            if (running.size === 0) fail(new RoutingError(visits ?? []));
+            if (running.size === 0) fail(core.exhausted(visits, refusal));
             return;
           }
           rt?.tel.hedge(rt.visits);
@@ -198,6 +220,6 @@ export function routeParallel<R, T>(
     } else {
       launch(false);
     }
-    if (!done && running.size === 0) fail(new RoutingError(visits ?? []));
+    if (!done && running.size === 0) fail(core.exhausted(visits, refusal));
   });
 }

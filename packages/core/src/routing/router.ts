@@ -6,12 +6,15 @@ import { checkCall } from '../internal/call-options.js';
 import { onAbort } from '../internal/on-abort.js';
 import { isThenable } from '../internal/thenable.js';
 import { describeValue } from '../internal/validate.js';
+import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
+import { type Criticality, criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { inheritInbound } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
+import type { ProviderRuntime } from './visit.js';
 
 /** Rejects as soon as `signal` aborts, even if the traversal ignores it (its slot stays held until it settles). */
 function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -38,6 +41,7 @@ interface RouteRequest<R, T> {
   fallback: RouteExecuteOptions<T>['fallback'];
   /** On the router's clock; `Infinity` for none. */
   deadlineAt: number;
+  criticality: Criticality;
 }
 
 /**
@@ -150,11 +154,16 @@ class RouterImpl<R> implements Router<R> {
   }
 
   circuit(providerId: string): CircuitBreaker | undefined {
-    const p = this.config.providers.find((x) => x.id === providerId);
-    if (p === undefined) {
-      throw new TypeError(`circuit(providerId): unknown provider ${JSON.stringify(providerId)}`);
-    }
-    return p.breaker;
+    return this.provider('circuit', providerId).breaker;
+  }
+
+  /** The providers' runtime state (`shareLimiters`). @internal */
+  get providers(): readonly ProviderRuntime<R>[] {
+    return this.config.providers;
+  }
+
+  limiter(providerId: string): AdaptiveLimiter | undefined {
+    return this.provider('limiter', providerId).limiter;
   }
 
   signalHealthy(providerId: string): void {
@@ -194,8 +203,14 @@ class RouterImpl<R> implements Router<R> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.classify ?? this.config.classify;
     const fallback = options?.fallback;
+    // Read only when a limit uses it: the inbound call's criticality is looked up otherwise.
+    const criticality =
+      this.core.limited || options?.criticality !== undefined
+        ? criticalityOf('router.execute options.criticality', options?.criticality)
+        : 'default';
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
-    if (inherited === undefined) return this.admit({ fn, signal, policy, fallback, deadlineAt });
+    if (inherited === undefined)
+      return this.admit({ fn, signal, policy, fallback, deadlineAt, criticality });
     // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
     // inbound call's cancellation cancels it.
     const linked = inherited.link(signal);
@@ -205,6 +220,7 @@ class RouterImpl<R> implements Router<R> {
       policy,
       fallback,
       deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
+      criticality,
     });
     routed.then(
       () => {
@@ -221,11 +237,13 @@ class RouterImpl<R> implements Router<R> {
 
   /** Admits one request to a slot (or queues it), then routes it. */
   private admit<T>(request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt } = request;
+    const { fn, signal, policy, fallback, deadlineAt, criticality } = request;
     let routed: Promise<T>;
     const pool = this.pool;
+    const routeNow = () =>
+      this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt, criticality);
     if (pool === undefined) {
-      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
+      routed = routeNow();
     } else if (pool.tryTake()) {
       // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
       if (this.holdsAbandoned) {
@@ -236,13 +254,14 @@ class RouterImpl<R> implements Router<R> {
           policy,
           fallback,
           deadlineAt,
+          criticality,
         );
         routed.then(
           () => hold.done(true),
           () => hold.done(false),
         );
       } else {
-        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
+        routed = routeNow();
         routed.then(pool.giveOk, pool.giveFailed);
       }
     } else {
@@ -255,7 +274,7 @@ class RouterImpl<R> implements Router<R> {
         routed = pool.run(
           (s) => {
             started = true;
-            return this.core.route(fn, s, policy, fallback, deadlineAt);
+            return this.core.route(fn, s, policy, fallback, deadlineAt, criticality);
           },
           { signal },
         );
@@ -273,7 +292,7 @@ class RouterImpl<R> implements Router<R> {
 
   /** The queued path when slots wait for abandoned operations: the pool's task ends with the hold. */
   private queueHolding<T>(pool: SlotPool, request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt } = request;
+    const { fn, signal, policy, fallback, deadlineAt, criticality } = request;
     return new Promise<T>((resolve, reject) => {
       let started = false;
       pool
@@ -282,7 +301,14 @@ class RouterImpl<R> implements Router<R> {
             new Promise<void>((released) => {
               started = true;
               const hold = new SlotHold(() => released());
-              const routed = this.core.route(hold.wrap(fn), s, policy, fallback, deadlineAt);
+              const routed = this.core.route(
+                hold.wrap(fn),
+                s,
+                policy,
+                fallback,
+                deadlineAt,
+                criticality,
+              );
               routed.then(
                 (value) => {
                   hold.done(true);
@@ -331,4 +357,16 @@ class RouterImpl<R> implements Router<R> {
  */
 export function createRouter<R>(options: RouterOptions<R>): Router<R> {
   return new RouterImpl(resolveRouterOptions(options));
+}
+
+/**
+ * Makes `twin`'s providers use `source`'s adaptive concurrency limits
+ * (`concurrency.adaptive`), matched by provider id: an adapter's twin routers
+ * over the same targets (one with hedging, one without) hold one limit per
+ * target, as they hold one circuit.
+ * @internal
+ */
+export function shareLimiters<R>(twin: Router<R>, source: Router<R>): void {
+  if (twin === source || !(twin instanceof RouterImpl)) return;
+  for (const p of (twin as RouterImpl<R>).providers) p.limiter = source.limiter(p.id);
 }

@@ -7,6 +7,8 @@ import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
 import type { Event } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
+import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
+import type { Criticality } from '../limit/criticality.js';
 import type { PropagateOptions } from '../propagation/propagate-options.js';
 import type { RetryBudget, RetryBudgetOptions } from '../retry/budget.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
@@ -160,6 +162,8 @@ export interface RouteExecuteOptions<T> {
   deadlineAt?: number | undefined;
   /** `false`: this request inherits nothing from the inbound call it runs under (see `RouterOptions.propagate`). Defaults to inheriting. */
   propagate?: false | undefined;
+  /** How much the request matters under `concurrency.adaptive`: each provider refuses the lowest tier first. Defaults to the inbound call's, else `'default'`. */
+  criticality?: Criticality | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
@@ -291,7 +295,12 @@ export interface RouterOptions<R> {
    * A bulkhead: requests routed at once (one slot covers the whole traversal)
    * and requests waiting. An attempt abandoned at its timeout keeps the slot
    * until its operation settles, so the operations running at the providers
-   * never exceed `limit`. Defaults to unbounded.
+   * never exceed `limit`. With `adaptive` instead, each provider gets a limit
+   * of its own, discovered from its own latency: a provider at its limit is
+   * passed over (skip reason `'concurrency-limit'`, neutral for its circuit)
+   * while another has room, and a request every provider's limit refuses
+   * rejects with a `ConcurrencyLimitError` (nothing was sent). A visit holds
+   * one slot of its provider's limit. Defaults to unbounded.
    */
   concurrency?: ConcurrencyOptions | false;
   /** Judges each failed attempt: `retry`, `failover`, `countForCircuit`, `retryAfterMs`. Defaults to allowing all three. */
@@ -372,6 +381,8 @@ export interface Router<R> {
   readonly health: HealthRegistry;
   /** A provider's circuit, or `undefined` when it has none. Throws for an unknown id. */
   circuit(providerId: string): CircuitBreaker | undefined;
+  /** A provider's adaptive concurrency limit (`concurrency.adaptive`), or `undefined` when it has none. Throws for an unknown id. */
+  limiter(providerId: string): AdaptiveLimiter | undefined;
   /**
    * A health signal from outside the router — a passing check of your own, a
    * connection back to ready: the provider's open circuit (and the registry's)

@@ -1,11 +1,13 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
+import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { ErrorPolicyError } from '../errors/error-policy-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
 import { notify } from '../internal/notify.js';
+import type { AdaptiveLimiter, LimitOutcome } from '../limit/adaptive-limiter.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { attemptWithTimeout } from './attempt.js';
@@ -20,6 +22,11 @@ export interface ProviderRuntime<R> {
   readonly resource: R;
   readonly config: ProviderProtection;
   readonly breaker: CircuitBreaker | undefined;
+  /**
+   * The provider's adaptive concurrency limit (`concurrency.adaptive`), or `undefined` for none.
+   * Twin routers over the same providers share one (see `shareLimiters`).
+   */
+  limiter: AdaptiveLimiter | undefined;
   /** Visits in flight and their latency (the load selections read). */
   readonly load: ProviderLoad;
   /** The one recovery probe allowed while the health registry reports this provider half-open is out. */
@@ -57,6 +64,21 @@ export function lostToAnother(): OperationAbortedError {
   const reason = new OperationAbortedError({ message: 'Another provider answered first' });
   lostReasons.add(reason);
   return reason;
+}
+
+/**
+ * What a visit's end tells its provider's adaptive limit: a success or an
+ * application error is an answer (its latency is a sample); a timeout is a
+ * drop; a cancelled visit, a throwing policy and a failure that never reached
+ * the provider tell nothing.
+ * @internal
+ */
+export function visitLimitOutcome(error: unknown, signal: AbortSignal): LimitOutcome {
+  if (signal.aborted || !(error instanceof VisitFailure) || error.verdict.neverSent === true) {
+    return 'ignored';
+  }
+  if (error.verdict.timedOut === true || isDeadlineExceededError(error.error)) return 'dropped';
+  return 'answered';
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   type ErrorVerdict,
+  isConcurrencyLimitError,
   isDeadlineExceededError,
   isQueueFullError,
   isRoutingError,
@@ -461,7 +462,8 @@ export class RoutedCall implements Call, AttemptOwner {
           ),
         );
       }
-    } else if (isQueueFullError(error)) {
+    } else if (isQueueFullError(error) || isConcurrencyLimitError(error)) {
+      // Refused before any target was sent the call: every target's adaptive limit was full.
       this.finish(statusWithCause(Status.RESOURCE_EXHAUSTED, error.message, error));
     } else if (isDeadlineExceededError(error)) {
       // The router cut a hung attempt of a call it may not repeat, or refused a call whose
