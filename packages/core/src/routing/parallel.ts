@@ -1,7 +1,7 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
 import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
-import { RoutingError, type RoutingVisit } from '../errors/routing-error.js';
-import { abortError, neverAbortedSignal } from '../internal/abort.js';
+import type { RoutingVisit } from '../errors/routing-error.js';
+import { abortError } from '../internal/abort.js';
 import { onAbort } from '../internal/on-abort.js';
 import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
