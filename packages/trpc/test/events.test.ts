@@ -9,21 +9,19 @@ describe('onEvent in resilienceLink (real tRPC server)', () => {
   it('retries with attempt and procedure, the circuit opening, a circuit-open refusal', async () => {
     const events: ResilienceEvent[] = [];
     const server = await chaos({ faults: { errorRate: 1 } });
-    const client = clientOf([
-      resilienceLink({
-        timeoutMs: false,
-        attemptTimeoutMs: false,
-        budget: false,
-        retry: { attempts: 3, backoff: fast },
-        circuit: { failureThreshold: 1, window: false, openDurationMs: 30_000 },
-        onEvent: (e) => {
-          events.push(e);
-          // A throwing listener breaks no call.
-          throw new Error('listener bug');
-        },
-      }),
-      batchLink(server.url),
-    ]);
+    // A throwing listener breaks no call.
+    const onEvent = (e: ResilienceEvent) => {
+      events.push(e);
+      throw new Error('listener bug');
+    };
+    const circuit = { failureThreshold: 1, window: false, openDurationMs: 30_000 } as const;
+    const link = resilienceLink({
+      budget: false,
+      retry: { attempts: 3, backoff: fast },
+      circuit,
+      onEvent,
+    });
+    const client = clientOf([link, batchLink(server.url)]);
     await errorOf(client.echo.query('down'));
     expect(server.stats().procedures.echo).toBe(3);
     expect(
