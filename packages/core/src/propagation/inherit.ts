@@ -1,3 +1,4 @@
+import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { onAbort } from '../internal/on-abort.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
@@ -20,6 +21,12 @@ export interface Inheritance {
   remainingMs(): number;
   /** A signal that aborts when `caller` does or the inbound call is cancelled; `release()` drops both listeners. */
   link(caller: AbortSignal | undefined): LinkedSignal;
+  /**
+   * {@link Inheritance.link}, and also aborted with a `DeadlineExceededError`
+   * at the inherited deadline: for a stack whose own deadline arms no timer
+   * (the router's `deadlineAt`).
+   */
+  linkUntilDeadline(caller: AbortSignal | undefined): LinkedSignal;
   /** The outbound call succeeded (its stack's recent calls, which the overload rule reads). */
   succeeded(): void;
   /** Tells the inbound call how the outbound call failed: overload makes its server answer don't-retry. */
@@ -29,6 +36,8 @@ export interface Inheritance {
 /** A signal linked to a caller's and the inbound call's cancellation. @internal */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
+  /** Aborts the signal with `reason` (once; later aborts change nothing). */
+  abort(reason: Error): void;
   release(): void;
 }
 
@@ -52,6 +61,27 @@ export function inheritInbound(
     remainingMs: () =>
       deadline === undefined ? Number.POSITIVE_INFINITY : deadline - systemClock(),
     link: (caller) => linkSignal(inbound, caller),
+    linkUntilDeadline(caller) {
+      const linked = linkSignal(inbound, caller);
+      if (deadline === undefined) return linked;
+      const timer = setTimeout(
+        () =>
+          linked.abort(
+            new DeadlineExceededError(undefined, {
+              message: 'Deadline exceeded: the inbound call’s deadline (less the margin) passed',
+            }),
+          ),
+        Math.max(0, deadline - systemClock()),
+      );
+      return {
+        signal: linked.signal,
+        abort: linked.abort,
+        release() {
+          clearTimeout(timer);
+          linked.release();
+        },
+      };
+    },
     succeeded: () => plan.recent.record(false),
     failed(error, verdict) {
       // A caller that is gone hears no answer, and its cancellation says nothing of the downstream.
@@ -76,6 +106,7 @@ function linkSignal(inbound: InboundCall, caller: AbortSignal | undefined): Link
     caller === undefined ? undefined : onAbort(caller, () => controller.abort(caller.reason));
   return {
     signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
     release() {
       stopWaiting();
       stopCaller?.();

@@ -1,4 +1,11 @@
-import { currentInbound, PROPAGATION_HEADERS, type ProtectRunner, protect } from '@breakwater/core';
+import {
+  createRouter,
+  currentInbound,
+  DeadlineExceededError,
+  PROPAGATION_HEADERS,
+  type ProtectRunner,
+  protect,
+} from '@breakwater/core';
 import { createInboundCall, inboundFromHeaders, runInbound } from '@breakwater/core/node';
 import { describe, expect, it } from 'vitest';
 import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
@@ -109,5 +116,36 @@ describe('the overloaded rule', () => {
     // Opens the circuit: 1 failure in 6 calls, not overloaded.
     expect(await serve(run, true)).toBe(false);
     expect(await serve(run, false)).toBe(true);
+  });
+});
+
+describe('the router inside a bound handler', () => {
+  it('ends a hung request at the inherited deadline (less the margin) with DeadlineExceededError, not at the inbound cancellation', async () => {
+    const inbound = new AbortController();
+    const call = createInboundCall({ signal: inbound.signal, deadline: Date.now() + 100 });
+    const router = createRouter({ providers: [{ id: 'hung', resource: 'hung' }] });
+    let abortedAt: number | undefined;
+    const startedAt = Date.now();
+    const routed = runInbound(call, () =>
+      router.execute(
+        (_resource, { signal }) =>
+          new Promise<never>((_, reject) =>
+            signal.addEventListener('abort', () => {
+              abortedAt = Date.now();
+              reject(signal.reason);
+            }),
+          ),
+      ),
+    );
+    // The inbound call is cancelled well after its deadline (a slow server): the router must not wait for it.
+    const cancel = setTimeout(() => inbound.abort(new Error('inbound cancelled')), 400);
+    try {
+      const error = await routed.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DeadlineExceededError);
+      expect((abortedAt ?? Number.POSITIVE_INFINITY) - startedAt).toBeLessThan(150);
+      expect((abortedAt ?? 0) - startedAt).toBeGreaterThanOrEqual(90);
+    } finally {
+      clearTimeout(cancel);
+    }
   });
 });

@@ -211,9 +211,10 @@ class RouterImpl<R> implements Router<R> {
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
     if (inherited === undefined)
       return this.admit({ fn, signal, policy, fallback, deadlineAt, criticality });
-    // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
+    // Inside a bound handler: the inbound deadline (less the margin) bounds the request — its
+    // timer aborts the operation then, as the request's own `deadlineAt` does not — and the
     // inbound call's cancellation cancels it.
-    const linked = inherited.link(signal);
+    const linked = inherited.linkUntilDeadline(signal);
     const routed = this.admit({
       fn,
       signal: linked.signal,
