@@ -313,7 +313,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
               withOutbound(op, { deadline: sentBy, attempt: ++attempts, criticality }),
               signal,
             ),
-          { signal: ac.signal, classify: verdictOf, deadlineAt },
+          { signal: ac.signal, classify: verdictOf, deadlineAt, idempotent: repeatable },
         )
         .then(
           (envelope) => {

@@ -33,6 +33,7 @@ import type {
 import {
   isPolicyError,
   type ProviderRuntime,
+  type RequestBounds,
   runVisit,
   singleAttemptFailed,
   startAttempt,
@@ -467,7 +468,7 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
-    deadlineAt: number,
+    bounds: RequestBounds,
     order: readonly number[],
     from: number,
     visits: RoutingVisit[] | undefined,
@@ -482,7 +483,7 @@ export class RouterCore<R> implements VisitEnv {
     const visit = rt === undefined ? 0 : rt.visit();
     if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
     try {
-      const value = await runVisit(p, permit, true, fn, signal, policy, this, deadlineAt);
+      const value = await runVisit(p, permit, true, fn, signal, policy, this, bounds);
       rt?.succeeded(visit);
       this.won(p, generation, true);
       return value;
@@ -601,9 +602,10 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
-    deadlineAt: number,
+    bounds: RequestBounds,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
+    const { deadlineAt } = bounds;
     const { selection, providers } = this.config;
     const generation = selection.generation;
     const order = this.arrange(selection.order());
@@ -617,17 +619,7 @@ export class RouterCore<R> implements VisitEnv {
       if (permit < NO_PERMIT) {
         if (panic === 0) {
           if (this.inOutage()) {
-            return this.routeOutage(
-              fn,
-              signal,
-              policy,
-              deadlineAt,
-              order,
-              k,
-              visits,
-              generation,
-              rt,
-            );
+            return this.routeOutage(fn, signal, policy, bounds, order, k, visits, generation, rt);
           }
           panic = this.drawPanic() ? 1 : -1;
         }
@@ -651,14 +643,14 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.load.begin(start);
         try {
-          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), deadlineAt);
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), bounds);
         } catch (error) {
           p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, false, fn, signal, policy, this, deadlineAt, {
+          value = await runVisit(p, permit, false, fn, signal, policy, this, bounds, {
             error,
             startedAt: start,
           });
@@ -708,8 +700,9 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
-    deadlineAt: number,
+    bounds: RequestBounds,
   ): Promise<T> {
+    const { deadlineAt } = bounds;
     // A request whose deadline passed before it was admitted never visits a provider: no time is left.
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
       this.refuse('deadline-expired');
@@ -729,8 +722,8 @@ export class RouterCore<R> implements VisitEnv {
     }
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy, deadlineAt, rt)
-        : routeParallel(this, fn, signal, policy, deadlineAt, rt);
+        ? this.routeSequential(fn, signal, policy, bounds, rt)
+        : routeParallel(this, fn, signal, policy, bounds, rt);
     rt?.watch(routed, signal);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {

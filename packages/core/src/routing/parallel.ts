@@ -5,7 +5,13 @@ import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
-import { lostToAnother, type ProviderRuntime, runVisit, VisitFailure } from './visit.js';
+import {
+  lostToAnother,
+  type ProviderRuntime,
+  type RequestBounds,
+  runVisit,
+  VisitFailure,
+} from './visit.js';
 
 interface Running<R> {
   p: ProviderRuntime<R>;
@@ -28,9 +34,10 @@ export function routeParallel<R, T>(
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
-  deadlineAt: number,
+  bounds: RequestBounds,
   rt: RouteTelemetry | undefined,
 ): Promise<T> {
+  const { deadlineAt } = bounds;
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
   const order = core.arrange(selection.order());
@@ -108,7 +115,7 @@ export function routeParallel<R, T>(
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
+        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, bounds).then(
           (value) => {
             core.visitEnded(p, permit, healthProbe);
             if (done) return;

@@ -11,6 +11,7 @@ import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
+import type { RequestBounds } from './visit.js';
 
 /** Rejects as soon as `signal` aborts, even if the traversal ignores it (its slot stays held until it settles). */
 function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -36,8 +37,8 @@ interface RouteRequest<R, T> {
   signal: AbortSignal | undefined;
   policy: RouteExecuteOptions<T>['classify'];
   fallback: RouteExecuteOptions<T>['fallback'];
-  /** On the router's clock; `Infinity` for none. */
-  deadlineAt: number;
+  /** The request's deadline (on the router's clock) and whether it may be repeated. */
+  bounds: RequestBounds;
 }
 
 /**
@@ -190,12 +191,20 @@ class RouterImpl<R> implements Router<R> {
         `router.execute options.deadlineAt must be a number, got ${describeValue(deadlineAt)}`,
       );
     }
+    const idempotent = options?.idempotent ?? true;
+    if (typeof idempotent !== 'boolean') {
+      throw new TypeError(
+        `router.execute options.idempotent must be a boolean, got ${describeValue(idempotent)}`,
+      );
+    }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.classify ?? this.config.classify;
     const fallback = options?.fallback;
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
-    if (inherited === undefined) return this.admit({ fn, signal, policy, fallback, deadlineAt });
+    if (inherited === undefined) {
+      return this.admit({ fn, signal, policy, fallback, bounds: { deadlineAt, idempotent } });
+    }
     // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
     // inbound call's cancellation cancels it.
     const linked = inherited.link(signal);
@@ -204,7 +213,10 @@ class RouterImpl<R> implements Router<R> {
       signal: linked.signal,
       policy,
       fallback,
-      deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
+      bounds: {
+        deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
+        idempotent,
+      },
     });
     routed.then(
       () => {
@@ -221,11 +233,11 @@ class RouterImpl<R> implements Router<R> {
 
   /** Admits one request to a slot (or queues it), then routes it. */
   private admit<T>(request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt } = request;
+    const { fn, signal, policy, fallback, bounds } = request;
     let routed: Promise<T>;
     const pool = this.pool;
     if (pool === undefined) {
-      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
+      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
     } else if (pool.tryTake()) {
       // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
       if (this.holdsAbandoned) {
@@ -235,14 +247,14 @@ class RouterImpl<R> implements Router<R> {
           signal ?? neverAbortedSignal,
           policy,
           fallback,
-          deadlineAt,
+          bounds,
         );
         routed.then(
           () => hold.done(true),
           () => hold.done(false),
         );
       } else {
-        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt);
+        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
         routed.then(pool.giveOk, pool.giveFailed);
       }
     } else {
@@ -255,7 +267,7 @@ class RouterImpl<R> implements Router<R> {
         routed = pool.run(
           (s) => {
             started = true;
-            return this.core.route(fn, s, policy, fallback, deadlineAt);
+            return this.core.route(fn, s, policy, fallback, bounds);
           },
           { signal },
         );
@@ -273,7 +285,7 @@ class RouterImpl<R> implements Router<R> {
 
   /** The queued path when slots wait for abandoned operations: the pool's task ends with the hold. */
   private queueHolding<T>(pool: SlotPool, request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt } = request;
+    const { fn, signal, policy, fallback, bounds } = request;
     return new Promise<T>((resolve, reject) => {
       let started = false;
       pool
@@ -282,7 +294,7 @@ class RouterImpl<R> implements Router<R> {
             new Promise<void>((released) => {
               started = true;
               const hold = new SlotHold(() => released());
-              const routed = this.core.route(hold.wrap(fn), s, policy, fallback, deadlineAt);
+              const routed = this.core.route(hold.wrap(fn), s, policy, fallback, bounds);
               routed.then(
                 (value) => {
                   hold.done(true);

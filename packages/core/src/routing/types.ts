@@ -159,6 +159,8 @@ export interface RouteExecuteOptions<T> {
   deadlineAt?: number | undefined;
   /** `false`: this request inherits nothing from the inbound call it runs under (see `RouterOptions.propagate`). Defaults to inheriting. */
   propagate?: false | undefined;
+  /** `false`: the request is not safe to repeat, so no derived attempt timeout cuts it (no retry or failover could follow the cut; what may be repeated stays `classify`'s). Defaults to `true`. */
+  idempotent?: boolean | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing
