@@ -157,10 +157,11 @@ type Runner = (
 function wrappedHarness(
   clients: Array<{ id: string; client: EchoClient }>,
   options: ConformanceOptions,
-  make: (classify: (error: unknown) => ErrorVerdict) => Runner,
+  make: (classify: (error: unknown) => ErrorVerdict, unsafe: () => boolean) => Runner,
 ): Harness {
   let unsafe = false;
-  const runner = make(grpcClassify(options, () => unsafe));
+  const isUnsafe = () => unsafe;
+  const runner = make(grpcClassify(options, isUnsafe), isUnsafe);
   return {
     call(callId, request) {
       unsafe = request.unsafe === true;
@@ -200,7 +201,7 @@ const routerDriver: Driver = {
   open(targets, options) {
     const clients = grpcClients(targets);
     const { protection, rest } = splitProtection(options);
-    return wrappedHarness(clients, options, (classify) => {
+    return wrappedHarness(clients, options, (classify, unsafe) => {
       const router = createRouter<EchoClient>({
         ...rest,
         providers: clients.map(({ id, client }) => ({ id, resource: client })),
@@ -208,10 +209,10 @@ const routerDriver: Driver = {
         classify,
       });
       return (op, signal) =>
-        router.execute(
-          (client, ctx) => op(client, ctx.signal),
-          signal === undefined ? {} : { signal },
-        );
+        router.execute((client, ctx) => op(client, ctx.signal), {
+          idempotent: !unsafe(),
+          ...(signal === undefined ? {} : { signal }),
+        });
     });
   },
 };

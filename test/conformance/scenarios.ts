@@ -521,7 +521,20 @@ function partialFailureRows(): Scenario[] {
  */
 function blackHoleRows(): Scenario[] {
   const calls = 30;
+  const slow = { rest: { kind: 'ok', delayMs: 400 } } as const;
   return [
+    {
+      id: 'unsafe-slow-not-cut',
+      title:
+        'a non-idempotent call to a slow but answering server (past 3 × its p99, within the deadline) is answered, executed once: a derived attempt timeout never cuts it',
+      primary: slow,
+      secondary: slow,
+      options: { timeoutMs: 2_000, circuit: false, budget: false },
+      warmUpCalls: 25,
+      call: { unsafe: true },
+      settleMs: 150,
+      expect: { caller: 'OK', attempts: ['OK'], elapsedMs: [350, 1_500] },
+    },
     {
       id: 'black-hole-ejected',
       title:

@@ -124,7 +124,7 @@ describe('routing channel over three replicas, one black-holed (accepts, never a
 });
 
 describe('routing channel: the router cuts a hung attempt (its derived attempt timeout)', () => {
-  it('cancels it at the hole; an idempotent call fails over, a non-idempotent one is counted and never repeated', async () => {
+  it('cancels it at the hole and fails an idempotent call over; a non-idempotent one is never cut: it waits for its own deadline, executed once', async () => {
     const { servers, channel, client, hole } = await warmedUp();
     hole.setFaults([{ methods: ['Unary', 'UnaryUnsafe'], hang: true }]);
     for (const s of servers) s.reset();
@@ -133,7 +133,7 @@ describe('routing channel: the router cuts a hung attempt (its derived attempt t
     const callOptions = () => ({ deadline: Date.now() + 5_000 });
     const startedAt = performance.now();
     const safe: boolean[] = [];
-    const unsafe: Array<{ id: string; code: number | undefined }> = [];
+    const unsafe: Array<{ id: string; code: number | undefined; ms: number }> = [];
     // Round-robin over three: three calls of each kind, one of each reaches the hole.
     for (let i = 0; i < 3; i++) {
       const o = await echoUnary(client, {}, { callId: `safe-${i}`, callOptions: callOptions() });
@@ -141,17 +141,21 @@ describe('routing channel: the router cuts a hung attempt (its derived attempt t
     }
     for (let i = 0; i < 3; i++) {
       const id = `unsafe-${i}`;
+      const sentAt = performance.now();
       const o = await echoUnary(
         client,
         {},
-        { callId: id, method: 'UnaryUnsafe', callOptions: callOptions() },
+        // Its own 1 s deadline ends the one that reaches the hole: no cut could be retried.
+        { callId: id, method: 'UnaryUnsafe', callOptions: { deadline: Date.now() + 1_000 } },
       );
-      unsafe.push({ id, code: o.error?.code });
+      unsafe.push({ id, code: o.error?.code, ms: performance.now() - sentAt });
     }
-    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    expect(performance.now() - startedAt).toBeLessThan(3_000);
     expect(safe).toEqual([true, true, true]);
     const cut = unsafe.filter((u) => u.code !== undefined);
     expect(cut.map((u) => u.code)).toEqual([status.DEADLINE_EXCEEDED]);
+    // Waited out its deadline at the hole, not cut at 3 × the p99.
+    expect(cut[0]?.ms).toBeGreaterThan(900);
     for (const u of unsafe) {
       expect(servers.reduce((n, s) => n + s.attempts(u.id), 0)).toBe(1);
     }
@@ -163,7 +167,9 @@ describe('routing channel: the router cuts a hung attempt (its derived attempt t
       () => expect(hole.observed.map((a) => a.outcome)).toEqual(['CANCELLED', 'CANCELLED']),
       { timeout: 1_000 },
     );
-    expect((channel.health.snapshot()[hole.replica]?.fail ?? 0) - failedBefore).toBe(2);
+    expect(
+      (channel.health.snapshot()[hole.replica]?.fail ?? 0) - failedBefore,
+    ).toBeGreaterThanOrEqual(1);
   }, 20_000);
 
   it('never cuts a request stream: its first answer waits on its own writes, and no other target may take it', async () => {

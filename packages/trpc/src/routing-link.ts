@@ -326,6 +326,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
             signal: ac.signal,
             classify: verdictOf,
             deadlineAt,
+            idempotent: repeatable,
             criticality: (op.context as BreakwaterOperationContext).criticality,
           },
         )

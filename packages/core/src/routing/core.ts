@@ -37,6 +37,7 @@ import type {
 import {
   isPolicyError,
   type ProviderRuntime,
+  type RequestBounds,
   runVisit,
   singleAttemptFailed,
   startAttempt,
@@ -543,14 +544,14 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
-    deadlineAt: number,
+    bounds: RequestBounds,
     order: readonly number[],
     from: number,
     visits: RoutingVisit[] | undefined,
     generation: number,
-    criticality: Criticality,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
+    const { criticality } = bounds;
     const p = visits === undefined ? this.takeOutageProbe() : undefined;
     visits = this.skipRest(order, from, p, visits, rt);
     if (p === undefined) throw new RoutingError(visits ?? []);
@@ -562,7 +563,7 @@ export class RouterCore<R> implements VisitEnv {
     const visit = rt === undefined ? 0 : rt.visit(p.id);
     if (this.selected.active) this.selected.emit({ providerId: p.id, visit: 1, hedge: false });
     try {
-      const value = await runVisit(p, permit, true, fn, signal, policy, this, deadlineAt);
+      const value = await runVisit(p, permit, true, fn, signal, policy, this, bounds);
       outcome = 'answered';
       rt?.succeeded(visit);
       this.won(p, generation, true);
@@ -684,10 +685,10 @@ export class RouterCore<R> implements VisitEnv {
     fn: RouteOperation<R, T>,
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
-    deadlineAt: number,
-    criticality: Criticality,
+    bounds: RequestBounds,
     rt: RouteTelemetry | undefined,
   ): Promise<T> {
+    const { deadlineAt, criticality } = bounds;
     const { selection, providers } = this.config;
     const generation = selection.generation;
     const order = this.arrange(selection.order(), criticality);
@@ -702,18 +703,7 @@ export class RouterCore<R> implements VisitEnv {
       if (permit < NO_PERMIT) {
         if (panic === 0) {
           if (this.inOutage()) {
-            return this.routeOutage(
-              fn,
-              signal,
-              policy,
-              deadlineAt,
-              order,
-              k,
-              visits,
-              generation,
-              criticality,
-              rt,
-            );
+            return this.routeOutage(fn, signal, policy, bounds, order, k, visits, generation, rt);
           }
           panic = this.drawPanic() ? 1 : -1;
         }
@@ -744,14 +734,14 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.load.begin(start);
         try {
-          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), deadlineAt);
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), bounds);
         } catch (error) {
           p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.
           if (p.config.engine === undefined || probe) {
             throw singleAttemptFailed(p, permit, error, signal, policy, this.clock() - start, this);
           }
-          value = await runVisit(p, permit, false, fn, signal, policy, this, deadlineAt, {
+          value = await runVisit(p, permit, false, fn, signal, policy, this, bounds, {
             error,
             startedAt: start,
           });
@@ -805,9 +795,9 @@ export class RouterCore<R> implements VisitEnv {
     signal: AbortSignal,
     policy: ErrorPolicy | undefined,
     fallback: RouteExecuteOptions<T>['fallback'],
-    deadlineAt: number,
-    criticality: Criticality,
+    bounds: RequestBounds,
   ): Promise<T> {
+    const { deadlineAt, criticality } = bounds;
     // A request whose deadline passed before it was admitted never visits a provider: no time is left.
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
       this.refuse('deadline-expired');
@@ -827,8 +817,8 @@ export class RouterCore<R> implements VisitEnv {
     }
     const routed =
       hedge === undefined && selection.type !== 'race'
-        ? this.routeSequential(fn, signal, policy, deadlineAt, criticality, rt)
-        : routeParallel(this, fn, signal, policy, deadlineAt, criticality, rt);
+        ? this.routeSequential(fn, signal, policy, bounds, rt)
+        : routeParallel(this, fn, signal, policy, bounds, rt);
     rt?.watch(routed, signal);
     if (fallback === undefined) return routed;
     return routed.catch((error: unknown) => {

@@ -11,6 +11,7 @@ import type { RouteOperation } from './types.js';
 import {
   lostToAnother,
   type ProviderRuntime,
+  type RequestBounds,
   runVisit,
   VisitFailure,
   visitLimitOutcome,
@@ -37,10 +38,10 @@ export function routeParallel<R, T>(
   fn: RouteOperation<R, T>,
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
-  deadlineAt: number,
-  criticality: Criticality,
+  bounds: RequestBounds,
   rt: RouteTelemetry | undefined,
 ): Promise<T> {
+  const { deadlineAt, criticality } = bounds;
   const { selection, providers, hedge, engine } = core.config;
   const generation = selection.generation;
   const order = core.arrange(selection.order(), criticality);
@@ -129,7 +130,7 @@ export function routeParallel<R, T>(
         if (core.selected.active) {
           core.selected.emit({ providerId: p.id, visit: launched, hedge: asHedge });
         }
-        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, deadlineAt).then(
+        runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, bounds).then(
           (value) => {
             limitPermit?.release('answered');
             core.visitEnded(p, permit, healthProbe);

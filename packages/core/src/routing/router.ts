@@ -14,7 +14,7 @@ import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { RouterCore } from './core.js';
 import { type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
-import type { ProviderRuntime } from './visit.js';
+import type { ProviderRuntime, RequestBounds } from './visit.js';
 
 /** Rejects as soon as `signal` aborts, even if the traversal ignores it (its slot stays held until it settles). */
 function raceAbort<T>(routed: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -39,9 +39,8 @@ interface RouteRequest<R, T> {
   signal: AbortSignal | undefined;
   policy: RouteExecuteOptions<T>['classify'];
   fallback: RouteExecuteOptions<T>['fallback'];
-  /** On the router's clock; `Infinity` for none. */
-  deadlineAt: number;
-  criticality: Criticality;
+  /** The request's deadline (on the router's clock) and whether it may be repeated. */
+  bounds: RequestBounds;
 }
 
 /**
@@ -199,6 +198,12 @@ class RouterImpl<R> implements Router<R> {
         `router.execute options.deadlineAt must be a number, got ${describeValue(deadlineAt)}`,
       );
     }
+    const idempotent = options?.idempotent ?? true;
+    if (typeof idempotent !== 'boolean') {
+      throw new TypeError(
+        `router.execute options.idempotent must be a boolean, got ${describeValue(idempotent)}`,
+      );
+    }
     const signal = options?.signal;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const policy = options?.classify ?? this.config.classify;
@@ -209,10 +214,10 @@ class RouterImpl<R> implements Router<R> {
         ? criticalityOf('router.execute options.criticality', options?.criticality)
         : 'default';
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
-    if (inherited === undefined)
-      return this.admit({ fn, signal, policy, fallback, deadlineAt, criticality });
-    // Inside a bound handler: the inbound deadline (less the margin) bounds the request — its
-    // timer aborts the operation then, as the request's own `deadlineAt` does not — and the
+    if (inherited === undefined) {
+      return this.admit({ fn, signal, policy, fallback, bounds: { deadlineAt, idempotent, criticality } });
+    }
+    // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
     // inbound call's cancellation cancels it.
     const linked = inherited.linkUntilDeadline(signal);
     const routed = this.admit({
@@ -220,8 +225,11 @@ class RouterImpl<R> implements Router<R> {
       signal: linked.signal,
       policy,
       fallback,
-      deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
-      criticality,
+      bounds: {
+        deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
+        idempotent,
+        criticality,
+      },
     });
     routed.then(
       () => {
@@ -238,13 +246,13 @@ class RouterImpl<R> implements Router<R> {
 
   /** Admits one request to a slot (or queues it), then routes it. */
   private admit<T>(request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt, criticality } = request;
+    const { fn, signal, policy, fallback, bounds } = request;
     let routed: Promise<T>;
     const pool = this.pool;
     const routeNow = () =>
-      this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, deadlineAt, criticality);
+      this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
     if (pool === undefined) {
-      routed = routeNow();
+      routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
     } else if (pool.tryTake()) {
       // A free slot, taken synchronously; given back when the traversal (and its fallback) settles.
       if (this.holdsAbandoned) {
@@ -254,15 +262,14 @@ class RouterImpl<R> implements Router<R> {
           signal ?? neverAbortedSignal,
           policy,
           fallback,
-          deadlineAt,
-          criticality,
+          bounds,
         );
         routed.then(
           () => hold.done(true),
           () => hold.done(false),
         );
       } else {
-        routed = routeNow();
+        routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
         routed.then(pool.giveOk, pool.giveFailed);
       }
     } else {
@@ -275,7 +282,7 @@ class RouterImpl<R> implements Router<R> {
         routed = pool.run(
           (s) => {
             started = true;
-            return this.core.route(fn, s, policy, fallback, deadlineAt, criticality);
+            return this.core.route(fn, s, policy, fallback, bounds);
           },
           { signal },
         );
@@ -293,7 +300,7 @@ class RouterImpl<R> implements Router<R> {
 
   /** The queued path when slots wait for abandoned operations: the pool's task ends with the hold. */
   private queueHolding<T>(pool: SlotPool, request: RouteRequest<R, T>): Promise<T> {
-    const { fn, signal, policy, fallback, deadlineAt, criticality } = request;
+    const { fn, signal, policy, fallback, bounds } = request;
     return new Promise<T>((resolve, reject) => {
       let started = false;
       pool
@@ -302,14 +309,7 @@ class RouterImpl<R> implements Router<R> {
             new Promise<void>((released) => {
               started = true;
               const hold = new SlotHold(() => released());
-              const routed = this.core.route(
-                hold.wrap(fn),
-                s,
-                policy,
-                fallback,
-                deadlineAt,
-                criticality,
-              );
+              const routed = this.core.route(hold.wrap(fn), s, policy, fallback, bounds);
               routed.then(
                 (value) => {
                   hold.done(true);

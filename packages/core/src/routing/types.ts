@@ -164,6 +164,8 @@ export interface RouteExecuteOptions<T> {
   propagate?: false | undefined;
   /** How much the request matters under `concurrency.adaptive`: each provider refuses the lowest tier first. Defaults to the inbound call's, else `'default'`. */
   criticality?: Criticality | undefined;
+  /** `false`: the request is not safe to repeat, so no derived attempt timeout cuts it (no retry or failover could follow the cut; what may be repeated stays `classify`'s). Defaults to `true`. */
+  idempotent?: boolean | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing

@@ -1,3 +1,4 @@
+import type { Criticality } from '../limit/criticality.js';
 import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
@@ -217,7 +218,7 @@ export function singleAttemptFailed(
  * `attemptTimeoutMs` left out, an attempt that a retry on `p` or a failover
  * may follow is cut by the derived rule (see `AttemptTimeout`: `p`'s own
  * latency, and what is left of the visit's or the request's deadline
- * `requestDeadlineAt`, whichever is first); it then fails with a
+ * `request.deadlineAt`, whichever is first); it then fails with a
  * `DeadlineExceededError`, a counted failure of `p`. The request's deadline
  * alone arms no timer: the operation enforces it.
  * @internal
@@ -229,16 +230,18 @@ export function startAttempt<R, T>(
   attempt: number,
   env: VisitEnv,
   deadlineAt: number,
-  requestDeadlineAt = Number.POSITIVE_INFINITY,
+  request: RequestBounds,
 ): T | PromiseLike<T> {
   const { config } = p;
   let timeoutMs = config.attemptTimeoutMs;
-  const until = Math.min(deadlineAt, requestDeadlineAt);
+  const until = Math.min(deadlineAt, request.deadlineAt);
   if (until !== Number.POSITIVE_INFINITY) {
     const now = env.clock();
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
     const left = Math.max(until - now, 1);
-    const retryMayFollow = attempt < config.attempts || anotherMayAnswer(p, env);
+    // A request not safe to repeat gets no retry or failover after a cut: nothing may cut it short.
+    const retryMayFollow =
+      request.idempotent && (attempt < config.attempts || anotherMayAnswer(p, env));
     const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
     if (own < left) timeoutMs = own;
     else if (deadlineAt !== Number.POSITIVE_INFINITY) {
@@ -266,6 +269,16 @@ export function visitDeadline(p: ProviderRuntime<unknown>, startedAt: number): n
   return t === Number.POSITIVE_INFINITY ? t : startedAt + t;
 }
 
+/** What bounds one request across its visits. @internal */
+export interface RequestBounds {
+  /** The request's own deadline on the router's clock (`Infinity` for none): it bounds the retries. */
+  readonly deadlineAt: number;
+  /** The request is safe to repeat; else no derived attempt timeout cuts it (no retry could follow). */
+  readonly idempotent: boolean;
+  /** How much the request matters under an adaptive limit: each provider refuses the lowest tier first. */
+  readonly criticality: Criticality;
+}
+
 /** A first attempt the router already ran inline, and how it failed. @internal */
 export interface FailedFirstAttempt {
   readonly error: unknown;
@@ -287,7 +300,7 @@ function errorName(error: unknown): string {
  * `signal` aborted (neutral: never counted, never retried), or with an
  * `ErrorPolicyError` when the policy threw (neutral). With `first`, attempt 1
  * already ran (inline, on the router's hot path) and failed: the visit goes
- * on from judging that failure. `callDeadlineAt` is the request's own
+ * on from judging that failure. `request.deadlineAt` is the request's own
  * deadline (`Infinity` for none): it bounds the retries, not the attempts. A
  * `probe` visit (a half-open circuit's or the health registry's recovery
  * probe) makes one attempt, never retried.
@@ -301,7 +314,7 @@ export async function runVisit<R, T>(
   signal: AbortSignal,
   policy: ErrorPolicy | undefined,
   env: VisitEnv,
-  callDeadlineAt: number,
+  request: RequestBounds,
   first?: FailedFirstAttempt,
 ): Promise<T> {
   const visitStart = first === undefined ? env.clock() : first.startedAt;
@@ -309,7 +322,8 @@ export async function runVisit<R, T>(
   const state: VisitState = {
     verdict: ALLOW,
     attemptStart: visitStart,
-    retryBy: Math.min(deadlineAt, callDeadlineAt),
+    retryBy: Math.min(deadlineAt, request.deadlineAt),
+    request,
   };
   p.load.begin(visitStart);
   try {
@@ -318,7 +332,7 @@ export async function runVisit<R, T>(
       if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
         try {
-          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, callDeadlineAt);
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, request);
         } catch (error) {
           value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
@@ -372,6 +386,7 @@ interface VisitState {
   attemptStart: number;
   /** The deadline retries must start before: the visit's or the request's, whichever is first. */
   readonly retryBy: number;
+  readonly request: RequestBounds;
 }
 
 /**
@@ -404,7 +419,7 @@ function continueVisit<R, T>(
     {
       run: (attempt) => {
         state.attemptStart = env.clock();
-        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.retryBy);
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.request);
       },
       judge: (e) => {
         state.verdict = judge(e, policy);

@@ -243,6 +243,7 @@ export class RoutedCall implements Call, AttemptOwner {
     router
       .execute((target, context) => this.attempt(target, context.signal), {
         classify: (error) => this.judge(error),
+        idempotent: this.idempotent,
         ...(deadlineAt === Number.POSITIVE_INFINITY ? {} : { deadlineAt }),
       })
       .then(undefined, (error: unknown) => this.routeFailed(error));
