@@ -797,7 +797,7 @@ export class RouterCore<R> implements VisitEnv {
     fallback: RouteExecuteOptions<T>['fallback'],
     bounds: RequestBounds,
   ): Promise<T> {
-    const { deadlineAt, criticality } = bounds;
+    const { deadlineAt } = bounds;
     // A request whose deadline passed before it was admitted never visits a provider: no time is left.
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
       this.refuse('deadline-expired');

@@ -3,7 +3,6 @@ import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js
 import type { RoutingVisit } from '../errors/routing-error.js';
 import { abortError } from '../internal/abort.js';
 import { onAbort } from '../internal/on-abort.js';
-import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';

@@ -7,7 +7,7 @@ import { onAbort } from '../internal/on-abort.js';
 import { isThenable } from '../internal/thenable.js';
 import { describeValue } from '../internal/validate.js';
 import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
-import { type Criticality, criticalityOf } from '../limit/criticality.js';
+import { criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { inheritInbound } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
@@ -215,7 +215,13 @@ class RouterImpl<R> implements Router<R> {
         : 'default';
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
     if (inherited === undefined) {
-      return this.admit({ fn, signal, policy, fallback, bounds: { deadlineAt, idempotent, criticality } });
+      return this.admit({
+        fn,
+        signal,
+        policy,
+        fallback,
+        bounds: { deadlineAt, idempotent, criticality },
+      });
     }
     // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
     // inbound call's cancellation cancels it.
@@ -249,8 +255,6 @@ class RouterImpl<R> implements Router<R> {
     const { fn, signal, policy, fallback, bounds } = request;
     let routed: Promise<T>;
     const pool = this.pool;
-    const routeNow = () =>
-      this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
     if (pool === undefined) {
       routed = this.core.route(fn, signal ?? neverAbortedSignal, policy, fallback, bounds);
     } else if (pool.tryTake()) {

@@ -1,4 +1,3 @@
-import type { Criticality } from '../limit/criticality.js';
 import { retryAfterFailure } from '../attempts/retry-loop.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
@@ -9,6 +8,7 @@ import type { HealthRegistry } from '../health/registry.js';
 import { abortError } from '../internal/abort.js';
 import { notify } from '../internal/notify.js';
 import type { AdaptiveLimiter, LimitOutcome } from '../limit/adaptive-limiter.js';
+import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { attemptWithTimeout } from './attempt.js';
