@@ -3,6 +3,7 @@ import { OperationAbortedError } from '../errors/operation-aborted-error.js';
 import { onAbort } from '../internal/on-abort.js';
 import type { ErrorVerdict } from '../retry/verdict.js';
 import { systemClock } from '../time/clock.js';
+import { systemSleep } from '../time/sleep.js';
 import { onInboundCancel } from './cancel-fanout.js';
 import { currentInbound, type InboundCall } from './inbound.js';
 import { downstreamFailed, endedOverloaded } from './overloaded.js';
@@ -64,20 +65,22 @@ export function inheritInbound(
     linkUntilDeadline(caller) {
       const linked = linkSignal(inbound, caller);
       if (deadline === undefined) return linked;
-      const timer = setTimeout(
+      const released = new AbortController();
+      systemSleep(Math.max(0, deadline - systemClock()), released.signal).then(
         () =>
           linked.abort(
             new DeadlineExceededError(undefined, {
               message: 'Deadline exceeded: the inbound call’s deadline (less the margin) passed',
             }),
           ),
-        Math.max(0, deadline - systemClock()),
+        // Released before the deadline: the request ended on its own.
+        () => {},
       );
       return {
         signal: linked.signal,
         abort: linked.abort,
         release() {
-          clearTimeout(timer);
+          released.abort();
           linked.release();
         },
       };
