@@ -69,6 +69,23 @@ describe('checkGoals (issue 30: Breakwater against the best other client of its 
     ]);
   });
 
+  it('a whole run lost on the full outage says the peer retried into the recovery at its load, in two lines', () => {
+    const verdict = checkGoals(
+      report({
+        'grpc/usual': { phases: [1, 0.05, 1], run: 0.512, p99: 364, load: [1, 2.99, 1] },
+        'grpc/none': { phases: [1, 0, 1], run: 0.5, p99: 14 },
+        'grpc/breakwater': { phases: [1, 0, 1], run: 0.5, p99: 15, load: [1, 0.17, 1] },
+      }),
+      'grpc',
+    );
+    expect(verdict?.losses).toEqual([
+      'Whole run: 50.0% vs usual 51.2% (−1.2 pt; limit −0.2 pt): usual retried outage calls into the recovery: 2.99 attempts/call vs 0.17.',
+    ]);
+    for (const loss of verdict?.losses ?? []) {
+      expect(wrapLabelled('grpc:', loss, 5, 80).length).toBeLessThanOrEqual(2);
+    }
+  });
+
   it('another Breakwater lane (breakwater-adaptive) is not one of the clients Breakwater is measured against', () => {
     const verdict = checkGoals(
       report({

@@ -100,7 +100,7 @@ export function checkGoals(
     !run || bw.successRate === undefined || bw.successRate >= run.value - GOALS.runSuccessSlack;
   if (!runOk && run && bw.successRate !== undefined) {
     losses.push(
-      `Whole run: ${pct(bw.successRate)} vs ${flavour(run.client.client)} ${pct(run.value)} (${pt(bw.successRate - run.value)}; limit −0.2 pt).`,
+      `Whole run: ${pct(bw.successRate)} vs ${flavour(run.client.client)} ${pct(run.value)} (${pt(bw.successRate - run.value)}; limit −0.2 pt)${outageGap(clients, bw, run.client)}.`,
     );
   }
   const fast = bestBy(others, (c) => c.latency.p99, true);
@@ -131,6 +131,26 @@ export function checkGoals(
       : '',
   ].filter((p) => p !== '');
   return { met: true, summary: `Breakwater met every goal: ${parts.join(', ')}.`, losses: [] };
+}
+
+/**
+ * Why a whole run was lost when the gap is the full outage's calls: the peer
+ * answered more of them by retrying into the recovery, at several server
+ * attempts per call, where Breakwater refused them at once. Nothing otherwise.
+ */
+function outageGap(clients: readonly ClientReport[], bw: ClientReport, peer: ClientReport): string {
+  let gained = false;
+  let peerLoad = 0;
+  let ownLoad = 0;
+  for (const [i, phase] of bw.phases.entries()) {
+    if (!isFullOutage(clients, i)) continue;
+    const theirs = peer.phases[i];
+    if ((theirs?.successRate ?? 0) > (phase.successRate ?? 0)) gained = true;
+    peerLoad = Math.max(peerLoad, theirs?.attemptsPerCall ?? 0);
+    ownLoad = Math.max(ownLoad, phase.attemptsPerCall ?? 0);
+  }
+  if (!gained) return '';
+  return `: ${flavour(peer.client)} retried outage calls into the recovery: ${peerLoad.toFixed(2)} attempts/call vs ${ownLoad.toFixed(2)}`;
 }
 
 /** "; worst in “B long tail” (612 ms)", or nothing when no phase has a p99. */
