@@ -66,6 +66,29 @@ describe('scripts/bundle-size.mjs', () => {
     expect(heavy).toEqual([]);
   });
 
+  it('each primitive alone pays for none of the others', async () => {
+    const filesOf = async (name: string) =>
+      (
+        (await measureSource(
+          `import { ${name} } from '@breakwater/core'; export const x = ${name};`,
+        )) as Size
+      ).inputs.map((i) => i.file);
+    const others = {
+      withTimeout: /breaker|retry|pool|limit|protect|routing|health/,
+      withRetry: /breaker|pool|limit\/|protect|routing|health/,
+      createPool: /breaker|retry|protect|routing|health|gradient/,
+      createBackoff: /breaker|deadline|pool|limit|protect|routing|health/,
+    };
+    for (const [name, unwanted] of Object.entries(others)) {
+      const files = await filesOf(name);
+      expect(files.length, name).toBeGreaterThan(3);
+      expect(
+        files.filter((f) => unwanted.test(f)),
+        name,
+      ).toEqual([]);
+    }
+  });
+
   it('--parts weighs each optional part of protect() by leaving its modules out', async () => {
     const parts = (await measureParts('protect()')) as Array<{ part: string; gzipBytes: number }>;
     const by = Object.fromEntries(parts.map((p) => [p.part, p.gzipBytes]));
