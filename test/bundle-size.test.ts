@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import * as core from '../packages/core/src/index.js';
 // @ts-expect-error a plain .mjs script without types
-import { measureAll } from '../scripts/bundle-size.mjs';
+import { measureAll, measureParts, measureSource } from '../scripts/bundle-size.mjs';
 
 interface Size {
   name: string;
@@ -20,6 +21,12 @@ describe('scripts/bundle-size.mjs', () => {
     }
     const breaker = by['createCircuitBreaker alone'] as Size;
     const protect = by['protect()'] as Size;
+    const byHand = by['breaker + withRetry + withTimeout by hand'] as Size;
+    // The three rules by hand pay for neither protect's runner nor its optional parts.
+    expect(byHand.gzipBytes).toBeGreaterThan(breaker.gzipBytes);
+    expect(
+      byHand.inputs.some((i) => /protect|pool|gradient|adaptive|propagation/.test(i.file)),
+    ).toBe(false);
     // Importing only the breaker pays only for it: none of protect's, retry's or the pool's code.
     expect(breaker.gzipBytes).toBeLessThan(protect.gzipBytes / 2);
     const files = breaker.inputs.map((i) => i.file);
@@ -33,9 +40,61 @@ describe('scripts/bundle-size.mjs', () => {
     for (const [text, label, name] of [
       [core, '`protect\\(\\)`', 'protect()'],
       [core, '`createCircuitBreaker` alone', 'createCircuitBreaker alone'],
+      [core, 'by hand', 'breaker + withRetry + withTimeout by hand'],
+      [core, 'cockatiel', 'cockatiel wrap(retry, breaker, timeout)'],
       [trpc, '`resilienceLink\\(\\)` \\+ core', 'resilienceLink() + core'],
     ] as const) {
       expect(Math.abs(stated(text, label) - Number(kb(name)))).toBeLessThanOrEqual(0.5);
     }
+  });
+
+  it('a constant costs only itself: importing one keeps no factory it does not use', async () => {
+    // Values with no behaviour of their own (numbers, frozen option tables);
+    // a default built at import time (a backoff, a wheel) would drag its class in.
+    const constants = Object.entries(core)
+      .filter(([, value]) => typeof value !== 'function')
+      .filter(([, value]) => !Object.values(value as object).some((v) => typeof v === 'function'))
+      .map(([name]) => name);
+    expect(constants).toContain('DEFAULT_ATTEMPTS');
+    const heavy: string[] = [];
+    for (const name of constants) {
+      const { gzipBytes } = (await measureSource(
+        `import { ${name} } from '@breakwater/core'; export const x = ${name};`,
+      )) as Size;
+      if (gzipBytes > 512) heavy.push(`${name} ${gzipBytes} B`);
+    }
+    expect(heavy).toEqual([]);
+  });
+
+  it('each primitive alone pays for none of the others', async () => {
+    const filesOf = async (name: string) =>
+      (
+        (await measureSource(
+          `import { ${name} } from '@breakwater/core'; export const x = ${name};`,
+        )) as Size
+      ).inputs.map((i) => i.file);
+    const others = {
+      withTimeout: /breaker|retry|pool|limit|protect|routing|health/,
+      withRetry: /breaker|pool|limit\/|protect|routing|health/,
+      createPool: /breaker|retry|protect|routing|health|gradient/,
+      createBackoff: /breaker|deadline|pool|limit|protect|routing|health/,
+    };
+    for (const [name, unwanted] of Object.entries(others)) {
+      const files = await filesOf(name);
+      expect(files.length, name).toBeGreaterThan(3);
+      expect(
+        files.filter((f) => unwanted.test(f)),
+        name,
+      ).toEqual([]);
+    }
+  });
+
+  it('--parts weighs each optional part of protect() by leaving its modules out', async () => {
+    const parts = (await measureParts('protect()')) as Array<{ part: string; gzipBytes: number }>;
+    const by = Object.fromEntries(parts.map((p) => [p.part, p.gzipBytes]));
+    // Each part is in the bundle whatever the options say, so each weighs something.
+    for (const p of parts) expect(p.gzipBytes, p.part).toBeGreaterThan(100);
+    // The breaker is most of the standalone breaker's 5.4 KB.
+    expect(by['circuit breaker']).toBeGreaterThan(2_500);
   });
 });

@@ -261,8 +261,12 @@ export const DEFAULT_BACKOFF_OPTIONS: Readonly<BackoffOptions> = Object.freeze({
   jitter: 'full',
 });
 
-/** {@link DEFAULT_BACKOFF_OPTIONS} built: the backoff of every stack that names none. */
-export const DEFAULT_BACKOFF: Backoff = createBackoff(DEFAULT_BACKOFF_OPTIONS);
+/**
+ * {@link DEFAULT_BACKOFF_OPTIONS} built: the backoff of every stack that names none.
+ * Marked pure so that a bundle which never reads it (one importing only
+ * `DEFAULT_ATTEMPTS`) leaves out the backoff and option-checking code it builds with.
+ */
+export const DEFAULT_BACKOFF: Backoff = /* @__PURE__ */ createBackoff(DEFAULT_BACKOFF_OPTIONS);
 
 /** The longest server pushback honoured; a longer one ends the retries at once. */
 export const DEFAULT_MAX_PUSHBACK_MS = 30_000;
