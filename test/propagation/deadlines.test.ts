@@ -1,6 +1,6 @@
 // The deadline the next hop's server sees, for every send of an outbound call
-// and not only its first: a retried attempt, and a call that waited for a
-// bulkhead slot, carry the time left then (the inbound deadline less the
+// and not only its first: a retried attempt, a hedge, and a call that waited
+// for a bulkhead slot, carry the time left then (the inbound deadline less the
 // margin), not the time left when the call started. Each adapter's client, on
 // real servers of each framework it can call.
 import { currentInbound } from '@breakwater/core';
@@ -50,6 +50,31 @@ describe.each(PAIRS)('a %s client calling a %s server from a bound handler', (vi
     for (let attempt = 1; attempt <= 3; attempt++) {
       const errors = mid.seen.map((m, i) => {
         const seen = leaf.seen[i * 3 + attempt - 1]?.deadline as number;
+        return seen - ((m.deadline as number) - MARGIN_MS);
+      });
+      expect(best(errors), `attempt ${attempt}`).toBeLessThanOrEqual(5);
+    }
+  });
+
+  it('a hedge carries the inbound deadline less the margin', async () => {
+    // Attempt 1 answers after 150 ms; the hedge, sent 40 ms in, answers at once.
+    const leaf = await hop(leafKind, async (r) => {
+      if ((currentInbound()?.attempt ?? 1) === 1) await sleep(150);
+      return r;
+    });
+    const toLeaf = client(
+      leaf,
+      { attemptTimeoutMs: false, hedge: { delayMs: 40, attempts: 2 } },
+      via,
+    );
+    const mid = await hop(via, (r) => toLeaf.call(r));
+    const root = client(mid, { timeoutMs: ROOT_MS, retry: false });
+    const roots = 3;
+    for (let i = 0; i < roots; i++) await root.call({ message: `r${i}` });
+    expect(leaf.seen.map((s) => s.attempt)).toEqual([1, 2, 1, 2, 1, 2]);
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const errors = mid.seen.map((m, i) => {
+        const seen = leaf.seen[i * 2 + attempt - 1]?.deadline as number;
         return seen - ((m.deadline as number) - MARGIN_MS);
       });
       expect(best(errors), `attempt ${attempt}`).toBeLessThanOrEqual(5);
