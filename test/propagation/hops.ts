@@ -193,9 +193,15 @@ export interface Client {
   close(): void;
 }
 
-/** A Breakwater client of `hop` (the standard stack, over `options`). */
-export function clientOf(hop: Hop, options: ResilienceOptions = {}): Client {
-  if (hop.kind === 'grpc-js') {
+/**
+ * A Breakwater client of `hop` (the standard stack, over `options`), of its own
+ * framework or, for a gRPC hop, of the other gRPC one (`via`).
+ */
+export function clientOf(hop: Hop, options: ResilienceOptions = {}, via: Kind = hop.kind): Client {
+  if ((via === 'trpc') !== (hop.kind === 'trpc')) {
+    throw new Error(`a ${via} client cannot call a ${hop.kind} server`);
+  }
+  if (via === 'grpc-js') {
     const Constructor = makeGenericClientConstructor(HOP_SERVICE, 'Hop');
     const client = new Constructor(hop.address, credentials.createInsecure(), {
       ...disableGrpcRetries,
@@ -213,7 +219,7 @@ export function clientOf(hop: Hop, options: ResilienceOptions = {}): Client {
       close: () => client.close(),
     };
   }
-  if (hop.kind === 'nice-grpc') {
+  if (via === 'nice-grpc') {
     const channel = createChannel(hop.address);
     const client = createClientFactory()
       .use(resilienceMiddleware({ idempotent: [HOP_PATH], ...(options as object) }))
@@ -438,8 +444,8 @@ export function opener() {
       opened.push(h);
       return h;
     },
-    client(h: Hop, options?: ResilienceOptions): Client {
-      const c = clientOf(h, options);
+    client(h: Hop, options?: ResilienceOptions, via?: Kind): Client {
+      const c = clientOf(h, options, via);
       opened.push(c);
       return c;
     },

@@ -41,6 +41,7 @@ import { propagationStage } from './internals/propagation-stage.js';
 import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 import { telemetryStage } from './internals/telemetry-stage.js';
+import { timeLeftStage } from './internals/time-left-stage.js';
 
 /**
  * Options of {@link resilienceInterceptor}: core's `ResilienceOptions` (the
@@ -244,7 +245,6 @@ function buildStack(
 ): MethodStack {
   const stack: Stage[] = [];
   // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
-  // Always in: it also tells a nice-grpc server the deadline, `propagate: false` or not.
   stack.push(propagationStage(plan.propagate, plan.timeoutMs, judge));
   if (plan.timeoutMs !== Number.POSITIVE_INFINITY) {
     stack.push(deadlineStage(plan.timeoutMs, clock));
@@ -274,6 +274,8 @@ function buildStack(
   ) {
     stack.push(attemptStage(plan, isSafe, judge, clock));
   }
+  // Innermost: each attempt tells a nice-grpc server its time left as it leaves.
+  stack.push(timeLeftStage);
   // Outermost, so that it sees refusals and the final status of every call.
   if (plan.telemetry !== undefined) stack.unshift(telemetryStage(plan.telemetry, circuits));
   const interceptor: Interceptor =

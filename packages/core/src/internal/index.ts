@@ -57,7 +57,7 @@ export { criticalityOf } from '../limit/criticality.js';
 export { type AdaptiveLimiters, createAdaptiveLimiters } from '../limit/limiters.js';
 /** Propagation: what an outbound call inherits from the inbound call it serves. */
 export { onInboundCancel } from '../propagation/cancel-fanout.js';
-export { parseCriticality } from '../propagation/inbound.js';
+export { parseCriticality, timeoutHeaderMs } from '../propagation/inbound.js';
 export { type Inheritance, inheritInbound, type LinkedSignal } from '../propagation/inherit.js';
 export { DONT_RETRY, endedOverloaded } from '../propagation/overloaded.js';
 export { type PropagatePlan, resolvePropagate } from '../propagation/propagate-options.js';

@@ -50,6 +50,17 @@ export const PROPAGATION_HEADERS = Object.freeze({
   }),
 });
 
+/**
+ * The `x-breakwater-timeout-ms` value of a request sent with `ms` left of its
+ * deadline: whole ms, rounded down (a server may read its deadline early,
+ * never late), 0 once passed. Read as each request leaves, for every attempt
+ * and after any wait for a slot: a value read when the call started would give
+ * a retry the time its earlier attempts and backoff had already spent. @internal
+ */
+export function timeoutHeaderMs(ms: number): string {
+  return String(Math.max(0, Math.floor(ms)));
+}
+
 /** A header's `value` as a {@link Criticality}, or `undefined` when it is not one. @internal */
 export function parseCriticality(value: string | undefined): Criticality | undefined {
   return CRITICALITIES.find((c) => c === value);

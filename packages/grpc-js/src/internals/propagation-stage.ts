@@ -40,13 +40,11 @@ export function propagationStage(
   return {
     intercept(options, chain, index, final) {
       const inherited = inheritInbound(plan, (options as PropagateCallOption).propagate);
+      if (inherited === undefined) return chain.next(options, index, final);
       const own = Math.min(
         options.deadline === undefined ? Number.POSITIVE_INFINITY : +options.deadline,
         systemClock() + timeoutMs,
       );
-      if (inherited === undefined) {
-        return new InheritingCall(chain.next(options, index, final), own, undefined, undefined);
-      }
       if (inherited.remainingMs() <= 0) {
         const cause = new DeadlineExceededError(0);
         return new RefusedCall(statusWithCause(Status.DEADLINE_EXCEEDED, cause.message, cause));
@@ -54,7 +52,7 @@ export function propagationStage(
       const deadline = Math.min(own, inherited.deadline ?? Number.POSITIVE_INFINITY);
       const down = deadline < own ? Object.assign({}, options, { deadline }) : options;
       const path = options.method_definition.path;
-      return new InheritingCall(chain.next(down, index, final), deadline, inherited, (status) =>
+      return new InheritingCall(chain.next(down, index, final), inherited, (status) =>
         classify({ path, code: status.code, trailer: trailerGetter(status.metadata) }),
       );
     },
@@ -66,37 +64,28 @@ class InheritingCall extends ForwardingCall {
 
   constructor(
     inner: CallLink,
-    private readonly deadline: number,
-    private readonly inherited: Inheritance | undefined,
-    private readonly judge: ((status: StatusObject) => ErrorVerdict) | undefined,
+    private readonly inherited: Inheritance,
+    private readonly judge: (status: StatusObject) => ErrorVerdict,
   ) {
     super(inner);
   }
 
   override start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    // grpc-js hides `grpc-timeout` from server handlers; this header reaches a nice-grpc middleware.
-    if (this.deadline !== Number.POSITIVE_INFINITY) {
-      const left = Math.max(0, Math.floor(this.deadline - systemClock()));
-      metadata.set(PROPAGATION_HEADERS.http.timeout, String(left));
+    // The time left travels with each attempt (the time-left stage), not once here.
+    const inbound = this.inherited.inbound;
+    if (inbound.criticality !== undefined) {
+      metadata.set(PROPAGATION_HEADERS.grpc.criticality, inbound.criticality);
     }
-    const inbound = this.inherited?.inbound;
-    if (inbound !== undefined) {
-      if (inbound.criticality !== undefined) {
-        metadata.set(PROPAGATION_HEADERS.grpc.criticality, inbound.criticality);
-      }
-      this.stopWaiting = onInboundCancel(inbound, () =>
-        this.inner.cancelWithStatus(Status.CANCELLED, 'Cancelled: the inbound call was cancelled'),
-      );
-    }
+    this.stopWaiting = onInboundCancel(inbound, () =>
+      this.inner.cancelWithStatus(Status.CANCELLED, 'Cancelled: the inbound call was cancelled'),
+    );
     super.start(metadata, listener);
   }
 
   override onReceiveStatus(status: StatusObject): void {
     this.stopWaiting?.();
-    if (status.code === Status.OK) this.inherited?.succeeded();
-    else if (this.judge !== undefined) {
-      this.inherited?.failed(breakwaterCause(status) ?? status, this.judge(status));
-    }
+    if (status.code === Status.OK) this.inherited.succeeded();
+    else this.inherited.failed(breakwaterCause(status) ?? status, this.judge(status));
     super.onReceiveStatus(status);
   }
 }

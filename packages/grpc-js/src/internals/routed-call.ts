@@ -8,7 +8,12 @@ import {
   systemClock,
 } from '@breakwater/core';
 import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
-import { type Inheritance, inheritInbound, onInboundCancel } from '@breakwater/core/internal';
+import {
+  type Inheritance,
+  inheritInbound,
+  onInboundCancel,
+  timeoutHeaderMs,
+} from '@breakwater/core/internal';
 import {
   type CallCredentials,
   type ChannelInterface,
@@ -310,8 +315,10 @@ export class RoutedCall implements Call, AttemptOwner {
     if (index > 1) metadata.set(PREVIOUS_ATTEMPTS_HEADER, String(index - 1));
     if (stamped) {
       // grpc-js hides `grpc-timeout` from server handlers; this header tells a bound server the time left.
-      const left = Math.max(0, Math.floor(deadlineMs(deadline) - systemClock()));
-      metadata.set(PROPAGATION_HEADERS.http.timeout, String(left));
+      metadata.set(
+        PROPAGATION_HEADERS.http.timeout,
+        timeoutHeaderMs(deadlineMs(deadline) - systemClock()),
+      );
     }
     call.start(metadata, a);
     if (this.message !== undefined) {

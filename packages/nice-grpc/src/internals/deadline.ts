@@ -1,4 +1,5 @@
-import type { Clock } from '@breakwater/core';
+import { type Clock, PROPAGATION_HEADERS } from '@breakwater/core';
+import { timeoutHeaderMs } from '@breakwater/core/internal';
 import type { Metadata } from 'nice-grpc-common';
 import { StampedMetadata } from './stamped-metadata.js';
 
@@ -43,9 +44,13 @@ export function timeoutHeaderValue(ms: number): string {
 /**
  * `metadata` carrying `grpc-timeout` for `ms`, without changing it. nice-grpc
  * hands grpc-js no call options, so grpc-js never sets the header itself and
- * sends this one as is; the server derives its deadline from it.
+ * sends this one as is; the server derives its deadline from it. grpc-js hides
+ * `grpc-timeout` from server handlers, so `x-breakwater-timeout-ms` carries
+ * the same time left to a bound nice-grpc server; both are stamped on every
+ * send (each attempt), as it leaves.
  * @internal
  */
 export function withTimeoutHeader(metadata: Metadata | undefined, ms: number): Metadata {
-  return new StampedMetadata(metadata, TIMEOUT_HEADER, timeoutHeaderValue(ms));
+  const withGrpc = new StampedMetadata(metadata, TIMEOUT_HEADER, timeoutHeaderValue(ms));
+  return new StampedMetadata(withGrpc, PROPAGATION_HEADERS.http.timeout, timeoutHeaderMs(ms));
 }

@@ -26,26 +26,7 @@ interface Inherited {
   end(error?: unknown): void;
 }
 
-/**
- * `options` with `x-breakwater-timeout-ms` for a call that ends by `deadline` (epoch ms); the
- * `deadline` option is replaced only by an inherited one earlier than the call's `own`, so the
- * caller's own deadline reaches the deadline stage (and its messages) as the caller gave it.
- */
-function stamped(options: CallOptions, deadline: number, own = deadline): CallOptions {
-  if (deadline === Number.POSITIVE_INFINITY) return options;
-  const metadata = Metadata(options.metadata);
-  // grpc-js hides `grpc-timeout` from server handlers; this header reaches a nice-grpc middleware.
-  metadata.set(
-    PROPAGATION_HEADERS.http.timeout,
-    String(Math.max(0, Math.floor(deadline - systemClock()))),
-  );
-  return Object.assign(
-    {},
-    options,
-    deadline < own ? { metadata, deadline: new Date(deadline) } : { metadata },
-  );
-}
-
+/** The caller's own deadline (epoch ms): its `deadline` option or `timeoutMs`, whichever ends first. */
 function ownDeadline(options: CallOptions & DeadlineCallOptions, timeoutMs: number): number {
   const now = systemClock();
   // A number `deadline` is ms from now (nice-grpc's convention), a Date an instant.
@@ -67,9 +48,13 @@ function inherit<Request, Response>(
     throw refusal(path, Status.DEADLINE_EXCEEDED, new DeadlineExceededError(0));
   }
   const own = ownDeadline(options, timeoutMs);
-  const deadline = Math.min(own, inherited.deadline ?? Number.POSITIVE_INFINITY);
+  const inheritedAt = inherited.deadline ?? Number.POSITIVE_INFINITY;
   const linked = inherited.link(options.signal);
-  const withTimeout = stamped(options, deadline, own);
+  // The `deadline` option is replaced only by an earlier inherited one, so the caller's own
+  // reaches the deadline stage (and its messages) as the caller gave it. Each attempt below
+  // stamps the time left as it leaves (`x-breakwater-timeout-ms` beside `grpc-timeout`).
+  const withTimeout =
+    inheritedAt < own ? Object.assign({}, options, { deadline: new Date(inheritedAt) }) : options;
   const metadata = Metadata(withTimeout.metadata);
   const { criticality } = inherited.inbound;
   if (criticality !== undefined) metadata.set(PROPAGATION_HEADERS.grpc.criticality, criticality);
@@ -121,8 +106,7 @@ export function propagationStep(
     options: CallOptions & PropagateCallOptions,
   ): Promise<Response> {
     const inherited = inheritInbound(plan, options.propagate);
-    if (inherited === undefined)
-      return below(call, stamped(options, ownDeadline(options, timeoutMs)));
+    if (inherited === undefined) return below(call, options);
     const run = inherit(inherited, judge, call, options, timeoutMs);
     return below(call, run.options).then(
       (response) => {
@@ -150,7 +134,7 @@ export function propagationStream(
   ): MiddlewareResult<Response> {
     const inherited = inheritInbound(plan, options.propagate);
     if (inherited === undefined) {
-      return yield* call.next(call.request, stamped(options, ownDeadline(options, timeoutMs)));
+      return yield* call.next(call.request, options);
     }
     const run = inherit(inherited, judge, call, options, timeoutMs);
     try {

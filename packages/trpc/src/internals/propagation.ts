@@ -1,5 +1,5 @@
 import { type ErrorVerdict, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
-import { inheritInbound, type PropagatePlan } from '@breakwater/core/internal';
+import { inheritInbound, type PropagatePlan, timeoutHeaderMs } from '@breakwater/core/internal';
 import type { Operation } from '@trpc/client';
 import type { Observer } from '@trpc/server/observable';
 
@@ -63,7 +63,7 @@ export function breakwaterHeaders(
   const headers: Record<string, string> = {};
   // Time left as the request leaves, not as the attempt started: a batch or a slow connect waits in between.
   if (deadline !== Number.POSITIVE_INFINITY) {
-    headers[http.timeout] = String(Math.max(0, Math.floor(deadline - systemClock())));
+    headers[http.timeout] = timeoutHeaderMs(deadline - systemClock());
   }
   if (attempt > 0) headers[http.attempt] = String(attempt);
   if (criticality !== undefined) headers[http.criticality] = criticality;
