@@ -48,8 +48,6 @@ export interface RunnerShared {
   readonly wheel: TimerWheel;
   /** The wheel reads the telemetry's clock: one reading serves a call's start and its first deadline. */
   readonly shareClock: boolean;
-  /** The telemetry reads `monotonicClock`: a success's end reading serves the breaker too (see `release`). */
-  readonly monotonicTelemetry: boolean;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -836,9 +834,7 @@ export class Call<T> extends WheelEntry {
       // sent before its latest failure from one sent since: a burst after a stall is not an outage.
       const ms =
         outcome === 'failure' && this.timed ? shared.wheel.time() - this.startedAt : undefined;
-      // A success's end as telemetry read it is its time for the breaker too: one read, not two.
-      const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
-      this.releasePermit(outcome, ms, monotonicNow);
+      this.releasePermit(outcome, ms);
     }
     this.stopListening?.();
     this.stopListening = undefined;
@@ -846,11 +842,11 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Gives the circuit its one outcome for the call, once. */
-  private releasePermit(outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void {
+  private releasePermit(outcome: CallOutcome, durationMs?: number): void {
     if (this.permit < 0) return;
     const permit = this.permit;
     this.permit = -1;
-    (this.shared.breaker as CircuitBreaker).release(permit, outcome, durationMs, monotonicNow);
+    (this.shared.breaker as CircuitBreaker).release(permit, { outcome, durationMs });
   }
 
   /** Settles with `error`, or with the fallback's outcome when one applies. */

@@ -36,7 +36,6 @@ class Runner implements RunnerShared {
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
   readonly shareClock: boolean;
-  readonly monotonicTelemetry: boolean;
   readonly spare: Call<unknown>[] = [];
   running = 0;
 
@@ -48,7 +47,6 @@ class Runner implements RunnerShared {
     // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
     this.wheel = timerWheelFor(this.timed ? config.sleep : undefined, config.clock);
     this.shareClock = config.telemetry !== undefined && config.telemetry.clock === this.wheel.now;
-    this.monotonicTelemetry = config.telemetry?.clock === monotonicClock;
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
