@@ -43,6 +43,31 @@ async function openThenCool(
 }
 
 describe('protect: circuit', () => {
+  it("a queued call's failure is timed from its first attempt, so failures one after another in the queue open the circuit", async () => {
+    // A clock far from 0: a duration measured from no start at all would place the send at 0.
+    const clock = createManualClock(1_000_000);
+    const run = protect({
+      circuit: { failureThreshold: 3, failureSpanMs: 300, window: false, openDurationMs: 1000 },
+      attemptTimeoutMs: 1000,
+      retry: false,
+      concurrency: { limit: 1, maxQueue: 10 },
+      clock,
+      sleep: clock.sleep,
+    });
+    const sentAt: number[] = [];
+    const slowFailure = async () => {
+      sentAt.push(clock());
+      await clock.sleep(200);
+      throw new Error('down');
+    };
+    // One runs, two wait in the queue: they fail 200 ms apart, each sent after the previous failed.
+    const calls = [run(slowFailure), run(slowFailure), run(slowFailure)];
+    await clock.run(Promise.allSettled(calls));
+    expect(sentAt).toEqual([1_000_000, 1_000_200, 1_000_400]);
+    // Three failures at three moments spanning 400 ms: an outage, not one burst.
+    expect(run.circuit?.state).toBe('open');
+  });
+
   it('counts once per call after retries, then rejects new calls without running', async () => {
     const { run } = setup({ retry: { attempts: 3, backoff: { baseDelayMs: 0 } } });
     let calls = 0;
