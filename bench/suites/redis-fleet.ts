@@ -235,8 +235,8 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
     const lc = createCircuitBreaker();
     pairs.push([
       'circuit tryAcquire + release',
-      () => rc.release(rc.tryAcquire(), 'success'),
-      () => lc.release(lc.tryAcquire(), 'success'),
+      () => rc.release(rc.tryAcquire(), { outcome: 'success' }),
+      () => lc.release(lc.tryAcquire(), { outcome: 'success' }),
     ]);
     const decisions: DecisionMeasure[] = [];
     for (const [label, redis, local] of pairs) {
@@ -275,7 +275,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
       );
       const t0 = performance.now();
       const first = breakers[0];
-      first?.release(first.tryAcquire(), 'failure');
+      first?.release(first.tryAcquire(), { outcome: 'failure' });
       // A breaker that never opens fails the suite instead of hanging it.
       const times = await Promise.race([
         Promise.all(opened),

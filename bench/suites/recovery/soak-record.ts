@@ -104,17 +104,17 @@ export class OpeningRecorder {
   watch(breaker: CircuitBreaker, circuit: string, onOpen: (record: OpeningRecord) => void) {
     const release = breaker.release.bind(breaker);
     // Every adapter and `protect` report outcomes through the instance's `release`.
-    (breaker as { release: CircuitBreaker['release'] }).release = (permit, outcome, durationMs) => {
+    (breaker as { release: CircuitBreaker['release'] }).release = (permit, report) => {
       if (permit >= 0) {
         const slot = this.counted[this.countedNext] as Counted;
         slot.atMs = this.now();
-        slot.outcome = outcome;
-        slot.durationMs = durationMs;
+        slot.outcome = report.outcome;
+        slot.durationMs = report.durationMs;
         slot.state = breaker.toJSON().state;
         this.countedNext = (this.countedNext + 1) % RING;
         this.countedSeen++;
       }
-      release(permit, outcome, durationMs);
+      release(permit, report);
     };
     const subscription = breaker.onStateChange((change) => {
       if (change.to !== 'open') return;

@@ -59,6 +59,7 @@ export {
 export { type CircuitBreakerState, isProbePermit } from './breaker/machine.js';
 export type {
   CallOutcome,
+  CallReport,
   CircuitBreaker,
   CircuitBreakerConfig,
   CircuitBreakerOptions,

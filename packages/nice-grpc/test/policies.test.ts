@@ -179,21 +179,3 @@ describe('hedgingMiddleware', () => {
     expect(budget.stats().retries).toBe(1);
   });
 });
-
-describe('clock readings', () => {
-  it('a success through the default circuit reads the clock twice: its start and its end, whose reading the breaker takes as its own', async () => {
-    const server = await chaosServer();
-    let reads = 0;
-    const clock = () => {
-      reads += 1;
-      return Date.now();
-    };
-    // The default circuit: a time window that times every outcome.
-    const client = echoClient(server.address, circuitBreakerMiddleware({ clock }));
-    await client.Unary({});
-    reads = 0;
-    for (let i = 0; i < 10; i++) await client.Unary({});
-    // The breaker read its clock once more per success before.
-    expect(reads).toBe(20);
-  });
-});

@@ -277,17 +277,6 @@ class OtelCall implements CallTelemetry {
     this.firstStart = now;
   }
 
-  /** Readies this ended call's object for a new call. */
-  reset(attrs: TargetAttributes, parent: Context | undefined, now: number): this {
-    this.attrs = attrs;
-    this.parent = parent;
-    this.laterStarts = undefined;
-    this.attemptSpans = undefined;
-    this.startedAt = now;
-    this.firstStart = now;
-    return this;
-  }
-
   /**
    * The caller's recording span, looked up when an event needs it: the
    * context was captured at the start, so events go to the caller's span
@@ -561,19 +550,11 @@ class OtelTelemetry implements Telemetry {
     return attrs;
   }
 
-  startCall(
-    target: TelemetryTarget,
-    now: number,
-    previous?: CallTelemetry,
-  ): CallTelemetry | undefined {
+  startCall(target: TelemetryTarget, now: number): CallTelemetry | undefined {
     try {
       // Only events and attempt spans need the caller's context; its span is looked up by them.
       const parent = this.spanEvents || this.tracer !== undefined ? context.active() : undefined;
       const attrs = this.attributesOf(target);
-      // An ended call of ours, handed back by the driver (protect's reused call objects).
-      if (previous !== undefined && (previous as Partial<OtelCall>).owner === this) {
-        return (previous as OtelCall).reset(attrs, parent, now);
-      }
       return new OtelCall(this, attrs, parent, now);
     } catch {
       // A broken SDK or context manager never breaks the call it observes.

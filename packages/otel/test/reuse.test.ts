@@ -132,13 +132,12 @@ describe('otelTelemetry on protect’s success path', () => {
     expect(events('b')).toEqual(['breakwater.deadline_exceeded', 'breakwater.retry']);
   });
 
-  it('a reused call object reports to its own call’s span, not to the one before', async () => {
+  it('each call reports to its own caller’s span, not to the one of the call before', async () => {
     const sdk = otelSdk();
     const run = protect({
       retry: { attempts: 2, backoff: { baseDelayMs: 1, jitter: 'none' } },
       telemetry: sdk.telemetry,
     });
-    // The first call succeeds at once, so the second runs on its call object (and telemetry).
     await sdk.inCallerSpan(() => run(async () => 'first'));
     let n = 0;
     await sdk.tracer.startActiveSpan('second', async (span) => {

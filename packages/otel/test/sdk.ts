@@ -146,7 +146,7 @@ export function counting(telemetry: Telemetry) {
   const told = { providers: 0, circuits: [] as Array<string | undefined> };
   const counted: Telemetry = {
     unguarded: true,
-    startCall: (target, now, previous) => telemetry.startCall(target, now, previous),
+    startCall: (target, now) => telemetry.startCall(target, now),
     circuit(breaker, target) {
       told.circuits.push(target.name);
       telemetry.circuit?.(breaker, target);

@@ -357,10 +357,13 @@ export function createRedisCircuitBreaker(
       const start = clock();
       try {
         const value = await run(signal ?? new AbortController().signal);
-        local.release(permit, 'success', clock() - start);
+        local.release(permit, { outcome: 'success', durationMs: clock() - start });
         return value;
       } catch (e) {
-        local.release(permit, signal?.aborted ? 'neutral' : 'failure', clock() - start);
+        local.release(permit, {
+          outcome: signal?.aborted ? 'neutral' : 'failure',
+          durationMs: clock() - start,
+        });
         throw e;
       }
     },
@@ -369,10 +372,10 @@ export function createRedisCircuitBreaker(
       return manualPermit >= 0;
     },
     onSuccess(durationMs?: number) {
-      local.release(manualPermit, 'success', durationMs);
+      local.release(manualPermit, { outcome: 'success', durationMs });
     },
     onFailure(durationMs?: number) {
-      local.release(manualPermit, 'failure', durationMs);
+      local.release(manualPermit, { outcome: 'failure', durationMs });
     },
     retryAfterMs: () => local.retryAfterMs(),
     trip: (ms?: number) => local.trip(ms),

@@ -55,7 +55,7 @@ describe('fleet circuit link', () => {
       expect(await eventually(() => circuit.linkStats().mode === 'local')).toBe(true);
       expect(circuit.linkStats().fallbacks).toBe(1);
       // Its own breaker decides alone: after the cool-down, its probe is let through at once.
-      for (let i = 0; i < 2; i++) circuit.release(circuit.tryAcquire(), 'failure');
+      for (let i = 0; i < 2; i++) circuit.release(circuit.tryAcquire(), { outcome: 'failure' });
       expect(circuit.state).toBe('open');
       await systemSleep(60);
       expect(circuit.tryAcquire()).toBeGreaterThanOrEqual(0);

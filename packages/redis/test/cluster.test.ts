@@ -118,7 +118,7 @@ describe('Redis Cluster (3 masters)', () => {
     const two = createRedisCircuitBreaker({ client: await connect(), ...shape });
     breakers.push(one, two);
     await Promise.all([one.ready, two.ready]);
-    one.release(one.tryAcquire(), 'failure');
+    one.release(one.tryAcquire(), { outcome: 'failure' });
     expect(one.state).toBe('open');
     for (let i = 0; i < 500 && two.state !== 'open'; i++) await systemSleep(2);
     expect(two.state).toBe('open');

@@ -177,12 +177,12 @@ if (config.kind === 'bucket') {
     const p = shared.tryAcquire();
     if (p >= 0) {
       if (sharedOpened && counted) counts.shared++;
-      shared.release(p, 'failure');
+      shared.release(p, { outcome: 'failure' });
     }
     const q = local.tryAcquire();
     if (q >= 0) {
       if (localOpened && counted) counts.local++;
-      local.release(q, 'failure');
+      local.release(q, { outcome: 'failure' });
     }
   };
 } else if (config.kind === 'outage') {
@@ -218,7 +218,7 @@ if (config.kind === 'bucket') {
     const permit = shared.tryAcquire();
     if (permit < 0) return;
     if (down && t >= tripAtMs + quietMs) counts.shared++;
-    shared.release(permit, down ? 'failure' : 'success');
+    shared.release(permit, { outcome: down ? 'failure' : 'success' });
     if (t >= recoverAtMs && counts.recoveredAtMs < 0) counts.recoveredAtMs = t;
   };
 } else {

@@ -1,7 +1,7 @@
 import { createCircuitBreaker, isCircuitOpenError, systemSleep } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { circuitBreakerLink, resilienceLink, retryLink } from '../src/index.js';
+import { circuitBreakerLink, retryLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';
 
 describe('circuitBreakerLink', () => {
@@ -88,31 +88,5 @@ describe('circuitBreakerLink', () => {
     expect(isCircuitOpenError(next.cause)).toBe(false);
     await server.start();
     await expect(client.echo.query('back')).resolves.toMatchObject({ value: 'back' });
-  });
-});
-
-describe('clock readings', () => {
-  it('a success through the default circuit reads the clock twice: its start and its end, whose reading the breaker takes as its own', async () => {
-    const server = await chaos();
-    let reads = 0;
-    const clock = () => {
-      reads += 1;
-      return Date.now();
-    };
-    // Only the circuit (the default one: a time window that times every outcome).
-    const link = resilienceLink({
-      clock,
-      timeoutMs: false,
-      attemptTimeoutMs: false,
-      retry: false,
-      budget: false,
-      concurrency: false,
-    });
-    const client = clientOf([link, batchLink(server.url)]);
-    await client.echo.query('warm');
-    reads = 0;
-    for (let i = 0; i < 10; i++) await client.echo.query(String(i));
-    // The breaker read its clock once more per success before.
-    expect(reads).toBe(20);
   });
 });

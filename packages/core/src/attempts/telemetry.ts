@@ -119,18 +119,8 @@ export interface Telemetry {
    * given (a manual clock in tests gives manual-clock durations), else
    * `performance.now()` (monotonic, sub-millisecond), which is also what the
    * host timer's deadlines read, so core hands the same reading to both.
-   * `previous`, when given, is an object this
-   * telemetry returned for an earlier call that has ended (`end` was told)
-   * and that nothing will tell anything again: it may be readied for this
-   * call and returned instead of a new one (protect passes the one of a call
-   * object it reuses, so its success path allocates nothing for telemetry).
-   * Defaults to none.
    */
-  startCall(
-    target: TelemetryTarget,
-    now: number,
-    previous?: CallTelemetry,
-  ): CallTelemetry | undefined;
+  startCall(target: TelemetryTarget, now: number): CallTelemetry | undefined;
   /** Told once per circuit breaker of the stack (at construction, or when a method's is created). */
   circuit?(breaker: CircuitBreaker, target: TelemetryTarget): void;
   /** Told once per adaptive concurrency limiter of the stack (one per method or provider, when it is created), to read its limit, in-flight calls and refusals. */
@@ -179,7 +169,7 @@ export function callsOnlyTelemetry(telemetry: Telemetry): Telemetry {
     return telemetry;
   }
   return {
-    startCall: (target, now, previous) => telemetry.startCall(target, now, previous),
+    startCall: (target, now) => telemetry.startCall(target, now),
     ...(telemetry.unguarded === undefined ? {} : { unguarded: telemetry.unguarded }),
     ...(telemetry.firstAttemptAtStart === undefined
       ? {}
@@ -292,11 +282,7 @@ export interface SafeTelemetry {
    * on a later reading than the call's start.
    */
   readonly firstAttemptAtStart: boolean;
-  startCall(
-    target: TelemetryTarget,
-    now: number,
-    previous?: SafeCallTelemetry,
-  ): SafeCallTelemetry | undefined;
+  startCall(target: TelemetryTarget, now: number): SafeCallTelemetry | undefined;
   circuit(breaker: CircuitBreaker, target: TelemetryTarget): void;
   concurrencyLimit(limiter: AdaptiveLimiter, target: TelemetryTarget): void;
   providers(
@@ -318,8 +304,7 @@ export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetr
     return {
       clock,
       firstAttemptAtStart,
-      startCall: (target, now, previous) =>
-        telemetry.startCall(target, now, previous) as SafeCallTelemetry | undefined,
+      startCall: (target, now) => telemetry.startCall(target, now) as SafeCallTelemetry | undefined,
       circuit: (breaker, target) => telemetry.circuit?.(breaker, target),
       concurrencyLimit: (limiter, target) => telemetry.concurrencyLimit?.(limiter, target),
       providers: (ids, healthy, target) => telemetry.providers?.(ids, healthy, target),
@@ -328,17 +313,15 @@ export function guardTelemetry(telemetry: Telemetry, clock: Clock): SafeTelemetr
   return {
     clock,
     firstAttemptAtStart,
-    startCall(target, now, previous) {
-      const was = previous instanceof GuardedCall ? previous.inner : undefined;
+    startCall(target, now) {
       let inner: CallTelemetry | undefined;
       try {
-        inner = telemetry.startCall(target, now, was);
+        inner = telemetry.startCall(target, now);
       } catch {
         return undefined;
       }
       if (inner === undefined || inner === null) return undefined;
-      // The user's object was readied again: so is its guard.
-      return inner === was ? (previous as GuardedCall) : new GuardedCall(inner);
+      return new GuardedCall(inner);
     },
     circuit(breaker, target) {
       try {

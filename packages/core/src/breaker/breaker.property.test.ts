@@ -115,7 +115,7 @@ describe('breaker properties', () => {
             else expect(rejections.pop()).toBe(result.retryAfterMs);
           } else if (op.t === 'release' && outstanding.length > 0) {
             const [permit] = outstanding.splice(op.i % outstanding.length, 1) as [number];
-            breaker.release(permit, op.outcome, op.durationMs);
+            breaker.release(permit, { outcome: op.outcome, durationMs: op.durationMs });
             pure = recorders[op.outcome](pure, pure.config, now, {
               generation: Math.floor(permit / 2),
               durationMs: op.durationMs,

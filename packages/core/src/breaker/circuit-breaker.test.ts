@@ -208,16 +208,16 @@ describe('half-open through the stateful API', () => {
     const probe = breaker.tryAcquire();
     expect(probe % 2).toBe(1);
     expect(breaker.tryAcquire()).toBe(-1);
-    breaker.release(stale, 'failure');
-    breaker.release(stale, 'neutral');
+    breaker.release(stale, { outcome: 'failure' });
+    breaker.release(stale, { outcome: 'neutral' });
     expect(breaker.state).toBe('half-open');
     expect(breaker.tryAcquire()).toBe(-1);
-    breaker.release(probe, 'neutral');
+    breaker.release(probe, { outcome: 'neutral' });
     const next = breaker.tryAcquire();
     expect(next).toBe(probe);
-    breaker.release(next, 'success', 3);
+    breaker.release(next, { outcome: 'success', durationMs: 3 });
     expect(breaker.state).toBe('closed');
-    breaker.release(-1, 'failure'); // a refused permit is ignored
+    breaker.release(-1, { outcome: 'failure' }); // a refused permit is ignored
     expect(breaker.toJSON().consecutiveFailures).toBe(0);
   });
 
@@ -319,50 +319,10 @@ describe('hot path', () => {
     });
     reads = 0;
     for (let i = 0; i < 100; i++) {
-      breaker.release(breaker.tryAcquire(), 'success');
+      breaker.release(breaker.tryAcquire(), { outcome: 'success' });
       await breaker.execute(() => i);
     }
     expect(reads).toBe(0);
-  });
-
-  it("a default breaker (time window) takes a success's time from a reading of its own clock instead of reading it again", () => {
-    let reads = 0;
-    const manual = createManualClock(5_000);
-    const clock = () => {
-      reads += 1;
-      return manual();
-    };
-    const breaker = createCircuitBreaker({ clock });
-    reads = 0;
-    for (let i = 0; i < 100; i++) {
-      const permit = breaker.tryAcquire();
-      const now = clock();
-      breaker.release(permit, 'success', 1, now, clock);
-    }
-    // The caller's 100 readings, none by the breaker (it read one per success before).
-    expect(reads).toBe(100);
-    // A reading of another clock is not this breaker's time: it reads its own.
-    breaker.release(breaker.tryAcquire(), 'success', 1, 0, () => 0);
-    breaker.release(breaker.tryAcquire(), 'success', 1, 0);
-    expect(reads).toBe(102);
-  });
-
-  it('the reading handed to release is the outcome time on a manual clock, to the millisecond', () => {
-    const clock = createManualClock(1_000);
-    const breaker = createCircuitBreaker({ clock, failureThreshold: 1, failureSpanMs: 0 });
-    const changes: CircuitStateChange[] = [];
-    breaker.onStateChange((e) => changes.push(e));
-    const permit = breaker.tryAcquire();
-    clock.advance(250);
-    // The call ended at 1_200 by the caller's reading; the clock moved on before release.
-    breaker.release(permit, 'failure', 200, 1_200, clock);
-    expect(changes).toEqual([
-      { name: undefined, from: 'closed', to: 'open', at: 1_200, openDurationMs: 200 },
-    ]);
-    // A hostile reading is not believed: the breaker reads its clock.
-    breaker.reset();
-    breaker.release(breaker.tryAcquire(), 'failure', 0, Number.NaN, clock);
-    expect(changes.at(-1)).toMatchObject({ to: 'open', at: 1_250 });
   });
 });
 
@@ -387,7 +347,7 @@ describe('open-duration backoff stays finite (issue 16 #12)', () => {
       const permit = breaker.tryAcquire();
       if (permit < 0) break;
       expect(breaker.state).toBe('half-open');
-      breaker.release(permit, 'failure');
+      breaker.release(permit, { outcome: 'failure' });
     }
     return { breaker, clock, durations };
   }
@@ -401,7 +361,7 @@ describe('open-duration backoff stays finite (issue 16 #12)', () => {
     clock.advance(breaker.retryAfterMs());
     const permit = breaker.tryAcquire();
     expect(permit).toBeGreaterThanOrEqual(0);
-    breaker.release(permit, 'success');
+    breaker.release(permit, { outcome: 'success' });
     expect(breaker.state).toBe('closed');
     expect(breaker.retryAfterMs()).toBe(0);
   });

@@ -1,7 +1,7 @@
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { EventEmitter } from '../internal/events.js';
-import { isSaneReading, saneClock } from '../internal/sane-clock.js';
+import { saneClock } from '../internal/sane-clock.js';
 import {
   checkFunction,
   checkOptions,
@@ -9,7 +9,7 @@ import {
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
-import { type Clock, monotonicClock, systemClock, systemTimeAt } from '../time/clock.js';
+import type { Clock } from '../time/clock.js';
 import { validateCircuitBreakerConfig } from './config.js';
 import {
   admit,
@@ -28,6 +28,7 @@ import {
 import { fromSnapshot, toSnapshot } from './snapshot.js';
 import {
   type CallOutcome,
+  type CallReport,
   CIRCUIT_BREAKER_KEYS,
   type CircuitBreaker,
   type CircuitBreakerOptions,
@@ -65,8 +66,6 @@ class StatefulCircuitBreaker implements CircuitBreaker {
   constructor(
     private readonly m: MutableCircuit,
     private readonly clock: Clock,
-    /** The clock the breaker was given (`clock` wraps it unless it is the system clock). */
-    private readonly source: Clock,
     private readonly name: string | undefined,
     private readonly isFailure: (error: unknown) => boolean,
   ) {
@@ -102,7 +101,7 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     try {
       result = fn(neverAbortedSignal);
     } catch (error) {
-      this.release(permit, this.judge(error, neverAbortedSignal));
+      this.release(permit, { outcome: this.judge(error, neverAbortedSignal) });
       return Promise.reject(error);
     }
     const h = this.settlers.permit === permit ? this.settlers : this.settlersFor(permit);
@@ -122,10 +121,10 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     try {
       value = await fn(signal);
     } catch (error) {
-      this.release(permit, this.judge(error, signal), this.elapsed(start));
+      this.release(permit, { outcome: this.judge(error, signal), durationMs: this.elapsed(start) });
       throw error;
     }
-    this.release(permit, 'success', this.elapsed(start));
+    this.release(permit, { outcome: 'success', durationMs: this.elapsed(start) });
     return value;
   }
 
@@ -138,12 +137,12 @@ class StatefulCircuitBreaker implements CircuitBreaker {
         if (m.state === 'closed' && m.window === undefined) {
           if (m.generation * 2 === permit) m.consecutiveFailures = 0;
         } else {
-          this.release(permit, 'success');
+          this.release(permit, { outcome: 'success' });
         }
         return value;
       },
       fail: (error) => {
-        this.release(permit, this.judge(error, neverAbortedSignal));
+        this.release(permit, { outcome: this.judge(error, neverAbortedSignal) });
         throw error;
       },
     };
@@ -156,11 +155,11 @@ class StatefulCircuitBreaker implements CircuitBreaker {
   }
 
   onSuccess(durationMs?: number): void {
-    this.release(encodePermit(this.m.generation, false), 'success', durationMs);
+    this.release(encodePermit(this.m.generation, false), { outcome: 'success', durationMs });
   }
 
   onFailure(durationMs?: number): void {
-    this.release(encodePermit(this.m.generation, false), 'failure', durationMs);
+    this.release(encodePermit(this.m.generation, false), { outcome: 'failure', durationMs });
   }
 
   tryAcquire(): number {
@@ -176,24 +175,10 @@ class StatefulCircuitBreaker implements CircuitBreaker {
     return permit;
   }
 
-  release(
-    permit: number,
-    outcome: CallOutcome,
-    durationMs?: number,
-    now?: number,
-    nowClock: Clock = monotonicClock,
-  ): void {
+  release(permit: number, report: CallReport): void {
     if (permit < 0) return;
     const from = this.m.state;
-    // A reading the caller took already stands for this breaker's own: as it is when taken on
-    // the clock this breaker was given (a hostile one is left to the sane wrapper's own read),
-    // or as the wall time of a monotonic reading for a breaker on the system clock.
-    let at: number | undefined;
-    if (now !== undefined) {
-      if (nowClock === this.source) at = isSaneReading(now) ? now : undefined;
-      else if (nowClock === monotonicClock && this.clock === systemClock) at = systemTimeAt(now);
-    }
-    settle(this.m, this.clock, permitGeneration(permit), outcome, durationMs, at);
+    settle(this.m, this.clock, permitGeneration(permit), report.outcome, report.durationMs);
     this.announce(from);
   }
 
@@ -300,11 +285,5 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}): Circu
     options.initialState === undefined
       ? newCircuit(config, now)
       : fromSnapshot(options.initialState, config, now);
-  return new StatefulCircuitBreaker(
-    m,
-    clock,
-    options.clock ?? systemClock,
-    options.name,
-    options.isFailure ?? countEveryError,
-  );
+  return new StatefulCircuitBreaker(m, clock, options.name, options.isFailure ?? countEveryError);
 }

@@ -102,11 +102,11 @@ describe('the default circuit is the standard circuit (issue 19)', () => {
       clock.advance(i === 0 ? 1 : 200);
       const permit = breaker.tryAcquire();
       expect(isProbePermit(permit)).toBe(true);
-      breaker.release(permit, 'failure');
+      breaker.release(permit, { outcome: 'failure' });
       expect(breaker.retryAfterMs()).toBe(200);
     }
     clock.advance(200);
-    breaker.release(breaker.tryAcquire(), 'success');
+    breaker.release(breaker.tryAcquire(), { outcome: 'success' });
     expect(breaker.state).toBe('closed');
   });
 });

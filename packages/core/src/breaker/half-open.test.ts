@@ -22,7 +22,7 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     });
     const changes: CircuitStateChange[] = [];
     breaker.onStateChange((e) => changes.push(e));
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     clock.advance(10);
     expect(breaker.tryAcquire()).toBe(-1);
     breaker.halfOpen();
@@ -31,7 +31,7 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     expect(isProbePermit(probe)).toBe(true);
     // One probe slot: the next call waits for its outcome.
     expect(breaker.tryAcquire()).toBe(-1);
-    breaker.release(probe, 'success');
+    breaker.release(probe, { outcome: 'success' });
     expect(breaker.state).toBe('closed');
     expect(changes.map((e) => [e.to, e.at])).toEqual([
       ['open', 0],
@@ -48,10 +48,10 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
       openDurationMs: 1000,
       clock,
     });
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     clock.advance(100);
     breaker.halfOpen();
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     expect(breaker.state).toBe('open');
     expect(breaker.retryAfterMs()).toBe(1000);
   });
@@ -66,12 +66,12 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     });
     breaker.halfOpen();
     expect(breaker.state).toBe('closed');
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     clock.advance(1000);
     const probe = breaker.tryAcquire();
     breaker.halfOpen();
     // Still the same generation: the probe's outcome counts.
-    breaker.release(probe, 'success');
+    breaker.release(probe, { outcome: 'success' });
     expect(breaker.state).toBe('closed');
     breaker.isolate();
     breaker.halfOpen();
@@ -107,7 +107,7 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     const closed = breaker.tryAcquire();
     expect(isProbePermit(closed)).toBe(false);
     expect(isProbePermit(-1)).toBe(false);
-    breaker.release(closed, 'failure');
+    breaker.release(closed, { outcome: 'failure' });
     clock.advance(10);
     expect(isProbePermit(breaker.tryAcquire())).toBe(true);
   });
@@ -120,7 +120,7 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
       openDurationMs: 200,
       clock,
     });
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     clock.advance(200);
     const hanging = breaker.tryAcquire();
     expect(isProbePermit(hanging)).toBe(true);
@@ -132,9 +132,9 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
     expect(isProbePermit(second)).toBe(true);
     expect(breaker.tryAcquire()).toBe(-1);
     // The first probe's late success still closes the circuit; the second's outcome is then stale.
-    breaker.release(hanging, 'success');
+    breaker.release(hanging, { outcome: 'success' });
     expect(breaker.state).toBe('closed');
-    breaker.release(second, 'failure');
+    breaker.release(second, { outcome: 'failure' });
     expect(breaker.state).toBe('closed');
   });
 
@@ -146,7 +146,7 @@ describe('halfOpen(): a health signal moves an open circuit to half-open at once
       openDurationMs: 0,
       clock,
     });
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     expect(isProbePermit(breaker.tryAcquire())).toBe(true);
     clock.advance(1_000);
     expect(breaker.tryAcquire()).toBe(-1);

@@ -184,8 +184,7 @@ export function retryAfter(m: MutableCircuit, clock: Clock): number {
 
 /**
  * Records the outcome of a call admitted in `generation`. Older generations are
- * ignored; neutral outcomes only give a probe slot back. `at` is the outcome's
- * time on `clock` when the caller has it (read otherwise).
+ * ignored; neutral outcomes only give a probe slot back.
  * @internal
  */
 export function settle(
@@ -194,7 +193,6 @@ export function settle(
   generation: number,
   outcome: CallOutcome,
   durationMs: number | undefined,
-  at?: number,
 ): void {
   if (generation !== m.generation || outcome === 'neutral') {
     if (generation === m.generation && m.state === 'half-open' && m.probesAdmitted > 0) {
@@ -209,7 +207,7 @@ export function settle(
     let tripped = m.consecutiveFailures >= c.failureThreshold;
     if (c.failureSpanMs > 0 && failed) {
       // The clock is read only on failures, and only when a span is asked for.
-      const now = at ?? clock();
+      const now = clock();
       const sentAt = durationMs === undefined ? undefined : now - durationMs;
       if (m.consecutiveFailures === 1) {
         m.streakStartedAt = now;
@@ -245,7 +243,7 @@ export function settle(
       }
     }
     if (m.window !== undefined && c.window !== undefined) {
-      const now = at ?? clock();
+      const now = clock();
       // With a span, the window judges failures only once they fell at `failureThreshold`
       // distinct moments since the circuit closed: a window that has seen few calls (a
       // client starting cold, or one just closed) is filled by one burst otherwise — the
@@ -258,7 +256,7 @@ export function settle(
       tripped ||= windowTripped(m.window, c.window, c.slowCall, now, countFailures);
       if (tripped) open(m, now, m.openDurationMs);
     } else if (tripped) {
-      open(m, at ?? clock(), m.openDurationMs);
+      open(m, clock(), m.openDurationMs);
     }
   } else if (m.state === 'half-open') {
     if (outcome === 'failure') {
@@ -266,13 +264,13 @@ export function settle(
       m.consecutiveFailures += 1;
       open(
         m,
-        at ?? clock(),
+        clock(),
         nextOpenDuration(m.openDurationMs, c.backoffMultiplier, c.maxOpenDurationMs),
       );
       return;
     }
     m.probeSuccesses += 1;
-    if (m.probeSuccesses >= c.successThreshold) closeCircuit(m, at ?? clock());
+    if (m.probeSuccesses >= c.successThreshold) closeCircuit(m, clock());
   }
   // Open: nothing is admitted in an open generation, so a stray report changes nothing.
 }

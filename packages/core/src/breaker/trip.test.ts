@@ -18,7 +18,7 @@ describe('trip(): open now for a given time (a trip decided elsewhere)', () => {
     const probe = breaker.tryAcquire();
     expect(breaker.state).toBe('half-open');
     expect(probe).toBeGreaterThanOrEqual(0);
-    breaker.release(probe, 'success');
+    breaker.release(probe, { outcome: 'success' });
     expect(breaker.state).toBe('closed');
     expect(changes.map((e) => e.to)).toEqual(['open', 'half-open', 'closed']);
     expect(changes[0]?.openDurationMs).toBe(500);

@@ -148,6 +148,17 @@ export interface CircuitRejection {
   retryAfterMs: number;
 }
 
+/** What a call admitted by `tryAcquire` tells the breaker when it ends. */
+export interface CallReport {
+  readonly outcome: CallOutcome;
+  /**
+   * How long the call took, in ms, when the caller timed it: feeds the
+   * slow-call rule, and tells a call sent before the latest failure from one
+   * sent since (`failureSpanMs`). Defaults to unknown (never slow).
+   */
+  readonly durationMs?: number | undefined;
+}
+
 /**
  * The stateful breaker every Breakwater piece shares (standalone, `protect`,
  * router, health registry, adapters).
@@ -155,7 +166,7 @@ export interface CircuitRejection {
  * Low-level composition contract: `tryAcquire()` admits one call and returns a
  * non-negative permit number (it encodes the admitting generation and whether
  * the call is a half-open probe), or `-1` when refused; the caller must later
- * hand the permit to `release(permit, outcome)` exactly once; `isProbePermit(permit)`
+ * hand the permit to `release(permit, { outcome })` exactly once; `isProbePermit(permit)`
  * says whether it admitted a half-open probe, which a driver must not retry or
  * hedge on this circuit. Outcomes from an
  * older generation do not move the current state; a neutral probe frees its
@@ -185,23 +196,10 @@ export interface CircuitBreaker {
   /** Admits one call: a permit `>= 0`, or `-1` when refused. */
   tryAcquire(): number;
   /**
-   * Reports the outcome of a call admitted by `tryAcquire`. `now`, when the
-   * caller has one, is a reading of `nowClock` (defaults to `monotonicClock`)
-   * taken as the call ended, so the breaker need not read its clock again: a
-   * breaker whose clock is `nowClock` (the very function it was created with,
-   * or `systemClock` when none) takes it as the outcome's time; one on the
-   * system clock derives the time from a `monotonicClock` reading (protect
-   * hands its telemetry's end reading on); any other breaker reads its own
-   * clock. An adapter that times the call on the breaker's clock passes its
-   * end reading and that clock. Defaults to none.
+   * Reports the outcome of a call admitted by `tryAcquire`, once per permit;
+   * a refused permit (`-1`) is ignored. See {@link CallReport}.
    */
-  release(
-    permit: number,
-    outcome: CallOutcome,
-    durationMs?: number,
-    now?: number,
-    nowClock?: Clock,
-  ): void;
+  release(permit: number, report: CallReport): void;
   /** Milliseconds until a probe may be admitted (0 when closed or admitting). */
   retryAfterMs(): number;
   /**

@@ -41,7 +41,7 @@ describe('createGrpcCircuits', () => {
       breaker: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 500 },
     });
     const circuit = circuits.methodCircuit(A);
-    circuit.breaker.release(circuit.breaker.tryAcquire(), 'failure', 1);
+    circuit.breaker.release(circuit.breaker.tryAcquire(), { outcome: 'failure', durationMs: 1 });
     expect(circuit.breaker.tryAcquire()).toBeLessThan(0);
     clock.advance(200);
     const error = circuits.openError(circuit);

@@ -17,9 +17,7 @@ export interface Settlers<T> {
 let into: Settlers<unknown> | undefined;
 
 // The executor runs synchronously inside `new Promise`, so one module-level function serves every
-// call. It writes the settlers straight into their holder: a holder that lives long (a reused call
-// object, in the old generation) then takes two new-object stores, not four through a shared
-// object, and a new holder takes none (each such store costs a write barrier's slow path).
+// call and writes the settlers straight into their holder.
 function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
   const holder = into as Settlers<unknown>;
   holder.resolve = resolve as (value: unknown) => void;

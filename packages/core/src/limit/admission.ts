@@ -61,7 +61,7 @@ export function admitCall(parts: AdmissionParts, criticality?: Criticality): Adm
   if (breaker !== undefined && permit < 0) return { admitted: false, reason: 'circuit-open' };
   // What a refusal after the circuit admitted gives back: the call was never sent.
   const refuse = <R extends Refused>(refusal: R): R => {
-    if (permit >= 0) breaker?.release(permit, 'neutral');
+    if (permit >= 0) breaker?.release(permit, { outcome: 'neutral' });
     return refusal;
   };
   if (bucket !== undefined) {

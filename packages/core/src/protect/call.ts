@@ -19,7 +19,7 @@ import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import type { EventEmitter } from '../internal/events.js';
 import { notify } from '../internal/notify.js';
 import { onAbort } from '../internal/on-abort.js';
-import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
+import { forwardOutcome, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
 import type { LimitOutcome, LimitPermit } from '../limit/adaptive-limiter.js';
 import { type AdmissionParts, admitCall } from '../limit/admission.js';
@@ -48,8 +48,6 @@ export interface RunnerShared {
   readonly wheel: TimerWheel;
   /** The wheel reads the telemetry's clock: one reading serves a call's start and its first deadline. */
   readonly shareClock: boolean;
-  /** The telemetry reads `monotonicClock`: a success's end reading serves the breaker too (see `release`). */
-  readonly monotonicTelemetry: boolean;
   readonly breaker: CircuitBreaker | undefined;
   readonly retries: EventEmitter<ProtectRetryEvent>;
   readonly rejects: EventEmitter<ProtectRejectEvent>;
@@ -57,8 +55,57 @@ export interface RunnerShared {
   readonly timeouts: EventEmitter<ProtectTimeoutEvent>;
   /** Calls started and not yet settled. */
   running: number;
-  /** Calls that succeeded on their first attempt and hold nothing: reused by the next calls. */
-  readonly spare: Call<unknown>[];
+}
+
+/** What one `protect` call is given. @internal */
+export interface CallParts<T> {
+  readonly shared: RunnerShared;
+  readonly fn: ProtectedFunction<T>;
+  readonly signal: AbortSignal | undefined;
+  readonly fallback: ProtectFallback<T> | undefined;
+  readonly policy: ErrorPolicy | undefined;
+}
+
+/**
+ * Where a call is in its story. It only moves forward, except that a failed
+ * attempt may lead back to `attempting` through `backing-off`:
+ *
+ * admitting → (queued →) attempting ⇄ backing-off (→ retry-due) → settled
+ *
+ * Any phase may end in `settled` (a refusal, the caller's abort, the deadline).
+ */
+type Phase =
+  /** Created: the deadline, the circuit, the rate limit and the slot are being asked. */
+  | { readonly name: 'admitting' }
+  /** Waiting in the pool's queue for a slot; `deadline` ends the wait when the call's deadline passes. */
+  | { readonly name: 'queued'; readonly deadline: AbortController | undefined }
+  /** `attempt`'s callback runs; its outcome decides what comes next. */
+  | { readonly name: 'attempting'; readonly attempt: AttemptContext }
+  /** An attempt failed and the engine chose to retry: waiting out the backoff. */
+  | { readonly name: 'backing-off' }
+  /** The backoff is over, but the attempt abandoned at its deadline still runs in the call's slot. */
+  | { readonly name: 'retry-due' }
+  /** The caller's promise is settled (or its fallback runs); nothing starts any more. */
+  | { readonly name: 'settled' };
+
+// The phases that carry nothing: one object each, shared by every call.
+const ADMITTING: Phase = Object.freeze({ name: 'admitting' });
+const BACKING_OFF: Phase = Object.freeze({ name: 'backing-off' });
+const RETRY_DUE: Phase = Object.freeze({ name: 'retry-due' });
+const SETTLED: Phase = Object.freeze({ name: 'settled' });
+
+/** A pool slot the call holds until nothing of it runs any more. */
+type Slot =
+  /** Taken at admission: given back to the pool. */
+  | { readonly kind: 'taken'; readonly pool: SlotPool }
+  /** Won after a wait in the queue: the pool task that holds it ends. */
+  | { readonly kind: 'queued'; readonly end: () => void };
+
+/** The last failed attempt: what the call fails with, and how the policy judged it. */
+interface Failure {
+  readonly error: unknown;
+  /** `undefined` without a policy (everything is retried). */
+  readonly verdict: ErrorVerdict | undefined;
 }
 
 /** The verdict on a failure when the runner has no policy: everything is retried. */
@@ -67,15 +114,10 @@ const RETRYABLE: ErrorVerdict = Object.freeze({});
 /** A runner's attempts share one latency: the derived attempt timeout's scope. */
 const RUNNER_SCOPE = '';
 
-/** Most spare calls a runner keeps (one per call in flight at its busiest, up to this). */
-const MAX_SPARE = 256;
-
 /**
- * The context handed to one attempt. Its `signal` is created lazily: an attempt
- * whose callback never reads it costs no `AbortController`, and a runner without
- * a timeout passes the caller's own signal through. Otherwise the signal is the
- * attempt's own: no other call's deadline can abort it. It keeps what its
- * getters need itself: the callback may hold it after its call object was reused.
+ * The context handed to one attempt. Its `signal` is created when first read
+ * (most callbacks never read it), and is the attempt's own: no other call's
+ * deadline can abort it. Without a deadline the caller's signal is passed through.
  */
 class AttemptContext implements ProtectContext, OutcomeSink {
   private controller: AbortController | undefined = undefined;
@@ -100,7 +142,7 @@ class AttemptContext implements ProtectContext, OutcomeSink {
     return c.signal;
   }
 
-  /** The callback's promise settled (an attempt its call observes through `forwardOutcome`). */
+  /** The callback's promise settled. */
   onOutcome(ok: boolean, value: unknown): void {
     this.call.attemptSettled(this, ok, value);
   }
@@ -112,163 +154,110 @@ class AttemptContext implements ProtectContext, OutcomeSink {
   }
 }
 
-const noFunction: ProtectedFunction<never> = () => {
-  throw new Error('protect: a spare call ran');
-};
-
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
 }
 
 /**
- * One `protect` call: a small state machine (admit → attempt → judge → back
- * off → attempt … → settle) driven by callbacks. It is also its own
- * timer-wheel node and caller-signal listener, and it watches its attempt's
- * promise through two functions it makes once: a call that succeeds on its
- * first attempt and holds nothing any more goes back to its runner's spares
- * ({@link Call.init} readies it for the next call), so the success path
- * allocates the caller's promise, the attempt's context and one `then`.
+ * One `protect` call, in the order it happens: it is admitted (its deadline,
+ * then the circuit, the rate limit and a slot), may wait in the queue, runs
+ * attempts — each failure judged by the policy and the engine, which may back
+ * off and retry — and settles once, with a value, an error or its fallback's
+ * answer. Its slot goes back only when nothing of it runs any more. It is its
+ * own timer-wheel entry: the wheel holds at most one deadline of a call at a
+ * time (the queue's, or the current attempt's).
  * @internal
  */
 export class Call<T> extends WheelEntry {
-  private fn: ProtectedFunction<T> = noFunction;
-  callerSignal: AbortSignal | undefined = undefined;
-  private fallback: ProtectFallback<T> | undefined = undefined;
-  private policy: ErrorPolicy | undefined = undefined;
+  private phase: Phase = ADMITTING;
+  private readonly shared: RunnerShared;
+  private readonly fn: ProtectedFunction<T>;
+  private readonly fallback: ProtectFallback<T> | undefined;
+  private readonly policy: ErrorPolicy | undefined;
+  /** The caller's signal; inside a bound handler, linked to the inbound call's cancellation. */
+  private callerSignal: AbortSignal | undefined;
+  private resolve: (value: T | PromiseLike<T>) => void = () => {};
+  private reject: (error: unknown) => void = () => {};
+  /** The number of the latest attempt (0 before the first). */
   private attempt = 0;
-  /**
-   * The current attempt. On the success path it is the only new object the
-   * call object (long-lived, reused) is given besides its promise's settlers:
-   * each such store costs a write barrier's slow path, so the watched and the
-   * running attempt are flags about `ctx` whenever they are `ctx`.
-   */
-  private ctx: AttemptContext | undefined = undefined;
-  /** An attempt is watched through {@link Call.onValue}/{@link Call.onError} (others go through `forwardOutcome`): `ctx`, or `watchedEarlier`. */
-  private watching = false;
-  /** The watched attempt, once a later attempt replaced it as `ctx` (it timed out and was abandoned). */
-  private watchedEarlier: AttemptContext | undefined = undefined;
-  private permit = -1;
-  private settled = false;
-  /** The call settled with its first attempt's value (the one case in which it is reused). */
-  private won = false;
-  private allowFallback = true;
-  resolve: (value: T | PromiseLike<T>) => void = noSettler;
-  reject: (error: unknown) => void = noSettler;
-  /** The pool slot this call took synchronously; given back by {@link Call.giveBack}. */
-  slot: SlotPool | undefined = undefined;
-  /** For a call that queued: ends the pool task that holds its slot. */
-  private hold: (() => void) | undefined = undefined;
-  /** While the call waits in the queue under a deadline: ends the wait when the deadline passes. */
-  private queueWait: AbortController | undefined = undefined;
-  /** The call waited for its slot: its deadline started before attempt 1. */
-  private queuedFor = false;
-  /** The call's slot under the adaptive limit (`concurrency.adaptive`); given back by {@link Call.giveBack}. */
-  limit: LimitPermit | undefined = undefined;
+  /** The circuit's permit until the call's outcome is reported; `undefined` without a circuit. */
+  private permit: number | undefined = undefined;
+  private slot: Slot | undefined = undefined;
+  /** The call's slot under the adaptive limit (`concurrency.adaptive`). */
+  private limit: LimitPermit | undefined = undefined;
   /** What the call's end tells the adaptive limit, once it ended. */
   private limitOutcome: LimitOutcome = 'ignored';
   /**
-   * The callback of the current attempt (`ctx`) has not settled yet, even if
-   * it timed out and was abandoned. (A retry never starts while an abandoned
-   * attempt holds the call's slot, so an earlier attempt still running holds
-   * nothing: only the current one's is tracked.)
+   * The latest attempt while its callback has not settled, even once its
+   * deadline abandoned it: what the call holds goes back, and a retry that
+   * needs the pool slot starts, only once it settles — so operations running
+   * at the backend never exceed `concurrency`. (A retry never starts while
+   * this holds the slot, so an earlier attempt still running holds nothing.)
    */
-  private live = false;
-  /** The call settled while the live attempt still ran: whether its slot goes back as a success, once it settles. */
-  private owed: boolean | undefined = undefined;
-  /** A retry is due but waits for the abandoned attempt, which still holds the slot. */
-  private retryWaiting = false;
-  private next: (() => void) | undefined = undefined;
-  private lastError: unknown = undefined;
-  /** Whether the last failure counts for the circuit (its verdict's `countForCircuit`). */
-  private lastCounted = true;
-  /**
-   * When the call's first attempt was armed, on the wheel's clock (the read
-   * the wheel made anyway); the call's deadline is derived from it only once
-   * an attempt fails, so the success path reads one clock, not two.
-   */
-  private startedAt = 0;
-  /** The call's absolute deadline on the runner's clock (`timeoutMs`), once derived; NaN before. */
-  private deadlineAt = Number.NaN;
+  private stillRunning: AttemptContext | undefined = undefined;
+  /** The call settled while {@link Call.stillRunning} ran: whether its slot goes back as a success once that settles. */
+  private slotOwed: boolean | undefined = undefined;
+  private lastFailure: Failure | undefined = undefined;
   /** This call's `timeoutMs`: the runner's, or less inside a bound handler (what is left of the inbound deadline). */
-  private timeoutMs = Number.POSITIVE_INFINITY;
+  private timeoutMs: number;
   /** Whether this call's attempts run under a deadline (the runner's {@link RunnerShared.timed}, or an inherited one). */
-  private timed = false;
+  private timed: boolean;
+  /** Wheel time the call's deadline started: entering the queue, else its first attempt. */
+  private deadlineStartedAt: number | undefined = undefined;
+  /**
+   * The call's deadline on the runner's clock, derived from
+   * {@link Call.deadlineStartedAt} when first needed (a failure, a retry):
+   * a call that succeeds at once never needs it.
+   */
+  private deadlineAt: number | undefined = undefined;
+  /** The configured deadline the current attempt's timer stands for, in ms (what the timeout event says). */
+  private timerMs = 0;
+  /** Wheel time the current attempt's deadline was armed. */
+  private attemptStartedAt = 0;
+  /** The wait before the current attempt (0 for the first). */
+  private previousDelayMs = 0;
   /** What the call inherits from the inbound call it runs under; `undefined` outside a bound handler. */
   private inherited: Inheritance | undefined = undefined;
   /** The caller's signal linked to the inbound call's cancellation, released when the call settles. */
   private linked: LinkedSignal | undefined = undefined;
   /** Stops waiting on the caller's signal, once the call has started. */
   private stopListening: (() => void) | undefined = undefined;
-  /** The verdict on the last failure, told to the inbound call when the call fails. */
-  private lastVerdict: ErrorVerdict | undefined = undefined;
-  /** The configured deadline the current attempt's timer stands for, in ms. */
-  private timerMs = 0;
-  /** Wheel time the current attempt's deadline was armed. */
-  private attemptStartedAt = 0;
-  /** The wait before the current attempt (0 for the first). */
-  private previousDelayMs = 0;
-  /** What hears this call's telemetry; `undefined` (one check per event) without the option. A spare keeps its last one, ended. */
-  private tel: SafeCallTelemetry | undefined = undefined;
+  /** What hears this call's telemetry; `undefined` without the option. */
+  private readonly tel: SafeCallTelemetry | undefined;
   /**
-   * A telemetry clock reading the next event shares (`undefined` for none):
-   * the call's start, taken by attempt 1 (or a refusal); then the end of the
-   * attempt that may end the call, taken by {@link Call.finish}. So a
-   * success reads the clock twice, once of them shared with the deadline.
-   * `undefined`, not NaN, for none: the field then holds the clock's own
-   * number as it is, so handing it on allocates nothing (a field that only
-   * ever holds numbers keeps them unboxed, and each read hands out a new box).
+   * A telemetry clock reading the next event takes instead of reading the
+   * clock again: the call's start (taken by attempt 1 or a refusal), then the
+   * end of an attempt that may end the call (taken by {@link Call.finish}).
    */
   private telAt: number | undefined = undefined;
-  /** Settlement of the watched attempt's promise: made once per call object, reused with it. */
-  private readonly onValue = (value: unknown): void => this.watchedSettled(true, value);
-  private readonly onError = (error: unknown): void => this.watchedSettled(false, error);
 
-  constructor(readonly shared: RunnerShared) {
+  constructor(parts: CallParts<T>) {
     super();
-  }
-
-  /**
-   * Readies a new or spare call object for one call. A spare comes back only
-   * after a first-attempt success, so the fields of the failure path (the
-   * abandoned attempt, the retry, the queue hold) are already in their start state.
-   */
-  init(
-    fn: ProtectedFunction<T>,
-    callerSignal: AbortSignal | undefined,
-    fallback: ProtectFallback<T> | undefined,
-    policy: ErrorPolicy | undefined,
-  ): this {
-    this.fn = fn;
-    this.callerSignal = callerSignal;
-    this.fallback = fallback;
-    this.policy = policy;
-    this.attempt = 0;
-    this.ctx = undefined;
-    this.permit = -1;
-    this.settled = false;
-    this.won = false;
-    this.allowFallback = true;
-    this.lastCounted = true;
-    this.deadlineAt = Number.NaN;
-    this.queuedFor = false;
-    this.previousDelayMs = 0;
-    this.limitOutcome = 'ignored';
-    this.timeoutMs = this.shared.config.timeoutMs;
-    this.timed = this.shared.timed;
-    this.inherited = undefined;
-    this.linked = undefined;
-    this.stopListening = undefined;
-    this.lastVerdict = undefined;
-    const config = this.shared.config;
+    const shared = parts.shared;
+    this.shared = shared;
+    this.fn = parts.fn;
+    this.callerSignal = parts.signal;
+    this.fallback = parts.fallback;
+    this.policy = parts.policy;
+    this.timeoutMs = shared.config.timeoutMs;
+    this.timed = shared.timed;
+    const config = shared.config;
     const telemetry = config.telemetry;
     if (telemetry === undefined) this.tel = undefined;
     else {
       const now = telemetry.clock();
       this.telAt = now;
-      // A spare call still holds its last call's telemetry, ended: the telemetry may ready it again.
-      this.tel = telemetry.startCall(config.target, now, this.tel);
+      this.tel = telemetry.startCall(config.target, now);
     }
-    return this;
+  }
+
+  private get settled(): boolean {
+    return this.phase.name === 'settled';
+  }
+
+  /** The call holds a half-open probe's permit: it is never retried, and its attempt never cut for a retry. */
+  private get isProbe(): boolean {
+    return this.permit !== undefined && isProbePermit(this.permit);
   }
 
   /**
@@ -283,128 +272,7 @@ export class Call<T> extends WheelEntry {
     return this;
   }
 
-  /** The pending telemetry clock reading ({@link Call.telAt}), else a new one; leaves none pending. */
-  private takeTelAt(): number {
-    const at = this.telAt;
-    if (at === undefined) return (this.shared.config.telemetry as SafeTelemetry).clock();
-    this.telAt = undefined;
-    return at;
-  }
-
-  /** Gives a call that won on its first attempt, and that nothing refers to any more, back to the runner. */
-  private recycle(): void {
-    const spare = this.shared.spare;
-    if (spare.length >= MAX_SPARE) return;
-    // Drop what the caller handed in, so a spare keeps no user object alive.
-    this.fn = noFunction as ProtectedFunction<T>;
-    this.callerSignal = undefined;
-    this.fallback = undefined;
-    this.policy = undefined;
-    this.ctx = undefined;
-    // `tel` stays: its call has ended and nothing else refers to it, so the next call may reuse it.
-    this.resolve = noSettler;
-    this.reject = noSettler;
-    spare.push(this as Call<unknown>);
-  }
-
-  /** The watched attempt's promise settled. */
-  private watchedSettled(ok: boolean, value: unknown): void {
-    const ctx = this.watchedEarlier ?? (this.ctx as AttemptContext);
-    this.watching = false;
-    this.watchedEarlier = undefined;
-    this.attemptSettled(ctx, ok, value);
-    // Reused only when nothing can reach it any more: it settled with this first attempt's value,
-    // so no retry timer, no other attempt, no fallback and no deadline refers to it, its slot and
-    // permit are back and it left the caller's signal.
-    if (this.won && this.attempt === 1) this.recycle();
-  }
-
-  /** The wheel's deadline for the current attempt passed, or its sleep failed (`timerError`). */
-  expire(timerError: Error | undefined): Error {
-    const wait = this.queueWait;
-    if (wait !== undefined) {
-      // The deadline passed in the queue: the call leaves it without running.
-      const error = timerError ?? new DeadlineExceededError(this.timeoutMs);
-      wait.abort(error);
-      return error;
-    }
-    const error = timerError ?? new DeadlineExceededError(this.timerMs);
-    this.onDeadline(error);
-    return error;
-  }
-
-  private promise(): Promise<T> {
-    return newPromiseInto<T>(this);
-  }
-
-  /** Resolves the call's promise; its slot is given back once it has settled. */
-  private fulfil(value: T | PromiseLike<T>): void {
-    if (this.slot === undefined && this.hold === undefined && this.limit === undefined) {
-      this.resolve(value);
-      return;
-    }
-    if (isThenable(value)) {
-      // A fallback's promise keeps the slot until it settles, as the pool's own wrapper would.
-      const settled = Promise.resolve(value);
-      this.resolve(settled);
-      settled.then(
-        () => this.giveBack(true),
-        () => this.giveBack(false),
-      );
-      return;
-    }
-    this.resolve(value);
-    this.giveBack(true);
-  }
-
-  /** Rejects the call's promise and gives its slot back. */
-  private fail(error: unknown): void {
-    this.reject(error);
-    if (this.slot !== undefined || this.hold !== undefined || this.limit !== undefined) {
-      this.giveBack(false);
-    }
-  }
-
-  /**
-   * Gives the call's slot back once nothing of the call runs any more: an
-   * attempt abandoned at its deadline keeps the slot until its callback
-   * settles, so operations running at the backend never exceed `concurrency`.
-   */
-  private giveBack(ok: boolean): void {
-    if (this.live) {
-      this.owed = ok;
-      return;
-    }
-    const slot = this.slot;
-    if (slot !== undefined) {
-      this.slot = undefined;
-      slot.give(ok);
-      return;
-    }
-    const limit = this.limit;
-    if (limit !== undefined) {
-      this.limit = undefined;
-      limit.release(this.limitOutcome);
-      return;
-    }
-    const hold = this.hold;
-    this.hold = undefined;
-    hold?.();
-  }
-
-  /** The callback of the live attempt settled: release what waited for it. */
-  private liveSettled(): void {
-    this.live = false;
-    const owed = this.owed;
-    if (owed !== undefined) {
-      this.owed = undefined;
-      this.retryWaiting = false;
-      this.giveBack(owed);
-    } else if (this.retryWaiting) {
-      this.retryWaiting = false;
-      if (!this.settled) this.runAttempt();
-    }
-  }
+  // ---- Admission ----------------------------------------------------------
 
   /**
    * Admits the call and runs it: its deadline starts first (an inherited one
@@ -412,98 +280,33 @@ export class Call<T> extends WheelEntry {
    * (see `admitCall`). A call that waits for a slot waits within its deadline.
    */
   admit(parts: AdmissionParts, criticality: Criticality): Promise<T> {
-    const p = this.promise();
-    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return p;
+    const promise = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    if (this.inherited !== undefined && !this.inheritDeadline(this.inherited)) return promise;
     const admission = admitCall(parts, criticality);
     if (!admission.admitted) {
       this.refuseNow(admission.reason, admission.error);
-      return p;
+      return promise;
     }
-    this.permit = admission.permit;
+    // Admission says `-1` when there is no circuit.
+    if (admission.permit >= 0) this.permit = admission.permit;
     this.limit = admission.limit;
     if (admission.slot === 'queue') {
       this.queue(parts.pool as SlotPool);
-      return p;
+      return promise;
     }
-    if (admission.slot === 'taken') this.slot = parts.pool as SlotPool;
+    if (admission.slot === 'taken') this.slot = { kind: 'taken', pool: parts.pool as SlotPool };
     this.begin();
-    return p;
-  }
-
-  /**
-   * Queues the call for a slot of `pool`. The pool's task is the call's hold
-   * on the slot: it ends when the call and its last attempt have settled,
-   * which may be after the caller's promise settled. The wait ends early when
-   * the caller aborts or the call's deadline passes.
-   */
-  private queue(pool: SlotPool): void {
-    // Attempt 1 starts after the wait, on a reading of its own.
-    this.telAt = undefined;
-    const shared = this.shared;
-    let signal = this.callerSignal;
-    if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
-      const wait = new AbortController();
-      this.queueWait = wait;
-      signal = signal === undefined ? wait.signal : AbortSignal.any([signal, wait.signal]);
-      this.startedAt = shared.wheel.schedule(this, Math.max(this.timeoutMs, 0));
-    }
-    pool
-      .run(
-        () =>
-          new Promise<void>((resolve) => {
-            this.hold = resolve;
-            this.begin();
-          }),
-        { signal },
-      )
-      .then(undefined, (error: unknown) => this.leftQueue(error));
-  }
-
-  /** The call left the queue without running: its caller aborted, or its deadline passed. */
-  private leftQueue(error: unknown): void {
-    this.settled = true;
-    this.queueWait = undefined;
-    this.leaveDeadline();
-    this.releasePermit('neutral');
-    this.linked?.release();
-    if (isDeadlineExceededError(error)) {
-      this.tel?.deadlineExceeded('call');
-      this.tel?.end('failure', 0, errorTypeOf(error), this.takeTelAt());
-      this.failWith(error, 'error');
-      return;
-    }
-    this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
-    this.reject(error);
-  }
-
-  private begin(): void {
-    const shared = this.shared;
-    const signal = this.callerSignal;
-    if (this.queueWait !== undefined) {
-      // Out of the queue: the deadline that ran while the call waited is re-armed by attempt 1.
-      this.queueWait = undefined;
-      this.queuedFor = true;
-      this.leaveDeadline();
-    }
-    // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
-    if (signal?.aborted) {
-      this.settled = true;
-      this.releasePermit('neutral');
-      this.tel?.end('cancelled', 0, undefined, this.takeTelAt());
-      this.fail(abortError(signal));
-      return;
-    }
-    shared.running++;
-    if (signal !== undefined) this.stopListening = onAbort(signal, () => this.cancel());
-    shared.config.budget?.recordRequest();
-    this.runAttempt();
+    return promise;
   }
 
   /** Takes the inherited deadline when it is earlier; false (the call failed) when it has passed. */
   private inheritDeadline(inherited: Inheritance): boolean {
     const left = inherited.remainingMs();
     if (left <= 0) {
-      this.settled = true;
+      this.phase = SETTLED;
       this.linked?.release();
       this.tel?.refused('deadline-expired');
       this.tel?.end('refused', 0, undefined, this.takeTelAt());
@@ -521,7 +324,7 @@ export class Call<T> extends WheelEntry {
   /** Refuses the call before it holds anything: fallback at once when there is one. */
   private refuseNow(reason: ProtectRejectReason, cause?: Error): void {
     const shared = this.shared;
-    this.settled = true;
+    this.phase = SETTLED;
     this.linked?.release();
     if (shared.rejects.active) shared.rejects.emit({ reason });
     const tel = this.tel;
@@ -546,12 +349,81 @@ export class Call<T> extends WheelEntry {
     );
   }
 
+  /**
+   * Queues the call for a slot of `pool`. The pool's task is the call's hold
+   * on the slot: it ends when the call and its last attempt have settled,
+   * which may be after the caller's promise settled. The wait ends early when
+   * the caller aborts or the call's deadline passes.
+   */
+  private queue(pool: SlotPool): void {
+    // Attempt 1 starts after the wait, on a reading of its own.
+    this.telAt = undefined;
+    let signal = this.callerSignal;
+    let deadline: AbortController | undefined;
+    if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
+      deadline = new AbortController();
+      signal = signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]);
+    }
+    this.phase = { name: 'queued', deadline };
+    if (deadline !== undefined) {
+      this.deadlineStartedAt = this.shared.wheel.schedule(this, Math.max(this.timeoutMs, 0));
+    }
+    pool
+      .run(
+        () =>
+          new Promise<void>((end) => {
+            this.slot = { kind: 'queued', end };
+            this.begin();
+          }),
+        { signal },
+      )
+      .then(undefined, (error: unknown) => this.leftQueue(error));
+  }
+
+  /** The call left the queue without running: its caller aborted, or its deadline passed. */
+  private leftQueue(error: unknown): void {
+    this.phase = SETTLED;
+    this.leaveDeadline();
+    this.releasePermit('neutral');
+    this.linked?.release();
+    if (isDeadlineExceededError(error)) {
+      this.tel?.deadlineExceeded('call');
+      this.tel?.end('failure', 0, errorTypeOf(error), this.takeTelAt());
+      this.failWith(error, 'error');
+      return;
+    }
+    this.tel?.end('cancelled', 0, errorTypeOf(error), this.takeTelAt());
+    this.reject(error);
+  }
+
+  /** The call holds its slot: it starts listening to its caller and runs attempt 1. */
+  private begin(): void {
+    const shared = this.shared;
+    const signal = this.callerSignal;
+    // Out of the queue: the deadline that ran while the call waited is re-armed by attempt 1.
+    if (this.phase.name === 'queued') this.leaveDeadline();
+    // A queued call whose signal aborted has left the pool's queue; this covers a synchronous abort race.
+    if (signal?.aborted) {
+      this.phase = SETTLED;
+      this.releasePermit('neutral');
+      this.tel?.end('cancelled', 0, undefined, this.takeTelAt());
+      this.fail(abortError(signal));
+      return;
+    }
+    shared.running++;
+    if (signal !== undefined) this.stopListening = onAbort(signal, () => this.cancel());
+    shared.config.budget?.recordRequest();
+    this.runAttempt();
+  }
+
+  // ---- Attempts -----------------------------------------------------------
+
   private runAttempt(): void {
     const shared = this.shared;
     const config = shared.config;
     const n = ++this.attempt;
-    if (shared.config.throttle !== undefined) {
-      const admitted = shared.config.throttle.tryAcquire();
+    if (config.throttle !== undefined) {
+      const admitted = config.throttle.tryAcquire();
       if (!admitted.ok) {
         this.tel?.refused('throttled');
         if (n === 1) {
@@ -560,8 +432,9 @@ export class Call<T> extends WheelEntry {
           this.failWith(admitted.error, 'throttled');
         } else {
           // A locally throttled retry ends the call with the operation's last error.
-          this.finish(this.lastCounted ? 'failure' : 'neutral');
-          this.failWith(this.lastError, 'error');
+          const failure = this.lastFailure as Failure;
+          this.finish(failure.verdict?.countForCircuit !== false ? 'failure' : 'neutral');
+          this.failWith(failure.error, 'error');
         }
         return;
       }
@@ -571,10 +444,9 @@ export class Call<T> extends WheelEntry {
       n,
       this.timed ? undefined : (this.callerSignal ?? neverAbortedSignal),
     );
-    // The watched attempt stays watched: it is kept by name once `ctx` moves on.
-    if (this.watching && this.watchedEarlier === undefined) this.watchedEarlier = this.ctx;
-    this.ctx = ctx;
-    this.live = false;
+    this.phase = { name: 'attempting', attempt: ctx };
+    // An earlier attempt still running (abandoned, with no pool slot to wait for) holds nothing.
+    this.stillRunning = undefined;
     const tel = this.tel;
     let now: number | undefined;
     if (tel !== undefined) {
@@ -597,16 +469,8 @@ export class Call<T> extends WheelEntry {
       this.attemptSettled(ctx, true, result);
       return;
     }
-    this.live = true;
-    if (!this.watching) {
-      // Promise.resolve returns a native promise as it is, and adopts any other thenable the way
-      // `await` does (a `then` that throws becomes a rejection).
-      this.watching = true;
-      Promise.resolve(result).then(this.onValue, this.onError);
-    } else {
-      // An abandoned attempt is still watched: this one reports through its own context.
-      forwardOutcome(ctx, result);
-    }
+    this.stillRunning = ctx;
+    forwardOutcome(ctx, result);
   }
 
   /**
@@ -617,14 +481,14 @@ export class Call<T> extends WheelEntry {
    */
   private armDeadline(config: ProtectConfig, n: number, telNow: number | undefined): void {
     const shared = this.shared;
+    const started = this.deadlineStartedAt;
     let left = Number.POSITIVE_INFINITY;
     if (this.timeoutMs !== Number.POSITIVE_INFINITY) {
-      left = n === 1 && !this.queuedFor ? this.timeoutMs : this.callDeadline() - config.clock();
+      left = started === undefined ? this.timeoutMs : this.callDeadline() - config.clock();
     }
     const engine = config.engine;
     // A timed-out attempt is repeated within the attempts, and a probe never is.
-    const retryMayFollow =
-      engine !== undefined && n < engine.attempts && !isProbePermit(this.permit);
+    const retryMayFollow = engine !== undefined && n < engine.attempts && !this.isProbe;
     const timeout = config.attemptTimeout;
     const derivedAt = timeout.derived ? shared.wheel.time() : 0;
     const ms = Math.max(timeout.forAttempt(RUNNER_SCOPE, left, retryMayFollow, derivedAt), 1);
@@ -633,28 +497,40 @@ export class Call<T> extends WheelEntry {
     // The attempt's start as telemetry read it is the deadline's start too, when both read one clock.
     const now = shared.wheel.schedule(this, ms, shared.shareClock ? telNow : undefined);
     this.attemptStartedAt = now;
-    if (n === 1 && !this.queuedFor) this.startedAt = now;
+    if (started === undefined) this.deadlineStartedAt = now;
   }
 
-  /**
-   * The call's absolute deadline on the runner's clock (`Infinity` for none):
-   * its start, read on the wheel's clock when the first attempt was armed,
-   * carried over to the runner's clock as the time left.
-   */
+  /** The call's absolute deadline on the runner's clock (`Infinity` for none). */
   private callDeadline(): number {
-    const config = this.shared.config;
     if (this.timeoutMs === Number.POSITIVE_INFINITY) return Number.POSITIVE_INFINITY;
-    if (Number.isNaN(this.deadlineAt)) {
-      const elapsed = this.shared.wheel.time() - this.startedAt;
-      this.deadlineAt = config.clock() + this.timeoutMs - elapsed;
+    if (this.deadlineAt === undefined) {
+      const started = this.deadlineStartedAt;
+      // The deadline started on the wheel's clock: carried over to the runner's as the time left.
+      const elapsed = started === undefined ? 0 : this.shared.wheel.time() - started;
+      this.deadlineAt = this.shared.config.clock() + this.timeoutMs - elapsed;
     }
     return this.deadlineAt;
   }
 
+  /** The wheel's deadline passed (the queue's or the current attempt's), or its sleep failed (`timerError`). */
+  expire(timerError: Error | undefined): Error {
+    const phase = this.phase;
+    if (phase.name === 'queued') {
+      // The deadline passed in the queue: the call leaves it without running.
+      const error = timerError ?? new DeadlineExceededError(this.timeoutMs);
+      phase.deadline?.abort(error);
+      return error;
+    }
+    const error = timerError ?? new DeadlineExceededError(this.timerMs);
+    this.onDeadline(error);
+    return error;
+  }
+
   /** Deadline of the current attempt passed (`error`: `DeadlineExceededError`), or its timer failed. */
   private onDeadline(error: Error): void {
-    const ctx = this.ctx;
-    if (this.settled || ctx === undefined || ctx.done) return;
+    if (this.phase.name !== 'attempting') return;
+    const ctx = this.phase.attempt;
+    if (ctx.done) return;
     const shared = this.shared;
     ctx.abort(error);
     if (shared.timeouts.active) {
@@ -672,13 +548,14 @@ export class Call<T> extends WheelEntry {
     }
     // 'wait': the attempt ends when the callback settles, so attempts never overlap.
     if (shared.config.waitOnTimeout) return;
+    // Abandoned: its callback still runs (and keeps the slot), its outcome is no longer taken.
     ctx.done = true;
     this.attemptFailed(error);
   }
 
   /** The callback of attempt `ctx` settled. */
   attemptSettled(ctx: AttemptContext, ok: boolean, value: unknown): void {
-    if (this.live && ctx === this.ctx) this.liveSettled();
+    if (ctx === this.stillRunning) this.attemptStopped();
     if (ctx.done || this.settled) return;
     ctx.done = true;
     this.leaveDeadline();
@@ -703,24 +580,33 @@ export class Call<T> extends WheelEntry {
     else this.attemptFailed(value);
   }
 
+  /** The callback of {@link Call.stillRunning} settled: what waited for it goes on. */
+  private attemptStopped(): void {
+    this.stillRunning = undefined;
+    const owed = this.slotOwed;
+    if (owed !== undefined) {
+      this.slotOwed = undefined;
+      this.giveBack(owed);
+    } else if (this.phase.name === 'retry-due') this.runAttempt();
+  }
+
   private succeed(value: T): void {
-    const shared = this.shared;
-    if (this.timed && shared.config.attemptTimeout.derived) {
+    const config = this.shared.config;
+    if (this.timed && config.attemptTimeout.derived) {
       // A derived attempt timeout follows the runner's successful attempts.
-      const now = shared.wheel.time();
-      shared.config.attemptTimeout.observe(RUNNER_SCOPE, now - this.attemptStartedAt, now);
+      const now = this.shared.wheel.time();
+      config.attemptTimeout.observe(RUNNER_SCOPE, now - this.attemptStartedAt, now);
     }
-    this.won = true;
     this.inherited?.succeeded();
-    this.shared.config.throttle?.recordAccept();
+    config.throttle?.recordAccept();
     this.finish('success');
     this.fulfil(value);
   }
 
+  /** An attempt failed: the policy judges it, the engine says whether and when to retry. */
   private attemptFailed(error: unknown): void {
-    const shared = this.shared;
-    const config = shared.config;
-    this.lastError = error;
+    const config = this.shared.config;
+    this.lastFailure = { error, verdict: undefined };
     let verdict: ErrorVerdict | undefined;
     if (this.policy !== undefined) {
       try {
@@ -730,17 +616,14 @@ export class Call<T> extends WheelEntry {
         this.fail(new ErrorPolicyError(error, policyError));
         return;
       }
+      this.lastFailure = { error, verdict };
     }
     const counted = verdict?.countForCircuit !== false;
-    this.lastCounted = counted;
-    // Without a policy every failure is retryable (protect's default).
-    this.lastVerdict = verdict ?? RETRYABLE;
     // An error the backend handled (not a sign of overload) counts as an accept for the throttle.
-    if (!counted) shared.config.throttle?.recordAccept();
-    this.allowFallback = verdict?.failover !== false;
+    if (!counted) config.throttle?.recordAccept();
     const engine = config.engine;
     // A half-open probe is never retried: its failure re-opens the circuit, and the caller gets it.
-    if (engine !== undefined && !isProbePermit(this.permit)) {
+    if (engine !== undefined && !this.isProbe) {
       const delay = engine.afterFailure(
         this.attempt,
         this.previousDelayMs,
@@ -756,13 +639,14 @@ export class Call<T> extends WheelEntry {
       else if (delay === STOP_DEADLINE) this.tel?.refused('deadline-expired');
     }
     // A probe that never reached the upstream (the verdict's neverSent) says nothing about it.
-    const neutral = !counted || (verdict?.neverSent === true && isProbePermit(this.permit));
+    const neutral = !counted || (verdict?.neverSent === true && this.isProbe);
     this.finish(neutral ? 'neutral' : 'failure');
     this.failWith(error, 'error');
   }
 
   private retryAfter(engine: AttemptEngine, error: unknown, delay: number): void {
     const shared = this.shared;
+    this.phase = BACKING_OFF;
     this.previousDelayMs = delay;
     // The failed attempt's end is not the next one's start.
     this.telAt = undefined;
@@ -773,30 +657,28 @@ export class Call<T> extends WheelEntry {
       if (shared.retries.active) shared.retries.emit(event);
       notify(onRetry, event);
     }
-    // Created once per call, on its first retry: the success path never pays for it.
-    let next = this.next;
-    if (next === undefined) {
-      next = () => {
-        if (this.settled) return;
-        // The abandoned attempt still runs in the call's slot: the retry starts when it settles.
-        if (this.live && (this.slot !== undefined || this.hold !== undefined)) {
-          this.retryWaiting = true;
-        } else this.runAttempt();
-      };
-      this.next = next;
-    }
     // Never synchronous (0 ms is a microtask): a callback that throws synchronously must not recurse.
-    engine.schedule(delay, next, this.callerSignal);
+    engine.schedule(delay, () => this.backoffOver(), this.callerSignal);
+  }
+
+  private backoffOver(): void {
+    if (this.phase.name !== 'backing-off') return;
+    // The abandoned attempt still runs in the call's slot: the retry starts when it settles.
+    if (this.stillRunning !== undefined && this.slot !== undefined) this.phase = RETRY_DUE;
+    else this.runAttempt();
   }
 
   /** Caller cancellation. */
   private cancel(): void {
     if (this.settled) return;
     const error = abortError(this.callerSignal as AbortSignal);
-    // The caller stopped waiting: its running attempt gives the slot back at once, unless it already
-    // timed out (a retry was waiting for it), in which case it keeps the slot until it settles.
-    if (this.live && this.ctx?.reason === undefined) this.live = false;
-    this.ctx?.abort(error);
+    const running = this.stillRunning;
+    if (running !== undefined) {
+      // The caller stopped waiting: its running attempt gives the slot back at once, unless its
+      // deadline already abandoned it (a retry was waiting for it): that one keeps it until it settles.
+      if (running.reason === undefined) this.stillRunning = undefined;
+      running.abort(error);
+    }
     this.finish('neutral', 'cancelled');
     this.fail(error);
   }
@@ -805,40 +687,43 @@ export class Call<T> extends WheelEntry {
     if (this.wheelSlot !== undefined) this.shared.wheel.cancel(this);
   }
 
+  // ---- Settling -----------------------------------------------------------
+
   /** Leaves every shared structure; runs exactly once per started call. */
   private finish(
     outcome: CallOutcome,
     told: TelemetryCallOutcome = outcome === 'success' ? 'success' : 'failure',
   ): void {
-    this.settled = true;
-    if (this.limit !== undefined) this.limitOutcome = limitOutcomeOf(told, this.lastError);
+    this.phase = SETTLED;
+    const lastError = this.lastFailure?.error;
+    if (this.limit !== undefined) this.limitOutcome = limitOutcomeOf(told, lastError);
     const shared = this.shared;
     const tel = this.tel;
-    let telNow: number | undefined;
     if (tel !== undefined) {
-      telNow = this.takeTelAt();
+      const now = this.takeTelAt();
       // Only attempt 1's success (attemptSettled, which left its attemptEnd to this) ends a call
       // with success after one attempt: one hook for the attempt's end and the call's.
-      if (told === 'success' && this.attempt === 1) tel.firstAttemptSucceeded(telNow);
+      if (told === 'success' && this.attempt === 1) tel.firstAttemptSucceeded(now);
       else {
         tel.end(
           told,
           told === 'refused' ? 0 : this.attempt,
-          told === 'failure' ? errorTypeOf(this.lastError) : undefined,
-          telNow,
+          told === 'failure' ? errorTypeOf(lastError) : undefined,
+          now,
         );
       }
     }
     shared.running--;
     this.leaveDeadline();
-    if (this.permit >= 0) {
-      // A failure's duration (known when timed, read on failures only) tells the circuit a call
-      // sent before its latest failure from one sent since: a burst after a stall is not an outage.
+    // A failure's duration (known when timed) tells the circuit a call sent before its latest
+    // failure from one sent since: a burst after a stall is not an outage.
+    if (this.permit !== undefined) {
+      const started = this.deadlineStartedAt;
       const ms =
-        outcome === 'failure' && this.timed ? shared.wheel.time() - this.startedAt : undefined;
-      // A success's end as telemetry read it is its time for the breaker too: one read, not two.
-      const monotonicNow = outcome === 'success' && shared.monotonicTelemetry ? telNow : undefined;
-      this.releasePermit(outcome, ms, monotonicNow);
+        outcome === 'failure' && this.timed && started !== undefined
+          ? shared.wheel.time() - started
+          : undefined;
+      this.releasePermit(outcome, ms);
     }
     this.stopListening?.();
     this.stopListening = undefined;
@@ -846,18 +731,23 @@ export class Call<T> extends WheelEntry {
   }
 
   /** Gives the circuit its one outcome for the call, once. */
-  private releasePermit(outcome: CallOutcome, durationMs?: number, monotonicNow?: number): void {
-    if (this.permit < 0) return;
+  private releasePermit(outcome: CallOutcome, durationMs?: number): void {
     const permit = this.permit;
-    this.permit = -1;
-    (this.shared.breaker as CircuitBreaker).release(permit, outcome, durationMs, monotonicNow);
+    if (permit === undefined) return;
+    this.permit = undefined;
+    (this.shared.breaker as CircuitBreaker).release(permit, { outcome, durationMs });
   }
 
   /** Settles with `error`, or with the fallback's outcome when one applies. */
   private failWith(error: unknown, reason: ProtectFallbackEvent['reason']): void {
-    this.inherited?.failed(error, this.lastVerdict);
+    const failure = this.lastFailure;
+    // Without a policy every failure is retryable (protect's default).
+    this.inherited?.failed(
+      error,
+      failure === undefined ? undefined : (failure.verdict ?? RETRYABLE),
+    );
     const fallback = this.fallback;
-    if (fallback === undefined || !this.allowFallback) {
+    if (fallback === undefined || failure?.verdict?.failover === false) {
       this.fail(error);
       return;
     }
@@ -868,6 +758,55 @@ export class Call<T> extends WheelEntry {
     } catch (fallbackError) {
       this.fail(fallbackError);
     }
+  }
+
+  /** Resolves the call's promise; its slot is given back once it has settled. */
+  private fulfil(value: T | PromiseLike<T>): void {
+    if (this.slot === undefined && this.limit === undefined) {
+      this.resolve(value);
+      return;
+    }
+    if (isThenable(value)) {
+      // A fallback's promise keeps the slot until it settles, as the pool's own wrapper would.
+      const settled = Promise.resolve(value);
+      this.resolve(settled);
+      settled.then(
+        () => this.giveBack(true),
+        () => this.giveBack(false),
+      );
+      return;
+    }
+    this.resolve(value);
+    this.giveBack(true);
+  }
+
+  /** Rejects the call's promise and gives its slot back. */
+  private fail(error: unknown): void {
+    this.reject(error);
+    if (this.slot !== undefined || this.limit !== undefined) this.giveBack(false);
+  }
+
+  /** Gives the call's slots back once nothing of the call runs any more (see {@link Call.stillRunning}). */
+  private giveBack(ok: boolean): void {
+    if (this.stillRunning !== undefined) {
+      this.slotOwed = ok;
+      return;
+    }
+    const slot = this.slot;
+    this.slot = undefined;
+    if (slot?.kind === 'taken') slot.pool.give(ok);
+    else if (slot?.kind === 'queued') slot.end();
+    const limit = this.limit;
+    this.limit = undefined;
+    limit?.release(this.limitOutcome);
+  }
+
+  /** The pending telemetry clock reading ({@link Call.telAt}), else a new one; leaves none pending. */
+  private takeTelAt(): number {
+    const at = this.telAt;
+    if (at === undefined) return (this.shared.config.telemetry as SafeTelemetry).clock();
+    this.telAt = undefined;
+    return at;
   }
 }
 

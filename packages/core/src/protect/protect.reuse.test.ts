@@ -4,9 +4,9 @@ import { createManualClock } from '../time/manual-clock.js';
 import { protect } from './protect.js';
 import type { ProtectContext } from './types.js';
 
-// A runner reuses the object of a call that succeeded on its first attempt for its next calls.
-// Nothing a caller can see may carry over from one call to the next.
-describe('protect: one call object serves several calls', () => {
+// Calls of one runner share its state (circuit, pool, wheel, derived timeout): nothing a caller
+// can see may carry over from one call to the next.
+describe('protect: calls of one runner stay apart', () => {
   it('a context kept after its call keeps its own attempt and signal while later calls run', async () => {
     const clock = createManualClock();
     const run = protect({ attemptTimeoutMs: 100, clock, sleep: clock.sleep });

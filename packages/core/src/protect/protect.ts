@@ -36,8 +36,6 @@ class Runner implements RunnerShared {
   readonly timeouts = new EventEmitter<ProtectTimeoutEvent>();
   readonly timed: boolean;
   readonly shareClock: boolean;
-  readonly monotonicTelemetry: boolean;
-  readonly spare: Call<unknown>[] = [];
   running = 0;
 
   constructor(readonly config: ProtectConfig) {
@@ -48,7 +46,6 @@ class Runner implements RunnerShared {
     // On the host timer, deadlines go to the process-wide timer wheel; an injected sleep drives a wheel of its own.
     this.wheel = timerWheelFor(this.timed ? config.sleep : undefined, config.clock);
     this.shareClock = config.telemetry !== undefined && config.telemetry.clock === this.wheel.now;
-    this.monotonicTelemetry = config.telemetry?.clock === monotonicClock;
     this.breaker = config.circuit;
     const c = config.concurrency;
     if (c !== undefined) this.pool = createSlotPool({ concurrency: c.limit, maxQueue: c.maxQueue });
@@ -80,12 +77,7 @@ class Runner implements RunnerShared {
     );
     // An already-aborted call never runs, never queues and gets no fallback.
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    const call = ((this.spare.pop() as Call<T> | undefined) ?? new Call<T>(this)).init(
-      fn,
-      signal,
-      fallback,
-      policy,
-    );
+    const call = new Call<T>({ shared: this, fn, signal, fallback, policy });
     const inherited = inheritInbound(this.config.propagate, propagate);
     if (inherited !== undefined) call.inherit(inherited);
     return call.admit(
@@ -115,10 +107,9 @@ class Runner implements RunnerShared {
  * call leaves the queue; it is cancelled with the inbound call, and an
  * overloaded end makes the server answer don't-retry.
  *
- * The success path allocates no `AbortController`, timer or closure: timeouts
- * share one process-wide timer (it holds the process open while a deadline is
- * pending), and the attempt's `signal` — its own, never aborted by another
- * call's deadline — is only created when the callback reads it.
+ * Timeouts share one process-wide timer (it holds the process open while a
+ * deadline is pending), and the attempt's `signal` — its own, never aborted
+ * by another call's deadline — is only created when the callback reads it.
  * @example
  * const run = protect({
  *   retry: { attempts: 3, backoff: { baseDelayMs: 100, strategy: 'exponential' } },

@@ -321,7 +321,7 @@ export class RouterCore<R> implements VisitEnv {
     const slot = limiter.tryAcquire(criticality);
     if (!slot.ok) {
       this.visitEnded(p, permit, this.claimedHealthProbe);
-      if (permit >= 0) p.breaker?.release(permit, 'neutral');
+      if (permit >= 0) p.breaker?.release(permit, { outcome: 'neutral' });
     }
     return slot;
   }
@@ -385,14 +385,14 @@ export class RouterCore<R> implements VisitEnv {
       if (permit < 0) return breaker.state === 'half-open' ? SKIP_PROBE_BUSY : SKIP_CIRCUIT_OPEN;
       // A probe still out (a hung one, whose lease ran out) is not joined by another user call.
       if (isProbePermit(permit) && (probesOut.get(breaker) ?? 0) > 0) {
-        breaker.release(permit, 'neutral');
+        breaker.release(permit, { outcome: 'neutral' });
         return SKIP_PROBE_BUSY;
       }
     }
     // With every provider ejected, recovery probes go out at the outage gate's cadence, not
     // each circuit's own: n circuits probing on their own would send n probes per interval.
     if ((healthProbe || isProbePermit(permit)) && this.inOutage()) {
-      if (permit >= 0) breaker?.release(permit, 'neutral');
+      if (permit >= 0) breaker?.release(permit, { outcome: 'neutral' });
       return SKIP_OUTAGE;
     }
     if (healthProbe) p.healthProbing = true;
@@ -635,7 +635,7 @@ export class RouterCore<R> implements VisitEnv {
     const busy =
       breaker !== undefined && isProbePermit(permit) && (probesOut.get(breaker) ?? 0) > 0;
     if ((healthProbe && p.healthProbing) || busy) {
-      if (permit >= 0) breaker?.release(permit, 'neutral');
+      if (permit >= 0) breaker?.release(permit, { outcome: 'neutral' });
       return code;
     }
     if (healthProbe) p.healthProbing = true;

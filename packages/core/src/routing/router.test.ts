@@ -303,9 +303,9 @@ describe('createRouter: circuits and skips', () => {
     expect(router.health.snapshot().a).toMatchObject({ ok: 1, fail: 0 });
   });
 
-  it('reads the clock twice per successful call (visit start and end); circuit and health read none', async () => {
+  it('reads the clock twice per successful call (visit start and end); a count-only circuit and health read none', async () => {
     // With a timeout the deadline wheel reads it once more (on the host timer: performance.now()).
-    // A circuit with a failure-rate window dates the success by the visit's end reading.
+    // A circuit with a failure-rate window reads it once more to date the success in its window.
     const { createManualClock } = await import('../time/manual-clock.js');
     const { createRouter } = await import('./router.js');
     const manual = createManualClock(1000);
@@ -324,7 +324,7 @@ describe('createRouter: circuits and skips', () => {
         },
         2,
       ],
-      [{ protection: { circuit: { failureThreshold: 3, openDurationMs: 1000 } } }, 2],
+      [{ protection: { circuit: { failureThreshold: 3, openDurationMs: 1000 } } }, 3],
       [{ health: { failureThreshold: 2 } }, 2],
       [{ protection: { attemptTimeoutMs: 100 } }, 3],
     ] as const) {

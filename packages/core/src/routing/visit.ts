@@ -148,9 +148,7 @@ export function judge(error: unknown, policy: ErrorPolicy | undefined): ErrorVer
 
 /**
  * Reports a successful visit, whose attempt started at `startedAt` on `env`'s
- * clock, to the provider's circuit and health. One reading ends it: the
- * breaker takes it as the outcome's time when it runs on the same clock
- * (a provider's breaker gets the router's), instead of reading its own.
+ * clock, to the provider's circuit and health.
  * @internal
  */
 export function visitSucceeded(
@@ -162,7 +160,7 @@ export function visitSucceeded(
   const clock = env.clock;
   const end = clock();
   const ms = end - startedAt;
-  if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
+  if (permit >= 0) p.breaker?.release(permit, { outcome: 'success', durationMs: ms });
   env.health.success(p.id, ms);
   p.config.attemptTimeout.observe(p.id, ms, end);
   p.load.succeeded(ms, end);
@@ -180,7 +178,8 @@ export function visitFailed(
   // A visit that never reached the provider (the verdict's neverSent) counts, probe or not: the
   // provider is unreachable, and the router has others to send the next calls to.
   const counted = verdict.countForCircuit !== false;
-  if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
+  if (permit >= 0)
+    p.breaker?.release(permit, { outcome: counted ? 'failure' : 'neutral', durationMs });
   if (counted) env.health.failure(p.id);
   p.load.failed(durationMs, env.clock());
   return new VisitFailure(error, verdict, counted, durationMs);
@@ -206,7 +205,7 @@ export function singleAttemptFailed(
     if (signal.aborted) throw abortError(signal);
     verdict = judge(error, policy);
   } catch (neutral) {
-    if (permit >= 0) p.breaker?.release(permit, 'neutral');
+    if (permit >= 0) p.breaker?.release(permit, { outcome: 'neutral' });
     return neutral;
   }
   return visitFailed(p, permit, error, verdict, durationMs, env);
@@ -376,7 +375,7 @@ export async function runVisit<R, T>(
   } finally {
     p.load.end(visitStart);
     // Every other way out (abort, throwing policy) is neutral for the circuit.
-    if (permit >= 0) p.breaker?.release(permit, 'neutral');
+    if (permit >= 0) p.breaker?.release(permit, { outcome: 'neutral' });
   }
 }
 

@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from 'vitest';
-import { systemClock, systemTimeAt } from './clock.js';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from './clock.js';
 import { createManualClock } from './manual-clock.js';
 import { fixedRandom, sequenceRandom, systemRandom } from './random.js';
 import { systemSleep } from './sleep.js';
@@ -8,27 +8,6 @@ describe('clock and random', () => {
   it('systemClock reads wall time', () => {
     const t = systemClock();
     expect(Math.abs(t - Date.now())).toBeLessThan(1000);
-  });
-
-  it('systemTimeAt reads the wall clock again only once its last reading is 1 ms of monotonic time old, or the monotonic reading went back', () => {
-    const wall = vi.spyOn(Date, 'now');
-    try {
-      // Far from any reading taken before in this process.
-      const at = 1e12;
-      const first = systemTimeAt(at);
-      expect(Math.abs(first - Date.now())).toBeLessThan(1000);
-      wall.mockClear();
-      expect(systemTimeAt(at)).toBe(first);
-      expect(systemTimeAt(at + 0.999)).toBe(first);
-      expect(wall).not.toHaveBeenCalled();
-      wall.mockReturnValueOnce(first + 1);
-      expect(systemTimeAt(at + 1)).toBe(first + 1);
-      wall.mockReturnValueOnce(first + 7);
-      expect(systemTimeAt(at)).toBe(first + 7);
-      expect(wall).toHaveBeenCalledTimes(2);
-    } finally {
-      wall.mockRestore();
-    }
   });
 
   it('systemRandom stays in [0, 1)', () => {

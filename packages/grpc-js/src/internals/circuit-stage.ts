@@ -33,9 +33,7 @@ export function circuitStage(circuits: GrpcCircuits): Stage {
               cancelledByCaller,
               isProbePermit(permit),
             );
-      // One reading serves the duration and, on the breaker's own clock, the outcome's time.
-      const now = clock();
-      breaker.release(permit, outcome, now - startedAt, now, clock);
+      breaker.release(permit, { outcome, durationMs: clock() - startedAt });
     },
   };
   return {

@@ -206,8 +206,10 @@ class Ticket {
     const method = this.method;
     if (method !== undefined && this.permit >= 0) {
       const clock = (this.a.circuits as GrpcCircuits).clock;
-      const now = clock();
-      method.breaker.release(this.permit, this.outcome, now - this.startedAt, now, clock);
+      method.breaker.release(this.permit, {
+        outcome: this.outcome,
+        durationMs: clock() - this.startedAt,
+      });
     }
   }
 }

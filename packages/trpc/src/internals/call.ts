@@ -575,10 +575,7 @@ export class ResilientCall extends WheelEntry implements Unsubscribable {
     if (circuit === undefined || this.permit < 0) return;
     const permit = this.permit;
     this.permit = -1;
-    // One reading serves the duration and, on the breaker's own clock, the outcome's time.
-    const clock = this.stack.clock;
-    const now = clock();
-    circuit.release(permit, outcome, now - this.startedAt, now, clock);
+    circuit.release(permit, { outcome, durationMs: this.stack.clock() - this.startedAt });
   }
 
   /** Gives back the timer, the abort listener and the bulkhead slot, once. */
