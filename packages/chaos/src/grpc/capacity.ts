@@ -14,6 +14,11 @@ export interface CapacitySpec {
   queue?: number;
 }
 
+/** Calls a second a server of capacity `spec` answers when saturated: `workers × 1000 / serviceMs`. */
+export function capacityPerSecond(spec: CapacitySpec): number {
+  return (spec.workers * 1_000) / spec.serviceMs;
+}
+
 /** What a capacity-limited server did since it started (or since the last reset). */
 export interface CapacityStats {
   /** Calls a worker finished, whether or not their client was still waiting. */
