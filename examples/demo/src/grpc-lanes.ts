@@ -5,11 +5,7 @@ import {
   type ScenarioClient,
 } from '@breakwater/chaos';
 import { createRetryBudget, type Telemetry } from '@breakwater/core';
-import {
-  createRoutingChannel,
-  idempotentMethods,
-  resilienceInterceptor,
-} from '@breakwater/grpc-js';
+import { createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
 import { grpcHealthProbe } from '@breakwater/grpc-js/health';
 import { type Client, credentials, status } from '@grpc/grpc-js';
 import { CALL_DEADLINE_MS } from './lanes.js';
@@ -95,9 +91,15 @@ type Replicas = ReadonlyArray<{ id: string; address: string }>;
  * selection (least-loaded: of two random healthy replicas, the lower
  * peak-EWMA latency x calls in flight), failover, hedging of attempts slower
  * than 150 ms, and a retry budget that caps failovers and hedges at about
- * 20% extra.
+ * 20% extra. With `adaptive`, each replica also gets its own adaptive
+ * concurrency limit (`concurrency: { adaptive: true }`): a replica at its limit
+ * is passed over, and a call every replica's limit refuses ends with
+ * `RESOURCE_EXHAUSTED` unsent.
  */
-function breakwaterRouting(replicas: Replicas, telemetry?: Telemetry) {
+function breakwaterRouting(
+  replicas: Replicas,
+  { telemetry, adaptive = false }: { telemetry?: Telemetry; adaptive?: boolean } = {},
+) {
   return createRoutingChannel({
     targets: replicas.map((r) => ({ id: r.id, address: r.address })),
     idempotent: idempotentMethods(loadEchoPackageDefinition()),
@@ -105,15 +107,14 @@ function breakwaterRouting(replicas: Replicas, telemetry?: Telemetry) {
     health: { probe: grpcHealthProbe },
     budget: createRetryBudget({ ratio: 0.2, minRetriesPerSecond: 1 }),
     ...(telemetry === undefined ? {} : { telemetry }),
+    ...(adaptive ? { concurrency: { adaptive: true } } : {}),
   });
 }
 
 /**
  * Builds the gRPC lanes: no resilience, grpc-js retries, grpc-js hedging,
  * Breakwater (reporting to `telemetry`, when given) and, with `adaptive`,
- * Breakwater with `concurrency: { adaptive: true }` in front of its own
- * routing channel (the router has no adaptive limit per replica yet, so the
- * limit is one per method over all three).
+ * Breakwater's routing channel with an adaptive concurrency limit per replica.
  */
 export function createGrpcLanes(
   replicas: Replicas,
@@ -132,7 +133,7 @@ export function createGrpcLanes(
   const hedging = new Echo(target, insecure, {
     'grpc.service_config': roundRobinConfig(HEDGING_POLICY),
   }) as unknown as EchoClient;
-  const routing = breakwaterRouting(replicas, telemetry);
+  const routing = breakwaterRouting(replicas, telemetry === undefined ? {} : { telemetry });
   const breakwater = new Echo('routed', insecure, {
     channelOverride: routing,
   }) as unknown as EchoClient;
@@ -145,20 +146,8 @@ export function createGrpcLanes(
     lane('grpc/breakwater', breakwater),
   ];
   if (adaptive) {
-    const own = breakwaterRouting(replicas);
-    // Only the limit: the routing channel already has the deadline, hedges, failover and circuits.
-    const limit = resilienceInterceptor({
-      timeoutMs: false,
-      attemptTimeoutMs: false,
-      retry: false,
-      circuit: false,
-      budget: false,
-      concurrency: { adaptive: true },
-    });
-    const client = new Echo('routed', insecure, {
-      channelOverride: own,
-      interceptors: [limit],
-    }) as unknown as EchoClient;
+    const own = breakwaterRouting(replicas, { adaptive: true });
+    const client = new Echo('routed', insecure, { channelOverride: own }) as unknown as EchoClient;
     clients.push(client);
     routings.push(own);
     lanes.push(lane('grpc/breakwater-adaptive', client));

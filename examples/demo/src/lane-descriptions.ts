@@ -39,7 +39,7 @@ export const LANE_DESCRIPTIONS: Readonly<Record<string, LaneDescription>> = {
   },
   'grpc/breakwater-adaptive': {
     config:
-      "--scenario overload only: grpc/breakwater's routing channel (its own), with resilienceInterceptor({ concurrency: { adaptive: true } }) in front: one limit on the calls in flight per method, over all three replicas, discovered from latency (core README, Adaptive concurrency); a call over it is refused at once (RESOURCE_EXHAUSTED) and never sent; 1 s deadline.",
+      "--scenario overload only: grpc/breakwater's routing channel (its own) with concurrency: { adaptive: true }: each replica its own limit on the calls in flight, discovered from that replica's latency (core README, Adaptive concurrency); a replica at its limit is passed over for the next, and a call every replica's limit refuses ends at once (RESOURCE_EXHAUSTED), never sent; 1 s deadline.",
     recovery:
       'as grpc/breakwater; the limit grows again by about one per round trip once answers are back within 1.5 × the fastest seen.',
   },

@@ -23,7 +23,14 @@ describe('createCapacity', () => {
     const done = arrive(capacity, clock, 5);
     expect(capacity.stats()).toMatchObject({ busy: 2, queued: 3 });
     expect(await clock.run(done)).toEqual([10, 10, 20, 20, 30]);
-    expect(capacity.stats()).toEqual({ served: 5, wasted: 0, refused: 0, busy: 0, queued: 0 });
+    expect(capacity.stats()).toEqual({
+      served: 5,
+      wasted: 0,
+      refused: 0,
+      busy: 0,
+      queued: 0,
+      peakInFlight: 5,
+    });
   });
 
   it('late timers do not lower capacity: back-to-back work starts when the previous was due to end', async () => {

@@ -14,6 +14,11 @@ export interface CapacitySpec {
   queue?: number;
 }
 
+/** Calls a second a server of capacity `spec` answers when saturated: `workers × 1000 / serviceMs`. */
+export function capacityPerSecond(spec: CapacitySpec): number {
+  return (spec.workers * 1_000) / spec.serviceMs;
+}
+
 /** What a capacity-limited server did since it started (or since the last reset). */
 export interface CapacityStats {
   /** Calls a worker finished, whether or not their client was still waiting. */
@@ -29,6 +34,11 @@ export interface CapacityStats {
   busy: number;
   /** Calls waiting for a worker now. */
   queued: number;
+  /**
+   * Most calls at the server at once (being served or waiting) since it started
+   * or the last reset: what a client-side limit keeps bounded.
+   */
+  peakInFlight: number;
 }
 
 /** A FIFO queue in front of a fixed set of workers. @internal */
@@ -83,7 +93,7 @@ export function createCapacity(initial: CapacitySpec, clock: Clock, sleep: Sleep
   let spec = checkCapacity(initial);
   const queue: Waiting[] = [];
   let busy = 0;
-  let counts = { served: 0, wasted: 0, refused: 0 };
+  let counts = { served: 0, wasted: 0, refused: 0, peakInFlight: 0 };
 
   /** One worker: serves `first`, then queued calls back to back, until the queue is empty. */
   async function worker(first: Waiting, startAt: number): Promise<void> {
@@ -121,6 +131,7 @@ export function createCapacity(initial: CapacitySpec, clock: Clock, sleep: Sleep
       return new Promise((done) => {
         queue.push({ arrivedAt: clock(), gaveUp, done });
         startWorkers();
+        counts.peakInFlight = Math.max(counts.peakInFlight, busy + queue.length);
       });
     },
     set(next) {
@@ -129,7 +140,47 @@ export function createCapacity(initial: CapacitySpec, clock: Clock, sleep: Sleep
     },
     stats: () => ({ ...counts, busy, queued: queue.length }),
     reset() {
-      counts = { served: 0, wasted: 0, refused: 0 };
+      counts = { served: 0, wasted: 0, refused: 0, peakInFlight: busy + queue.length };
     },
+  };
+}
+
+/** A server's capacity that can be set, changed or removed while it runs. @internal */
+export interface CapacitySetting {
+  /** The capacity calls arriving now wait in, or `undefined` for none. */
+  readonly current: Capacity | undefined;
+  /** `undefined`: unlimited from now on (calls already queued are still served). */
+  set(spec: CapacitySpec | undefined): void;
+  /** All zero without a capacity. */
+  stats(): CapacityStats;
+  reset(): void;
+}
+
+/** The capacity setting both chaos servers (gRPC, tRPC) share. @internal */
+export function capacitySetting(
+  initial: CapacitySpec | undefined,
+  clock: Clock,
+  sleep: Sleep,
+): CapacitySetting {
+  let capacity = initial === undefined ? undefined : createCapacity(initial, clock, sleep);
+  return {
+    get current() {
+      return capacity;
+    },
+    set(spec) {
+      if (spec === undefined) capacity = undefined;
+      else if (capacity === undefined) capacity = createCapacity(spec, clock, sleep);
+      else capacity.set(spec);
+    },
+    stats: () =>
+      capacity?.stats() ?? {
+        served: 0,
+        wasted: 0,
+        refused: 0,
+        busy: 0,
+        queued: 0,
+        peakInFlight: 0,
+      },
+    reset: () => capacity?.reset(),
   };
 }

@@ -1,4 +1,9 @@
-export { type CapacitySpec, type CapacityStats, checkCapacity } from './capacity.js';
+export {
+  type CapacitySpec,
+  type CapacityStats,
+  capacityPerSecond,
+  checkCapacity,
+} from './capacity.js';
 export {
   type GrpcCapacityServer,
   type GrpcCapacityServerOptions,

@@ -19,12 +19,7 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
-import {
-  type Capacity,
-  type CapacitySpec,
-  type CapacityStats,
-  createCapacity,
-} from './capacity.js';
+import { type CapacitySpec, type CapacityStats, capacitySetting } from './capacity.js';
 import {
   ECHO_METHODS,
   ECHO_SERVICE,
@@ -185,8 +180,7 @@ export async function startGrpcChaosServer(
   const randomFor = faultRandomness(options.seed ?? 1, options.random);
   const recorder = createRecorder(clock, options.maxObservations ?? 100_000);
   let faults = checkFaults(options.faults ?? []);
-  let capacity: Capacity | undefined =
-    options.capacity === undefined ? undefined : createCapacity(options.capacity, clock, sleep);
+  const capacity = capacitySetting(options.capacity, clock, sleep);
   const health = new HealthImplementation({ '': 'SERVING', [ECHO_SERVICE]: 'SERVING' });
   const definition = loadEchoPackageDefinition()[ECHO_SERVICE] as unknown as ServiceDefinition;
 
@@ -208,7 +202,7 @@ export async function startGrpcChaosServer(
       randomFor(record.callId, record.attempt),
     );
     let cancelled = false;
-    const served = capacity;
+    const served = capacity.current;
     const controller =
       plan.delayMs > 0 || plan.hang || served !== undefined ? new AbortController() : undefined;
     // grpc-js also emits 'cancelled' when a finished call's stream closes; only an unanswered attempt was cancelled.
@@ -409,18 +403,13 @@ export async function startGrpcChaosServer(
     total: recorder.total,
     reset() {
       recorder.reset();
-      capacity?.reset();
+      capacity.reset();
     },
     setFaults(rules) {
       faults = checkFaults(rules);
     },
-    setCapacity(spec) {
-      if (spec === undefined) capacity = undefined;
-      else if (capacity === undefined) capacity = createCapacity(spec, clock, sleep);
-      else capacity.set(spec);
-    },
-    capacityStats: () =>
-      capacity?.stats() ?? { served: 0, wasted: 0, refused: 0, busy: 0, queued: 0 },
+    setCapacity: capacity.set,
+    capacityStats: capacity.stats,
     setHealth(status, service) {
       if (service !== undefined) health.setStatus(service, status);
       else {

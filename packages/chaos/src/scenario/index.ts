@@ -9,6 +9,12 @@ export {
   type SecondPoint,
 } from './analyze.js';
 export {
+  goodputPerSecond,
+  type OfferCallsOptions,
+  type OfferedCall,
+  offerCalls,
+} from './offered.js';
+export {
   type OpenLoopOptions,
   type OpenLoopRequest,
   type OpenLoopResult,

@@ -36,6 +36,35 @@ describe('createChaosTrpcServer', () => {
     expect(stats.calls).toBe(3);
   });
 
+  it('capacity: serves `workers` requests at once, queues the rest FIFO, answers 429 beyond a full queue, and serves a request whose client left (wasted)', async () => {
+    const s = await serve({ capacity: { workers: 1, serviceMs: 60, queue: 1 } });
+    const started = performance.now();
+    const statuses = await Promise.all(
+      [0, 1, 2].map(async (i) => {
+        const res = await fetch(echoUrl(s, i));
+        await res.arrayBuffer();
+        return { status: res.status, ms: performance.now() - started };
+      }),
+    );
+    expect(statuses.map((r) => r.status)).toEqual([200, 200, 429]);
+    // The second waited for the first: two services back to back.
+    expect(Math.max(...statuses.map((r) => r.ms))).toBeGreaterThanOrEqual(115);
+    expect(s.capacityStats()).toMatchObject({ served: 2, refused: 1, peakInFlight: 2 });
+
+    s.setCapacity({ workers: 1, serviceMs: 80 });
+    const first = fetch(echoUrl(s, 3)).then((r) => r.status);
+    // Queued behind the first, its client gives up before a worker is free.
+    const gaveUp = await fetch(echoUrl(s, 4), { signal: AbortSignal.timeout(30) }).catch(
+      (e: unknown) => (e as Error).name,
+    );
+    expect(gaveUp).toBe('TimeoutError');
+    expect(await first).toBe(200);
+    await expect.poll(() => s.capacityStats().served, { timeout: 2_000 }).toBe(4);
+    expect(s.capacityStats()).toMatchObject({ wasted: 1, queued: 0, busy: 0 });
+    s.resetStats();
+    expect(s.capacityStats()).toMatchObject({ served: 0, refused: 0, peakInFlight: 0 });
+  });
+
   it('answers CORS preflights itself (not counted) when cors is on, and only then', async () => {
     const preflight = (url: string) =>
       fetch(`${url}/echo`, {

@@ -8,6 +8,7 @@ import {
   systemSleep,
 } from '@breakwater/core';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { type CapacitySpec, type CapacityStats, capacitySetting } from '../grpc/capacity.js';
 import { faultRandomness } from '../grpc/seeded-random.js';
 import { checkFaultPlan, decideFault, type TrpcFaultPlan } from './faults.js';
 import { type ChaosTrpcStats, TrpcRecorder } from './recorder.js';
@@ -42,6 +43,14 @@ export interface ChaosTrpcServerOptions {
   cors?: boolean;
   /** Time source of `observed[].receivedAt`. Defaults to `systemClock`. */
   clock?: Clock;
+  /**
+   * A fixed capacity in front of every procedure request: `workers` requests
+   * served at once, `serviceMs` each, the rest queued FIFO (see
+   * {@link CapacitySpec}); a request beyond a full `queue` gets 429
+   * `TOO_MANY_REQUESTS`. Faults apply after a request was served. Defaults to
+   * none (every request served at once).
+   */
+  capacity?: CapacitySpec;
 }
 
 /** Path of the chaos tRPC server's health endpoint. */
@@ -64,8 +73,12 @@ export interface ChaosTrpcServer {
   setFaults(faults: TrpcFaultPlan): void;
   /** A copy of what the server saw since start or `resetStats()`. */
   stats(): ChaosTrpcStats;
-  /** Clears the counts (not the counter procedure's value). */
+  /** Clears the counts (not the counter procedure's value), the capacity's too. */
   resetStats(): void;
+  /** Sets the capacity (`undefined`: unlimited from now on; requests already queued are still served). */
+  setCapacity(spec: CapacitySpec | undefined): void;
+  /** What the capacity did since the server started or `resetStats()`; all zero without one. */
+  capacityStats(): CapacityStats;
   /** Closes the listener and every open connection: clients get ECONNREFUSED. */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -116,6 +129,7 @@ export async function createChaosTrpcServer(
   let plan: TrpcFaultPlan = options.faults ?? {};
   checkFaultPlan(plan);
   let streamsDropped = 0;
+  const capacity = capacitySetting(options.capacity, clock, sleep);
   const recorder = new TrpcRecorder(name);
   const context: ChaosTrpcContext = {
     server: name,
@@ -160,6 +174,19 @@ export async function createChaosTrpcServer(
       record.outcome = res.writableFinished ? 'answered' : 'cancelled';
     });
     res.setHeader('x-chaos-server', name);
+    const served = capacity.current;
+    if (served !== undefined) {
+      // A saturated server does not look at cancellation: a queued request is served
+      // even after its client gave up (counted as wasted), but is not answered.
+      const gone = new AbortController();
+      res.once('close', () => gone.abort());
+      if ((await served.serve(gone.signal)) === 'refused') {
+        const overloaded = { type: 'status', status: 429 } as const;
+        writeInjectedError(res, overloaded, paths, url.searchParams.has('batch'));
+        return;
+      }
+      if (gone.signal.aborted) return;
+    }
     const current = plan;
     const applies = !current.paths || paths.some((p) => current.paths?.includes(p));
     if (applies) {
@@ -247,7 +274,12 @@ export async function createChaosTrpcServer(
       if (after !== before) for (const w of watchers) w.write(`data: ${after}\n\n`);
     },
     stats: () => recorder.snapshot(),
-    resetStats: () => recorder.reset(),
+    resetStats: () => {
+      recorder.reset();
+      capacity.reset();
+    },
+    setCapacity: capacity.set,
+    capacityStats: capacity.stats,
     stop,
     start,
     close: stop,
