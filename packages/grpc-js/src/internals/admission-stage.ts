@@ -6,15 +6,12 @@ import {
   type LimitPermit,
   type Pool,
   type Sleep,
-  type TokenBucket,
 } from '@breakwater/core';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
-  type AdaptiveLimiters,
-  admitCall,
-  criticalityOf,
+  admitGrpcCall,
+  type GrpcAdmissionParts,
   grpcLimitOutcome,
-  type Refused,
 } from '@breakwater/core/internal';
 import {
   type InterceptorOptions,
@@ -31,16 +28,8 @@ import type { Stage, StageChain } from './stage.js';
 import { statusWithCause } from './status.js';
 import type { CallLink } from './types.js';
 
-/** What may admit a call: each part is left out when its option is off. @internal */
-export interface AdmissionParts {
-  /** `circuit`: one breaker per method. */
-  readonly circuits: GrpcCircuits | undefined;
-  /** `rateLimit`: one token per call. */
-  readonly bucket: TokenBucket | undefined;
-  /** `concurrency`: the bulkhead every method shares. */
-  readonly pool: Pool | undefined;
-  /** `concurrency.adaptive`: one limit per method, instead of the pool. */
-  readonly limiters: AdaptiveLimiters | undefined;
+/** What may admit a call (core's gRPC admission parts), and how a queued call keeps its deadline. @internal */
+export interface AdmissionParts extends GrpcAdmissionParts {
   /** Reads the wall clock the call's deadline is on. */
   readonly clock: Clock;
   /** Waits out a queued call's deadline. */
@@ -61,23 +50,19 @@ export interface AdmissionParts {
  * @internal
  */
 export function admissionStage(parts: AdmissionParts): Stage {
-  const { circuits, bucket, pool, limiters } = parts;
   return {
     intercept(callOptions, chain, index, final) {
-      const path = callOptions.method_definition.path;
-      const method = circuits?.methodCircuit(path);
-      const limiter = limiters?.limiterFor(path);
-      const admission = admitCall(
-        { breaker: method?.breaker, bucket, limiter, pool },
-        limiter === undefined
-          ? undefined
-          : criticalityOf(
-              'callOptions.criticality',
-              (callOptions as { criticality?: unknown }).criticality,
-            ),
+      const admission = admitGrpcCall(
+        parts,
+        callOptions.method_definition.path,
+        (callOptions as { criticality?: unknown }).criticality,
       );
-      if (!admission.admitted) return new RefusedCall(refusalStatus(admission, circuits, method));
-      const ticket = new Ticket(parts, method, admission.permit, admission.limit);
+      if (!admission.admitted) {
+        return new RefusedCall(
+          statusWithCause(admission.code, admission.error.message, admission.error),
+        );
+      }
+      const ticket = new Ticket(parts, admission.method, admission.permit, admission.limit);
       // A probe is never retried below: one attempt, whose failure re-opens the circuit.
       const below = isProbePermit(admission.permit) ? markProbe(callOptions) : callOptions;
       if (admission.slot === 'queue') return queued(ticket, below, chain, index, final);
@@ -85,18 +70,6 @@ export function admissionStage(parts: AdmissionParts): Stage {
       return ticket.open(below, chain, index, final);
     },
   };
-}
-
-function refusalStatus(
-  refused: Refused,
-  circuits: GrpcCircuits | undefined,
-  method: GrpcMethodCircuit | undefined,
-): StatusObject {
-  if (refused.reason === 'circuit-open') {
-    const error = (circuits as GrpcCircuits).openError(method as GrpcMethodCircuit);
-    return statusWithCause(Status.UNAVAILABLE, error.message, error);
-  }
-  return statusWithCause(Status.RESOURCE_EXHAUSTED, refused.error.message, refused.error);
 }
 
 /**
