@@ -88,6 +88,23 @@ async function run(scenario: Scenario, driver: Driver): Promise<void> {
       { primary: servers[0]?.address ?? '', secondary: servers[1]?.address },
       options,
     );
+    if (scenario.choreography !== undefined) {
+      const open = harness;
+      await scenario.choreography({
+        entry: driver.entry,
+        transport: driver.transport,
+        start: (callId, request) => open.call(callId, request ?? {}),
+        arrived: async (callId) => {
+          for (let waited = 0; attemptsOf(servers, callId).length === 0; waited += 10) {
+            if (waited >= 5_000) throw new Error(`no server saw ${callId} within 5 s`);
+            await systemSleep(10);
+          }
+        },
+        play: (script) => servers[0]?.play(script),
+        attempts: (callId) => attemptsOf(servers, callId),
+      });
+      return;
+    }
     for (let i = 1; i <= (scenario.warmUpCalls ?? 0); i++) {
       const o = await harness.call(`warm-${i}`, {});
       expect(o.code, `warm-up call ${i}: ${String(o.error)}`).toBe('OK');
@@ -151,7 +168,10 @@ describe('conformance table', () => {
       }
       const runs = ENTRY_POINTS.filter((e) => scenario.notApplicable?.[e] === undefined);
       expect(runs.length, `${scenario.id} runs somewhere`).toBeGreaterThan(0);
-      expect(scenario.expect !== undefined || scenario.check !== undefined).toBe(true);
+      expect(
+        [scenario.expect, scenario.check, scenario.choreography].filter((x) => x !== undefined),
+        `${scenario.id}: one of expect, check or choreography`,
+      ).toHaveLength(1);
     }
     expect(new Set(SCENARIOS.map((s) => s.id)).size).toBe(SCENARIOS.length);
     for (const row of OPTION_ROWS) {

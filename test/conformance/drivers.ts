@@ -74,12 +74,17 @@ function grpcUnary(
       timeoutMs === undefined
         ? {}
         : { deadline: performance.timeOrigin + performance.now() + timeoutMs },
-      (error: ServiceError | null, value?: EchoResponse) =>
-        error ? reject(error) : resolve({ servedBy: (value as EchoResponse).replica }),
+      (error: ServiceError | null, value?: EchoResponse) => {
+        // The caller's signal outlives the call: leave it as found (the refusal rows look).
+        signal?.removeEventListener('abort', cancel);
+        if (error) reject(error);
+        else resolve({ servedBy: (value as EchoResponse).replica });
+      },
     );
+    const cancel = () => call.cancel();
     if (signal === undefined) return;
     if (signal.aborted) call.cancel();
-    else signal.addEventListener('abort', () => call.cancel(), { once: true });
+    else signal.addEventListener('abort', cancel, { once: true });
   });
 }
 

@@ -1,6 +1,15 @@
-import type { RouteSelectionType } from '@breakwater/core';
+import { getEventListeners } from 'node:events';
+import { type RouteSelectionType, systemSleep } from '@breakwater/core';
 import { expect } from 'vitest';
-import type { ConformanceOptions, EntryPoint, OptionRow, Scenario } from './types.js';
+import type {
+  CallOutcome,
+  ConformanceOptions,
+  EntryPoint,
+  OptionRow,
+  RowContext,
+  Scenario,
+} from './types.js';
+import { refusedBy } from './verdicts.js';
 
 // Why a row does not apply to an entry point: said once, used wherever it holds.
 const NO_METHODS =
@@ -407,6 +416,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...AT_MOST_ONCE,
   ...partialFailureRows(),
   ...blackHoleRows(),
+  ...admissionRows(),
 ];
 
 /**
@@ -567,6 +577,133 @@ function blackHoleRows(): Scenario[] {
         );
       },
       notApplicable: NO_FAILOVER,
+    },
+  ];
+}
+
+/**
+ * Issue 31, one admission order for every entry point: the deadline starts first, then the
+ * circuit, the rate limit and the slot. So a wait for a slot counts against `timeoutMs`, an
+ * open circuit or a spent rate limit refuses a call at once (it never waits for a slot or takes
+ * one), and a refused call leaves nothing behind. The rows fill a one-slot bulkhead with a
+ * call the server holds, and look at what the next call gets and how soon.
+ */
+function admissionRows(): Scenario[] {
+  const NO_RATE_LIMIT =
+    'routes over targets without a rate limit of its own: a token bucket is per target, inside its protection';
+  const oneSlot = { limit: 1, maxQueue: 1 } as const;
+  // The circuit opens on one failure and lets a probe through 300 ms later.
+  const quickCircuit = { failureThreshold: 1, failureSpanMs: 0, openDurationMs: 300 } as const;
+  const circuitAndSlot = {
+    ...quiet,
+    retry: false,
+    circuit: quickCircuit,
+    concurrency: oneSlot,
+  } as const satisfies ConformanceOptions;
+  const refusedAtOnce = (o: CallOutcome, by: string) => {
+    expect(refusedBy(o.error), `refused by ${by}, got ${String(o.error)}`).toBe(by);
+    // At once: a call queued behind the holder would wait for its answer (1 s).
+    expect(o.elapsedMs, 'refused at once, not after a wait in the queue').toBeLessThan(400);
+  };
+  /** Opens the circuit with a failure, then lets the holder in as its half-open probe: the circuit refuses every other call while the holder keeps the one slot. */
+  const fillWithCircuitOpen = async (
+    row: RowContext,
+  ): Promise<{ holder: Promise<CallOutcome> }> => {
+    row.play({ rest: fail('UNAVAILABLE') });
+    const failed = await row.start('opener');
+    expect(failed.code, String(failed.error)).not.toBe('OK');
+    row.play({ rest: { kind: 'ok', delayMs: 1_000 } });
+    // The open duration (300 ms) and a margin.
+    await systemSleep(400);
+    const holder = row.start('holder');
+    await row.arrived('holder');
+    // In an object: an async function returning the promise itself would wait for it.
+    return { holder };
+  };
+  return [
+    {
+      id: 'admit-queue-counts-against-deadline',
+      title:
+        'a call queued behind a full bulkhead times out at its deadline, not its deadline plus the wait',
+      primary: { rest: { kind: 'ok', delayMs: 550 } },
+      options: { ...quiet, retry: false, timeoutMs: 800, concurrency: oneSlot },
+      choreography: async (row) => {
+        const holder = row.start('holder');
+        await row.arrived('holder');
+        // Queued until the holder's answer (~550 ms), it has ~250 ms left, not a fresh 800 ms:
+        // with the wait not counted it would be answered (or cut) ~1.1 s after it started.
+        const queued = await row.start('queued');
+        expect((await holder).code).toBe('OK');
+        expect(queued.code, String(queued.error)).toBe('DEADLINE_EXCEEDED');
+        expect(queued.elapsedMs).toBeGreaterThanOrEqual(700);
+        expect(queued.elapsedMs).toBeLessThan(1_000);
+        expect(row.attempts('queued').map((a) => a.outcome)).not.toContain('OK');
+      },
+    },
+    {
+      id: 'admit-open-circuit-takes-no-slot',
+      title:
+        'with the bulkhead full and the circuit refusing, a call is refused with the circuit error at once: it never takes a queue place',
+      primary: {},
+      options: { ...circuitAndSlot, timeoutMs: 5_000 },
+      choreography: async (row) => {
+        const { holder } = await fillWithCircuitOpen(row);
+        refusedAtOnce(await row.start('refused'), 'circuit');
+        expect((await holder).code).toBe('OK');
+        expect(row.attempts('refused')).toEqual([]);
+      },
+    },
+    {
+      id: 'admit-rate-limited-takes-no-slot',
+      title:
+        'with the bulkhead full and the rate limit spent, a call is refused by the rate limit at once, not as a full bulkhead: it never asks for a slot',
+      primary: { rest: { kind: 'ok', delayMs: 1_000 } },
+      options: {
+        ...quiet,
+        retry: false,
+        timeoutMs: 5_000,
+        // No queue: a slot asked for before the token would be refused as a full queue.
+        concurrency: { limit: 1, maxQueue: 0 },
+        rateLimit: { capacity: 1, refillPerSecond: 0.01 },
+      },
+      choreography: async (row) => {
+        const holder = row.start('holder');
+        await row.arrived('holder');
+        refusedAtOnce(await row.start('refused'), 'rate-limit');
+        expect((await holder).code).toBe('OK');
+        expect(row.attempts('refused')).toEqual([]);
+      },
+      notApplicable: {
+        router: NO_RATE_LIMIT,
+        'grpc-js routing channel': NO_RATE_LIMIT,
+        'tRPC routingLink': NO_RATE_LIMIT,
+      },
+    },
+    {
+      id: 'admit-refused-leaves-nothing',
+      title:
+        'calls the circuit refuses leave nothing behind: no slot or queue place, no deadline timer, no listener on their signal',
+      primary: {},
+      // No queue: a slot asked for before the circuit would be refused as a full queue.
+      options: { ...circuitAndSlot, concurrency: { limit: 1, maxQueue: 0 }, timeoutMs: 30_000 },
+      choreography: async (row) => {
+        const { holder } = await fillWithCircuitOpen(row);
+        const timers = () =>
+          process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+        const before = timers();
+        const signals = Array.from({ length: 20 }, () => new AbortController().signal);
+        for (const [i, signal] of signals.entries()) {
+          refusedAtOnce(await row.start(`refused-${i}`, { signal }), 'circuit');
+        }
+        // A 30 s deadline timer each refused call left armed would show here 20 times over.
+        expect(timers() - before, 'timers left armed by refused calls').toBeLessThan(10);
+        for (const signal of signals) expect(getEventListeners(signal, 'abort')).toEqual([]);
+        expect((await holder).code).toBe('OK');
+        // The probe closed the circuit and gave the one slot back: no refused call kept it.
+        const after = await row.start('after');
+        expect(after.code, String(after.error)).toBe('OK');
+        expect(row.attempts().filter((a) => a.callId.startsWith('refused'))).toEqual([]);
+      },
     },
   ];
 }

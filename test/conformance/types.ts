@@ -69,6 +69,10 @@ export interface ConformanceOptions {
   selection?: { type: RouteSelectionType };
   budget?: { ratio?: number; minRetriesPerSecond?: number; ttlMs?: number } | false;
   circuit?: { failureThreshold?: number; failureSpanMs?: number; openDurationMs?: number } | false;
+  /** A bulkhead: calls at once, and calls waiting for a slot. */
+  concurrency?: { limit: number; maxQueue?: number } | false;
+  /** A token bucket: one token per call. The routing entry points have none. */
+  rateLimit?: { capacity: number; refillPerSecond: number } | false;
 }
 
 /** Caller-side outcome names, the same for every transport. */
@@ -79,6 +83,7 @@ export type CallerCode =
   | 'CANCELLED'
   | 'BAD_GATEWAY'
   | 'REFUSED'
+  | 'RESOURCE_EXHAUSTED'
   | 'OTHER';
 
 /** What one call got. */
@@ -163,6 +168,12 @@ export interface Scenario {
    */
   warmUpCalls?: number;
   check?: (observation: Observation) => void;
+  /**
+   * … or calls made at once, in an order of the row's own: it starts calls, waits for
+   * the server to see them, changes the primary's script, and asserts (instead of
+   * `expect`/`check`).
+   */
+  choreography?: (row: RowContext) => Promise<void>;
   /** Entry points the row does not apply to, each with the reason. */
   notApplicable?: Partial<Record<EntryPoint, string>>;
 }
@@ -170,6 +181,20 @@ export interface Scenario {
 /** One call a harness makes: the plan, and the caller's signal when it cancels. */
 export interface CallRequest extends CallPlan {
   signal?: AbortSignal | undefined;
+}
+
+/** What a {@link Scenario.choreography} can do: run by the table for one entry point. */
+export interface RowContext {
+  readonly entry: EntryPoint;
+  readonly transport: 'grpc' | 'trpc';
+  /** Starts call `callId` (not awaited: calls run at once). */
+  start(callId: string, request?: CallRequest): Promise<CallOutcome>;
+  /** Resolves once a server received an attempt of `callId` (fails after 5 s). */
+  arrived(callId: string): Promise<void>;
+  /** The primary plays `script` from its next attempt on (what it saw so far is forgotten). */
+  play(script: ServerScript): void;
+  /** What the servers saw of `callId` (of every call when left out), in arrival order. */
+  attempts(callId?: string): ServerAttempt[];
 }
 
 /** A running entry point over real servers. */

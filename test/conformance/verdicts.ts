@@ -15,6 +15,7 @@ const BY_TRPC_CODE: Record<string, CallerCode> = {
   TIMEOUT: 'DEADLINE_EXCEEDED',
   GATEWAY_TIMEOUT: 'DEADLINE_EXCEEDED',
   CLIENT_CLOSED_REQUEST: 'CANCELLED',
+  TOO_MANY_REQUESTS: 'RESOURCE_EXHAUSTED',
 };
 
 type Loose = {
@@ -31,6 +32,7 @@ const GRPC_NAMES: Record<number, CallerCode> = {
   [Status.UNAVAILABLE]: 'UNAVAILABLE',
   [Status.DEADLINE_EXCEEDED]: 'DEADLINE_EXCEEDED',
   [Status.CANCELLED]: 'CANCELLED',
+  [Status.RESOURCE_EXHAUSTED]: 'RESOURCE_EXHAUSTED',
 };
 
 /**
@@ -66,4 +68,26 @@ export function callerCode(error: unknown, depth = 0): CallerCode {
   // undici: a refused connection is "fetch failed" caused by ECONNREFUSED.
   if (e.code === 'ECONNREFUSED' || e.message === 'fetch failed') return 'UNAVAILABLE';
   return 'OTHER';
+}
+
+/** Core's refusals, by error name: what refused a call before it was sent. */
+const REFUSALS = {
+  CircuitOpenError: 'circuit',
+  RateLimitError: 'rate-limit',
+  QueueFullError: 'queue-full',
+  ConcurrencyLimitError: 'concurrency-limit',
+} as const;
+
+/** Which admission step refused `error`'s call (a core error somewhere in its `cause` chain), if any. */
+export function refusedBy(
+  error: unknown,
+  depth = 0,
+): (typeof REFUSALS)[keyof typeof REFUSALS] | undefined {
+  const e = (error ?? {}) as Loose;
+  if (depth > 5) return undefined;
+  const name = typeof e.name === 'string' ? e.name : '';
+  if (name in REFUSALS) return REFUSALS[name as keyof typeof REFUSALS];
+  // The router refuses a request every provider's circuit turned away with a RoutingError without operation errors.
+  if (name === 'RoutingError' && Array.isArray(e.errors) && e.errors.length === 0) return 'circuit';
+  return e.cause !== undefined && e.cause !== error ? refusedBy(e.cause, depth + 1) : undefined;
 }

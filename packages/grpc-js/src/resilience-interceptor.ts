@@ -9,8 +9,10 @@ import {
   type ResilienceOptions,
   type ResilienceWarning,
   type RetryPolicyOptions,
+  type Sleep,
   STANDARD_RESILIENCE,
   systemClock,
+  systemSleep,
 } from '@breakwater/core';
 import {
   compileSelector,
@@ -32,13 +34,10 @@ import {
   resolveResilience,
 } from '@breakwater/core/internal';
 import type { CallOptions, Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
-import { adaptiveStage } from './internals/adaptive-stage.js';
+import { admissionStage } from './internals/admission-stage.js';
 import { attemptStage } from './internals/attempt-stage.js';
-import { bulkheadStage } from './internals/bulkhead-stage.js';
-import { circuitStage } from './internals/circuit-stage.js';
 import { deadlineStage } from './internals/deadline-stage.js';
 import { propagationStage } from './internals/propagation-stage.js';
-import { rateLimitStage } from './internals/rate-limit-stage.js';
 import { type Stage, stageInterceptor } from './internals/stage.js';
 import { telemetryStage } from './internals/telemetry-stage.js';
 import { timeLeftStage } from './internals/time-left-stage.js';
@@ -118,13 +117,16 @@ function link(interceptor: Interceptor, below: NextCall): NextCall {
  * 0. `propagate` — inside a bound server handler (`breakwaterServerInterceptor`), the
  *    inbound deadline less the margin when earlier, and the inbound cancellation;
  * 1. `timeoutMs` — the call deadline, so everything below works within it;
- * 2. `circuit` — one breaker per method (or the one given, shared): an open
- *    circuit refuses before any token or slot is spent; a call counts once, after its retries;
- * 3. `rateLimit` — one token per call, not per attempt;
- * 4. `concurrency` — one slot covers the call with all its attempts and waits
- *    (with `adaptive`, one discovered limit per method; the per-call
- *    `criticality` option, like `deadline`, picks which calls it sheds first);
- * 5. `hedge` or `retry` — attempts on the channel, each under `attemptTimeoutMs`.
+ * 2. admission, in core's one order (`protect`, `resilienceMiddleware` and
+ *    `resilienceLink` share it): `circuit` — one breaker per method (or the
+ *    one given, shared): an open circuit refuses before any token or slot is
+ *    spent; a call counts once, after its retries; then `rateLimit` — one
+ *    token per call, not per attempt; then `concurrency` — one slot covers the
+ *    call with all its attempts and waits, and a wait in its queue counts
+ *    against the deadline (with `adaptive`, one discovered limit per method;
+ *    the per-call `criticality` option, like `deadline`, picks which calls it
+ *    sheds first);
+ * 3. `hedge` or `retry` — attempts on the channel, each under `attemptTimeoutMs`.
  *    Methods `idempotent` selects are hedged when `hedge` is on, else retried;
  *    other methods are retried only when the request provably never left
  *    (no connection, stream refused — grpc-js's own transparent-retry cases).
@@ -174,6 +176,7 @@ export function resilienceInterceptor(
       const common: CommonParts = {
         judge,
         clock: shared.clock ?? systemClock,
+        sleep: shared.sleep ?? systemSleep,
         pool: slots && createPool({ concurrency: slots.limit, maxQueue: slots.maxQueue }),
         limiters: grpcAdaptiveLimiters(plan, shared.clock),
       };
@@ -223,10 +226,12 @@ export function resilienceInterceptor(
   );
 }
 
-/** What every method's stack shares: the classifier, the clock, the bulkhead and the adaptive limits. */
+/** What every method's stack shares: the classifier, the clock and sleep, the bulkhead and the adaptive limits. */
 interface CommonParts {
   readonly judge: GrpcStatusClassifier;
   readonly clock: Clock;
+  /** Waits out a queued call's deadline. */
+  readonly sleep: Sleep;
   readonly pool: Pool | undefined;
   readonly limiters: ReturnType<typeof grpcAdaptiveLimiters>;
 }
@@ -241,7 +246,7 @@ function buildStack(
   shared: Omit<ResilienceInterceptorOptions, 'idempotent' | 'classify' | 'onWarning' | 'methods'>,
   plan: ResiliencePlan,
   isSafe: (path: string) => boolean,
-  { judge, clock, pool, limiters }: CommonParts,
+  { judge, clock, sleep, pool, limiters }: CommonParts,
 ): MethodStack {
   const stack: Stage[] = [];
   // Before the deadline stage: an inherited deadline earlier than `timeoutMs` is the caller's.
@@ -263,10 +268,10 @@ function buildStack(
                 clock,
               },
         );
-  if (circuits !== undefined) stack.push(circuitStage(circuits));
-  if (plan.rateLimit !== undefined) stack.push(rateLimitStage(plan.rateLimit));
-  if (pool !== undefined) stack.push(bulkheadStage(pool));
-  if (limiters !== undefined) stack.push(adaptiveStage(limiters));
+  const bucket = plan.rateLimit;
+  if (circuits || bucket || pool || limiters) {
+    stack.push(admissionStage({ circuits, bucket, pool, limiters, clock, sleep }));
+  }
   if (
     plan.retry !== undefined ||
     plan.hedge !== undefined ||

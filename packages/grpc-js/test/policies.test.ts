@@ -154,6 +154,27 @@ describe('rate limit and bulkhead', () => {
     expect(refused[0]?.error?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(server.total()).toBe(3);
   });
+
+  it('a call queued for a slot leaves the queue at its deadline, while the slot is still held', async () => {
+    const { server, client } = await echoSetup(
+      [only({ timeoutMs: 5_000, concurrency: { limit: 1, maxQueue: 1 } })],
+      { faults: [{ latency: { kind: 'fixed', ms: 1_000 } }] },
+    );
+    const holder = echoUnary(client, {}, { callId: 'holder' });
+    await expect.poll(() => server.total()).toBe(1);
+    const t0 = performance.now();
+    // The caller's own deadline, earlier than `timeoutMs`: it runs out in the queue.
+    const deadline = performance.timeOrigin + t0 + 200;
+    const queued = await echoUnary(client, {}, { callId: 'queued', callOptions: { deadline } });
+    const took = performance.now() - t0;
+    expect(queued.error?.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(isDeadlineExceededError(breakwaterCause(queued.error))).toBe(true);
+    // At its deadline, not when the holder gives the slot back (1 s).
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(700);
+    expect((await holder).ok).toBe(true);
+    expect(server.observed.map((o) => o.callId)).toEqual(['holder']);
+  });
 });
 
 describe('hedge', () => {

@@ -48,6 +48,11 @@ export { validateCircuitBreakerConfig } from '../breaker/config.js';
 export type { RateWindowState } from '../breaker/window.js';
 /** The process-wide deadline wheel on the host timer (no host timer per call). */
 export { sharedTimerWheel, timerWheelFor, WheelEntry } from '../deadline/timer-wheel.js';
+export {
+  admitGrpcCall,
+  type GrpcAdmission,
+  type GrpcAdmissionParts,
+} from '../grpc/admission.js';
 export { grpcAdaptiveLimiters, grpcLimitOutcome } from '../grpc/limits.js';
 export { GRPC_METHOD_SELECTORS } from '../grpc/methods.js';
 export { grpcTelemetryTargets } from '../grpc/telemetry.js';

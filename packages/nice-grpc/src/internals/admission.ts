@@ -5,13 +5,11 @@ import {
   type LimitOutcome,
   type LimitPermit,
   type Pool,
-  type TokenBucket,
 } from '@breakwater/core';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
-  type AdaptiveLimiters,
-  admitCall,
-  criticalityOf,
+  admitGrpcCall,
+  type GrpcAdmissionParts,
   grpcLimitOutcome,
 } from '@breakwater/core/internal';
 import {
@@ -24,13 +22,7 @@ import { abortErrorFor, failureStatus, refusal } from './errors.js';
 import { callNext, type MiddlewareResult, stepMiddleware, type UnaryStep } from './next.js';
 
 /** What admits a call before its attempts: any of a circuit registry, a token bucket, a pool or adaptive limits. @internal */
-export interface Admission {
-  circuits?: GrpcCircuits | undefined;
-  bucket?: TokenBucket | undefined;
-  pool?: Pool | undefined;
-  /** `concurrency.adaptive`: one limit per method, instead of the pool. */
-  limiters?: AdaptiveLimiters | undefined;
-}
+export type Admission = GrpcAdmissionParts;
 
 /**
  * The circuit, rate-limit and concurrency stage, in that order: an open
@@ -152,25 +144,14 @@ class Ticket {
     const signal = this.signal;
     // An aborted call takes nothing.
     if (signal?.aborted) throw abortErrorFor(signal);
-    const { circuits, bucket, pool, limiters } = this.a;
-    const limiter = limiters?.limiterFor(this.path);
-    const admission = admitCall(
-      { breaker: this.method?.breaker, bucket, limiter, pool },
-      limiter === undefined
-        ? undefined
-        : criticalityOf(
-            'callOptions.criticality',
-            (callOptions as { criticality?: unknown }).criticality,
-          ),
+    const admission = admitGrpcCall(
+      this.a,
+      this.path,
+      (callOptions as { criticality?: unknown }).criticality,
     );
-    if (!admission.admitted) {
-      if (admission.reason === 'circuit-open') {
-        const method = this.method as GrpcMethodCircuit;
-        throw refusal(this.path, Status.UNAVAILABLE, (circuits as GrpcCircuits).openError(method));
-      }
-      throw refusal(this.path, Status.RESOURCE_EXHAUSTED, admission.error);
-    }
+    if (!admission.admitted) throw refusal(this.path, admission.code, admission.error);
     this.permit = admission.permit;
+    const { circuits, pool } = this.a;
     if (circuits !== undefined) this.startedAt = circuits.clock();
     this.limit = admission.limit;
     this.taken = admission.slot === 'taken';
