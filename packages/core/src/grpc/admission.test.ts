@@ -20,7 +20,7 @@ describe('admitGrpcCall', () => {
       breaker: { ...COUNT_ONLY_CIRCUIT, failureThreshold: 1, openDurationMs: 1_000 },
     });
     const breaker = circuits.methodCircuit(PATH).breaker;
-    breaker.release(breaker.tryAcquire(), 'failure');
+    breaker.release(breaker.tryAcquire(), { outcome: 'failure' });
     const bucket = createTokenBucket({ capacity: 1, refillPerSecond: 1, clock });
     const refused = admitGrpcCall({ circuits, bucket }, PATH, undefined);
     expect(refused).toMatchObject({ admitted: false, code: GrpcStatus.UNAVAILABLE });

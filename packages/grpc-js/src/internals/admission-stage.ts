@@ -147,9 +147,10 @@ class Ticket {
     const method = this.method;
     if (method === undefined || this.permit < 0) return;
     const clock = (this.parts.circuits as GrpcCircuits).clock;
-    // One reading serves the duration and, on the breaker's own clock, the outcome's time.
-    const now = clock();
-    method.breaker.release(this.permit, end.outcome, now - this.startedAt, now, clock);
+    method.breaker.release(this.permit, {
+      outcome: end.outcome,
+      durationMs: clock() - this.startedAt,
+    });
   }
 }
 
