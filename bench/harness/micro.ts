@@ -2,8 +2,10 @@
  * Micro-benchmark helpers: time a batch of awaited calls, measure bytes
  * allocated per call, and ask mitata for a second opinion.
  */
+
+import { median, pairedRatios, type Spread, spread } from '@breakwater/chaos';
 import { measure } from 'mitata';
-import { median, pairedRatios, runInterleaved, type Spread, spread } from './stats.js';
+import { runInterleaved } from './interleave.js';
 
 /** A call under test: one awaited operation. */
 export type Call = () => Promise<unknown>;

@@ -3,8 +3,8 @@
  * targets, built from the per-round CPU figures of its variants.
  */
 import { existsSync } from 'node:fs';
+import { median, pairedDifferences } from '@breakwater/chaos';
 import { fmt, type Table, type TargetResult } from './report.js';
-import { median, pairedDifferences } from './stats.js';
 
 /** The variants, by name. `base …` run only with `--base-core` (and `--base-otel`). */
 export const OTEL_VARIANTS = {

@@ -12,14 +12,15 @@
  * SDK variants) set the run.
  */
 import { pathToFileURL } from 'node:url';
+import { median } from '@breakwater/chaos';
 import { protect } from '@breakwater/core';
 import { otelTelemetry } from '@breakwater/otel';
 import { type MeterProvider as ApiMeterProvider, type Meter, metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { runInterleaved } from '../harness/interleave.js';
 import { batchCost, bytesPerCall, type Call, calibrate } from '../harness/micro.js';
 import { otelCostReport, otelCostSettings, OTEL_VARIANTS as V } from '../harness/otel-cost.js';
 import { fmt, type Suite } from '../harness/report.js';
-import { median, runInterleaved } from '../harness/stats.js';
 
 class Reader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
