@@ -2,7 +2,7 @@
 // some suites; `--quick` shortens every suite (a smoke run, not for publishing); `--list`
 // prints the suite names and the settings each suite reads (harness/args.ts: e.g. `--outages`,
 // `--rate`, `--group` for outage-recovery, `--duration`, `--stacks`, `--parallel` for soak,
-// `--otel-rounds`, `--otel-calls`, `--own-only`, `--base-core`, `--base-otel` for otel-cost,
+// `--otel-rounds`, `--otel-calls`, `--own-only` for otel-cost,
 // `--keyed` for redis-fleet). An unknown flag, or a setting no selected suite reads, is refused.
 // redis-fleet needs redis-server on PATH: without it a plain run skips it and says so.
 // Writes bench/results/summary.json (the tables, targets and notes: small, committed), bench/results/raw.json (also every suite's raw figures: gitignored) and
@@ -168,8 +168,6 @@ async function main(): Promise<void> {
   const names = suites.map((s) => s.name);
   const { only, quick, list, child, settings } = parseArgs(process.argv.slice(2), {
     suites: names,
-    // pnpm runs the script in bench/; a relative path means the caller's directory.
-    cwd: process.env.INIT_CWD ?? process.cwd(),
     env: process.env,
   });
   if (child) {

@@ -5,8 +5,6 @@
  * refused, and so is a setting none of the selected suites reads (it would
  * otherwise be ignored without a word).
  */
-import { isAbsolute, resolve } from 'node:path';
-
 /** A command line the runner refuses (printed without a stack). */
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -18,8 +16,8 @@ export interface SettingFlag {
   flag: string;
   /** The environment variable the suite's process reads it from. */
   env: string;
-  /** `value`: takes a value; `path`: a file, resolved against the caller's directory; `switch`: no value (`1` when given). */
-  kind: 'value' | 'path' | 'switch';
+  /** `value`: takes a value; `switch`: no value (`1` when given). */
+  kind: 'value' | 'switch';
   /** The suites that read it. */
   suites: readonly string[];
   /** One line for `--list`. */
@@ -110,20 +108,6 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     help: 'leave the SDK variants out (more rounds of the package’s own share in the same time)',
   },
   {
-    flag: '--base-core',
-    env: 'BENCH_OTEL_BASE_CORE',
-    kind: 'path',
-    suites: OTEL,
-    help: 'index.ts of an older copy of packages/core/src, measured beside this one',
-  },
-  {
-    flag: '--base-otel',
-    env: 'BENCH_OTEL_BASE_OTEL',
-    kind: 'path',
-    suites: OTEL,
-    help: 'index.ts of an older copy of packages/otel/src, run on the --base-core copy',
-  },
-  {
     flag: '--scenarios',
     env: 'BENCH_PARTIAL_SCENARIOS',
     kind: 'value',
@@ -151,12 +135,10 @@ export interface Args {
   settings: Record<string, string>;
 }
 
-/** Where the runner was started and the `BENCH_ONLY` / `BENCH_QUICK` fallbacks. */
+/** The suites the runner knows and the `BENCH_ONLY` / `BENCH_QUICK` fallbacks. */
 export interface ArgsContext {
   /** Every suite name, in run order. */
   suites: readonly string[];
-  /** The directory relative `path` settings are resolved against. */
-  cwd: string;
   env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -237,9 +219,7 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       if (inline !== undefined) throw new UsageError(`${name} takes no value, got ${arg}`);
       settings[setting.env] = '1';
     } else {
-      const value = takeValue();
-      settings[setting.env] =
-        setting.kind === 'path' && !isAbsolute(value) ? resolve(context.cwd, value) : value;
+      settings[setting.env] = takeValue();
     }
     given.push(setting);
   }
