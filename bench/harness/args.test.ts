@@ -11,6 +11,7 @@ describe('parseArgs', () => {
       only: undefined,
       quick: false,
       list: false,
+      render: false,
       child: undefined,
       settings: {},
     });
@@ -19,6 +20,8 @@ describe('parseArgs', () => {
       only: ['redis-fleet'],
       quick: true,
     });
+    // --render rewrites BENCHMARKS.md from summary.json and runs nothing.
+    expect(parse(['--render']).render).toBe(true);
     expect(parse([], { BENCH_ONLY: 'soak', BENCH_QUICK: '1' })).toMatchObject({
       only: ['soak'],
       quick: true,
@@ -97,6 +100,7 @@ describe('parseArgs', () => {
       only: ['otel-cost'],
       quick: true,
       list: false,
+      render: false,
       child: { suite: 'otel-cost', out: '/tmp/out.json' },
       settings: {},
     });

@@ -129,6 +129,8 @@ export interface Args {
   only: string[] | undefined;
   quick: boolean;
   list: boolean;
+  /** Rewrite BENCHMARKS.md's generated section from summary.json; run nothing. */
+  render: boolean;
   /** Internal: run this one suite in this process and write its result to `out`. */
   child: { suite: string; out: string } | undefined;
   /** Environment variables for the suites' processes, from the setting flags given. */
@@ -142,7 +144,7 @@ export interface ArgsContext {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const RUNNER_SWITCHES = ['--quick', '--list'];
+const RUNNER_SWITCHES = ['--quick', '--list', '--render'];
 
 /** The flags the runner knows, for error messages. */
 export function knownFlags(): string[] {
@@ -168,12 +170,14 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       only: [suite],
       quick: args.includes('--quick'),
       list: false,
+      render: false,
       settings: {},
     };
   }
   let only: string[] | undefined;
   let quick = env.BENCH_QUICK === '1';
   let list = false;
+  let render = false;
   const settings: Record<string, string> = {};
   const given: SettingFlag[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -201,7 +205,8 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
     if (RUNNER_SWITCHES.includes(name)) {
       if (inline !== undefined) throw new UsageError(`${name} takes no value, got ${arg}`);
       if (name === '--quick') quick = true;
-      else list = true;
+      else if (name === '--list') list = true;
+      else render = true;
       continue;
     }
     if (name === '--only') {
@@ -238,5 +243,5 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       );
     }
   }
-  return { only, quick, list, child: undefined, settings };
+  return { only, quick, list, render, child: undefined, settings };
 }
