@@ -2,10 +2,11 @@
  * The adapters suite's tables and targets, built from the per-round figures
  * of its lanes (plain data, so the rows can be tested without running a lane).
  */
+
+import { pairedRatios, type Spread, spread } from '@breakwater/chaos';
 import type { Variant } from '../suites/adapter-lanes.js';
 import type { VariantRounds } from './closed-loop.js';
 import { fmt, fx, pct, type Table, type TargetResult } from './report.js';
-import { pairedRatios, type Spread, spread } from './stats.js';
 
 /** What one adapter measured at one concurrency. */
 export interface Measured {

@@ -3,7 +3,7 @@ import { parseArgs, SETTING_FLAGS } from './args.js';
 
 const suites = ['micro', 'otel-cost', 'outage-recovery', 'soak', 'redis-fleet', 'partial'];
 const parse = (argv: string[], env: Record<string, string> = {}) =>
-  parseArgs(argv, { suites, cwd: '/work/bench', env });
+  parseArgs(argv, { suites, env });
 
 describe('parseArgs', () => {
   it('runs every suite by default, and the ones --only names (both spellings)', () => {
@@ -11,6 +11,7 @@ describe('parseArgs', () => {
       only: undefined,
       quick: false,
       list: false,
+      render: false,
       child: undefined,
       settings: {},
     });
@@ -19,13 +20,15 @@ describe('parseArgs', () => {
       only: ['redis-fleet'],
       quick: true,
     });
+    // --render rewrites BENCHMARKS.md from summary.json and runs nothing.
+    expect(parse(['--render']).render).toBe(true);
     expect(parse([], { BENCH_ONLY: 'soak', BENCH_QUICK: '1' })).toMatchObject({
       only: ['soak'],
       quick: true,
     });
   });
 
-  it('turns suite settings into environment variables; a switch is 1, a relative path is resolved', () => {
+  it('turns suite settings into environment variables; a switch is 1', () => {
     const args = parse([
       '--only',
       'otel-cost,redis-fleet',
@@ -33,17 +36,12 @@ describe('parseArgs', () => {
       '41',
       '--otel-calls=10000',
       '--own-only',
-      '--base-core',
-      '../base/packages/core/src/index.ts',
-      '--base-otel=/tmp/base/otel/index.ts',
       '--keyed',
     ]);
     expect(args.settings).toEqual({
       BENCH_OTEL_ROUNDS: '41',
       BENCH_OTEL_CALLS: '10000',
       BENCH_OTEL_OWN_ONLY: '1',
-      BENCH_OTEL_BASE_CORE: '/work/base/packages/core/src/index.ts',
-      BENCH_OTEL_BASE_OTEL: '/tmp/base/otel/index.ts',
       BENCH_REDIS_KEYED: '1',
     });
     // A plain run includes every suite, so every setting has a reader.
@@ -59,6 +57,9 @@ describe('parseArgs', () => {
     );
     // The standalone scripts' environment-style names are not flags either.
     expect(() => parse(['--rounds', '5'])).toThrow(/unknown flag --rounds/);
+    // The A/B runs against an older core or otel copy are gone (git history has them).
+    expect(() => parse(['--base-core', '/tmp/core/index.ts'])).toThrow(/unknown flag --base-core/);
+    expect(() => parse(['--base-otel', '/tmp/otel/index.ts'])).toThrow(/unknown flag --base-otel/);
   });
 
   it('refuses a stray argument, a missing value, a value on a switch and an unknown suite', () => {
@@ -99,6 +100,7 @@ describe('parseArgs', () => {
       only: ['otel-cost'],
       quick: true,
       list: false,
+      render: false,
       child: { suite: 'otel-cost', out: '/tmp/out.json' },
       settings: {},
     });

@@ -5,8 +5,6 @@
  * refused, and so is a setting none of the selected suites reads (it would
  * otherwise be ignored without a word).
  */
-import { isAbsolute, resolve } from 'node:path';
-
 /** A command line the runner refuses (printed without a stack). */
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -18,8 +16,8 @@ export interface SettingFlag {
   flag: string;
   /** The environment variable the suite's process reads it from. */
   env: string;
-  /** `value`: takes a value; `path`: a file, resolved against the caller's directory; `switch`: no value (`1` when given). */
-  kind: 'value' | 'path' | 'switch';
+  /** `value`: takes a value; `switch`: no value (`1` when given). */
+  kind: 'value' | 'switch';
   /** The suites that read it. */
   suites: readonly string[];
   /** One line for `--list`. */
@@ -110,20 +108,6 @@ export const SETTING_FLAGS: readonly SettingFlag[] = [
     help: 'leave the SDK variants out (more rounds of the package’s own share in the same time)',
   },
   {
-    flag: '--base-core',
-    env: 'BENCH_OTEL_BASE_CORE',
-    kind: 'path',
-    suites: OTEL,
-    help: 'index.ts of an older copy of packages/core/src, measured beside this one',
-  },
-  {
-    flag: '--base-otel',
-    env: 'BENCH_OTEL_BASE_OTEL',
-    kind: 'path',
-    suites: OTEL,
-    help: 'index.ts of an older copy of packages/otel/src, run on the --base-core copy',
-  },
-  {
     flag: '--scenarios',
     env: 'BENCH_PARTIAL_SCENARIOS',
     kind: 'value',
@@ -145,22 +129,22 @@ export interface Args {
   only: string[] | undefined;
   quick: boolean;
   list: boolean;
+  /** Rewrite BENCHMARKS.md's generated section from summary.json; run nothing. */
+  render: boolean;
   /** Internal: run this one suite in this process and write its result to `out`. */
   child: { suite: string; out: string } | undefined;
   /** Environment variables for the suites' processes, from the setting flags given. */
   settings: Record<string, string>;
 }
 
-/** Where the runner was started and the `BENCH_ONLY` / `BENCH_QUICK` fallbacks. */
+/** The suites the runner knows and the `BENCH_ONLY` / `BENCH_QUICK` fallbacks. */
 export interface ArgsContext {
   /** Every suite name, in run order. */
   suites: readonly string[];
-  /** The directory relative `path` settings are resolved against. */
-  cwd: string;
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const RUNNER_SWITCHES = ['--quick', '--list'];
+const RUNNER_SWITCHES = ['--quick', '--list', '--render'];
 
 /** The flags the runner knows, for error messages. */
 export function knownFlags(): string[] {
@@ -186,12 +170,14 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       only: [suite],
       quick: args.includes('--quick'),
       list: false,
+      render: false,
       settings: {},
     };
   }
   let only: string[] | undefined;
   let quick = env.BENCH_QUICK === '1';
   let list = false;
+  let render = false;
   const settings: Record<string, string> = {};
   const given: SettingFlag[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -219,7 +205,8 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
     if (RUNNER_SWITCHES.includes(name)) {
       if (inline !== undefined) throw new UsageError(`${name} takes no value, got ${arg}`);
       if (name === '--quick') quick = true;
-      else list = true;
+      else if (name === '--list') list = true;
+      else render = true;
       continue;
     }
     if (name === '--only') {
@@ -237,9 +224,7 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       if (inline !== undefined) throw new UsageError(`${name} takes no value, got ${arg}`);
       settings[setting.env] = '1';
     } else {
-      const value = takeValue();
-      settings[setting.env] =
-        setting.kind === 'path' && !isAbsolute(value) ? resolve(context.cwd, value) : value;
+      settings[setting.env] = takeValue();
     }
     given.push(setting);
   }
@@ -258,5 +243,5 @@ export function parseArgs(argv: readonly string[], context: ArgsContext): Args {
       );
     }
   }
-  return { only, quick, list, child: undefined, settings };
+  return { only, quick, list, render, child: undefined, settings };
 }

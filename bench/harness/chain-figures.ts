@@ -5,7 +5,7 @@
  * below A took to stop after it gave up, and how far each hop's deadline was
  * from the root's minus the margin. Pure, so it is unit-tested.
  */
-import { percentile, sorted } from './stats.js';
+import { percentile, sortedAscending as sorted } from '@breakwater/chaos';
 
 /** The four services of the chain, in call order. */
 export const HOPS = ['A', 'B', 'C', 'D'] as const;

@@ -5,7 +5,8 @@
  * client get with and without the stack", not behaviour under a fixed rate.
  */
 
-import { latencySummary, runInterleaved } from './stats.js';
+import { summarizeLatency } from '@breakwater/chaos';
+import { runInterleaved } from './interleave.js';
 
 /** What one closed-loop round measured. */
 export interface ClosedLoopRound {
@@ -65,7 +66,7 @@ export interface RoundFigures {
 export function roundFigures(round: ClosedLoopRound): RoundFigures {
   return {
     throughput: round.throughput,
-    p99: latencySummary(round.latencies).p99 ?? Number.NaN,
+    p99: summarizeLatency(round.latencies).p99 ?? Number.NaN,
     errors: round.errors,
     calls: round.latencies.length,
   };

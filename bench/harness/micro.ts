@@ -1,9 +1,10 @@
 /**
- * Micro-benchmark helpers: time a batch of awaited calls, measure bytes
- * allocated per call, and ask mitata for a second opinion.
+ * Micro-benchmark helpers: time a batch of awaited calls and measure bytes
+ * allocated per call.
  */
-import { measure } from 'mitata';
-import { median, pairedRatios, runInterleaved, type Spread, spread } from './stats.js';
+
+import { pairedRatios, type Spread, spread } from '@breakwater/chaos';
+import { runInterleaved } from './interleave.js';
 
 /** A call under test: one awaited operation. */
 export type Call = () => Promise<unknown>;
@@ -65,17 +66,6 @@ export async function bytesPerCall(call: Call, n = 2000, repeats = 5): Promise<n
   return Math.max(0, Math.max(...deltas));
 }
 
-/** mitata's mean ns per call (its own warm-up and batching), as a cross-check. */
-export async function mitataNs(call: Call): Promise<number> {
-  const stats = await measure(
-    async () => {
-      await call();
-    },
-    { min_cpu_time: 150e6 },
-  );
-  return stats.avg;
-}
-
 /** Result of one variant in a micro group. */
 export interface MicroVariant {
   name: string;
@@ -92,7 +82,6 @@ export interface MicroVariant {
   /** Per-round ratio to the group's Breakwater variant (`> 1` = slower than Breakwater). */
   vsBreakwater: Spread | undefined;
   bytesPerCall: number | undefined;
-  mitataNs: number | undefined;
 }
 
 /** A variant to measure. The first `breakwater` variant is the group's reference. */
@@ -107,8 +96,6 @@ export interface MicroGroupOptions {
   rounds: number;
   /** CPU time one batch should take (calls per batch are calibrated per variant). */
   batchMs: number;
-  /** Also run mitata once per variant. */
-  mitata: boolean;
 }
 
 /**
@@ -155,11 +142,7 @@ export async function runMicroGroup(
       vsBare: bare ? spread(pairedRatios(series, bare)) : spread([]),
       vsBreakwater: bw && c.lib !== 'baseline' ? spread(pairedRatios(series, bw)) : undefined,
       bytesPerCall: await bytesPerCall(c.call),
-      mitataNs: options.mitata ? await mitataNs(c.call) : undefined,
     });
   }
   return out;
 }
-
-/** Median of a series, re-exported for suites. */
-export { median };

@@ -2,54 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { otelCostReport, otelCostSettings, OTEL_VARIANTS as V } from './otel-cost.js';
 
 describe('otelCostSettings', () => {
-  const exists = (path: string) => path.startsWith('/tmp/base/');
-
-  it('defaults: 15 rounds (5 quick), calibrated batches, SDK variants on, no base', () => {
-    expect(otelCostSettings(false, {}, exists)).toEqual({
-      rounds: 15,
-      calls: undefined,
-      withSdk: true,
-      baseCore: undefined,
-      baseOtel: undefined,
-    });
-    expect(otelCostSettings(true, {}, exists).rounds).toBe(5);
+  it('defaults: 15 rounds (5 quick), calibrated batches, SDK variants on', () => {
+    expect(otelCostSettings(false, {})).toEqual({ rounds: 15, calls: undefined, withSdk: true });
+    expect(otelCostSettings(true, {}).rounds).toBe(5);
   });
 
   it('reads the runner flags from their environment variables', () => {
     expect(
-      otelCostSettings(
-        true,
-        {
-          BENCH_OTEL_ROUNDS: '41',
-          BENCH_OTEL_CALLS: '10000',
-          BENCH_OTEL_OWN_ONLY: '1',
-          BENCH_OTEL_BASE_CORE: '/tmp/base/core/index.ts',
-          BENCH_OTEL_BASE_OTEL: '/tmp/base/otel/index.ts',
-        },
-        exists,
-      ),
-    ).toEqual({
-      rounds: 41,
-      calls: 10_000,
-      withSdk: false,
-      baseCore: '/tmp/base/core/index.ts',
-      baseOtel: '/tmp/base/otel/index.ts',
-    });
+      otelCostSettings(true, {
+        BENCH_OTEL_ROUNDS: '41',
+        BENCH_OTEL_CALLS: '10000',
+        BENCH_OTEL_OWN_ONLY: '1',
+      }),
+    ).toEqual({ rounds: 41, calls: 10_000, withSdk: false });
   });
 
-  it('refuses a bad count, a missing file and an older otel without an older core', () => {
-    expect(() => otelCostSettings(false, { BENCH_OTEL_ROUNDS: '0' }, exists)).toThrow(
+  it('refuses a bad count, naming the flag', () => {
+    expect(() => otelCostSettings(false, { BENCH_OTEL_ROUNDS: '0' })).toThrow(
       '--otel-rounds must be an integer > 0, got 0',
     );
-    expect(() => otelCostSettings(false, { BENCH_OTEL_CALLS: '1.5' }, exists)).toThrow(
+    expect(() => otelCostSettings(false, { BENCH_OTEL_CALLS: '1.5' })).toThrow(
       '--otel-calls must be an integer > 0, got 1.5',
     );
-    expect(() =>
-      otelCostSettings(false, { BENCH_OTEL_BASE_CORE: '/nowhere/index.ts' }, exists),
-    ).toThrow('--base-core: no file /nowhere/index.ts');
-    expect(() =>
-      otelCostSettings(false, { BENCH_OTEL_BASE_OTEL: '/tmp/base/otel/index.ts' }, exists),
-    ).toThrow('--base-otel needs --base-core');
   });
 });
 
@@ -75,6 +49,7 @@ describe('otelCostReport', () => {
       ['otel with the SDK, less telemetry off', '3600', '3490–3700', '1850'],
       ['the package’s own share: no-op meter, less telemetry off', '100', '100–120', '50'],
     ]);
+    expect(Object.values(V)).toEqual([V.off, V.sdk, V.noop]);
     expect(report.targets.map((t) => [t.figure, t.met])).toEqual([
       ['100 ns (rounds 100–120)', true],
       ['+50 B per call', false],
@@ -97,23 +72,5 @@ describe('otelCostReport', () => {
       bytes: { [V.off]: undefined, [V.noop]: undefined },
     });
     expect(noGc.targets[1]).toMatchObject({ figure: 'not measured', met: null });
-  });
-
-  it('with a base copy: its own share and the change of the share, paired per round', () => {
-    const report = otelCostReport({
-      rounds: {
-        [V.baseCore]: [500, 520],
-        [V.baseNoop]: [900, 940],
-        [V.off]: [450, 460],
-        [V.noop]: [600, 620],
-      },
-      bytes: {},
-    });
-    expect(report.tables[1]?.rows.map((r) => [r[0], r[1]])).toEqual([
-      ['the package’s own share: no-op meter, less telemetry off', '155'],
-      ['base: no-op meter, less base core', '410'],
-      ['telemetry off, less base core', '-55'],
-      ['own share, this less base', '-255'],
-    ]);
   });
 });

@@ -2,15 +2,11 @@
  * The otel-cost suite's settings (from the runner's flags) and its tables and
  * targets, built from the per-round CPU figures of its variants.
  */
-import { existsSync } from 'node:fs';
+import { median, pairedDifferences } from '@breakwater/chaos';
 import { fmt, type Table, type TargetResult } from './report.js';
-import { median, pairedDifferences } from './stats.js';
 
-/** The variants, by name. `base …` run only with `--base-core` (and `--base-otel`). */
+/** The variants, by name. */
 export const OTEL_VARIANTS = {
-  baseCore: 'base core (no hook)',
-  baseSdk: 'base otelTelemetry(), SDK',
-  baseNoop: 'base otelTelemetry(), no-op meter',
   off: 'telemetry off',
   sdk: 'otelTelemetry(), SDK MeterProvider',
   noop: 'otelTelemetry(), no-op meter',
@@ -24,10 +20,6 @@ export interface OtelCostSettings {
   calls: number | undefined;
   /** Also run the SDK variants (`--own-only` turns this off). */
   withSdk: boolean;
-  /** Absolute path of an older core's `index.ts` (`--base-core`). */
-  baseCore: string | undefined;
-  /** Absolute path of an older otel package's `index.ts` (`--base-otel`). */
-  baseOtel: string | undefined;
 }
 
 function positiveInteger(flag: string, raw: string): number {
@@ -41,17 +33,7 @@ function positiveInteger(flag: string, raw: string): number {
 export function otelCostSettings(
   quick: boolean,
   env: Readonly<Record<string, string | undefined>> = process.env,
-  exists: (path: string) => boolean = existsSync,
 ): OtelCostSettings {
-  const file = (flag: string, path: string | undefined) => {
-    if (path !== undefined && !exists(path)) throw new Error(`${flag}: no file ${path}`);
-    return path;
-  };
-  const baseCore = file('--base-core', env.BENCH_OTEL_BASE_CORE);
-  const baseOtel = file('--base-otel', env.BENCH_OTEL_BASE_OTEL);
-  if (baseOtel !== undefined && baseCore === undefined) {
-    throw new Error('--base-otel needs --base-core (the older otel runs on the older core)');
-  }
   return {
     rounds: positiveInteger('--otel-rounds', env.BENCH_OTEL_ROUNDS ?? (quick ? '5' : '15')),
     calls:
@@ -59,8 +41,6 @@ export function otelCostSettings(
         ? undefined
         : positiveInteger('--otel-calls', env.BENCH_OTEL_CALLS),
     withSdk: env.BENCH_OTEL_OWN_ONLY !== '1',
-    baseCore,
-    baseOtel,
   };
 }
 
@@ -102,8 +82,6 @@ export function otelCostReport(data: OtelCostData): { tables: Table[]; targets: 
       OTEL_VARIANTS.noop,
       OTEL_VARIANTS.off,
     ],
-    ['base: no-op meter, less base core', OTEL_VARIANTS.baseNoop, OTEL_VARIANTS.baseCore],
-    ['telemetry off, less base core', OTEL_VARIANTS.off, OTEL_VARIANTS.baseCore],
   ];
   const rows: string[][] = [];
   const delta = (a: string, b: string) => {
@@ -121,11 +99,6 @@ export function otelCostReport(data: OtelCostData): { tables: Table[]; targets: 
     if (d) rows.push([label, fmt(median(d), 0), range(d), fmt(bytesDelta(a, b), 0)]);
   }
   const own = delta(OTEL_VARIANTS.noop, OTEL_VARIANTS.off);
-  const baseOwn = delta(OTEL_VARIANTS.baseNoop, OTEL_VARIANTS.baseCore);
-  if (own && baseOwn) {
-    const change = pairedDifferences(own, baseOwn);
-    rows.push(['own share, this less base', fmt(median(change), 0), range(change), '']);
-  }
   const tables: Table[] = [
     variants,
     {

@@ -5,8 +5,9 @@
  * series around a capacity change, and the split between criticality tiers.
  * Pure, so it is unit-tested.
  */
+
+import { summarizeLatency as latencySummary } from '@breakwater/chaos';
 import type { TargetResult } from './report.js';
-import { latencySummary } from './stats.js';
 
 /** A call's criticality, as the adaptive limit names it. */
 export type Tier = 'critical' | 'default' | 'sheddable';

@@ -241,7 +241,6 @@ function groupTable(title: string, variants: MicroVariant[]): Table {
       'vs bare (median [min–max])',
       'vs Breakwater',
       'bytes/call',
-      'mitata ns',
     ],
     rows: variants.map((v) => [
       v.name,
@@ -253,7 +252,6 @@ function groupTable(title: string, variants: MicroVariant[]): Table {
         ? `${fx(v.vsBreakwater.median)} [${fx(v.vsBreakwater.min)}–${fx(v.vsBreakwater.max)}]`
         : '',
       fmt(v.bytesPerCall, 0),
-      fmt(v.mitataNs, 0),
     ]),
   };
 }
@@ -270,7 +268,6 @@ export const microSuite: Suite = {
       const variants = await runMicroGroup(group.cases, {
         rounds,
         batchMs: quick ? 5 : 20,
-        mitata: !quick,
       });
       data[key] = variants;
       tables.push(groupTable(group.title, variants));
@@ -375,7 +372,7 @@ export const microSuite: Suite = {
       targets,
       notes: [
         `Each group runs its variants in ${rounds} interleaved rounds (order rotates every round); a round is one batch of sequential awaited calls per variant (batch size calibrated to ~20 ms of CPU, an untimed half batch before each timed batch). "CPU ns/call" is the process CPU time (user + system, \`process.cpuUsage\`) per call, median over rounds, and "IQR" its interquartile range: on a shared machine the wall clock also counts time other processes held the core, CPU time does not ("wall ns/call" is shown for reference). Ratios use CPU time; "vs bare"/"vs Breakwater" are per-round ratios (median and min–max), so both sides of a ratio ran back to back.`,
-        '"bytes/call": heap growth over 2 000 calls after a forced GC (largest of 5 batches; `node --expose-gc`). "mitata ns": mitata 1.0 `measure()` mean for the same call, run once, not interleaved — a cross-check only.',
+        '"bytes/call": heap growth over 2 000 calls after a forced GC (largest of 5 batches; `node --expose-gc`).',
         'Peers: cockatiel 3.2.1 `retry(handleAll, { maxAttempts: 2 })` (3 attempts), `circuitBreaker(handleAll, { halfOpenAfter: 30000, breaker: new ConsecutiveBreaker(5) })`, `timeout(1000, TimeoutStrategy.Aggressive)`, `bulkhead(100)`; opossum 9 `new CircuitBreaker(fn, { timeout, capacity })`. cockatiel and opossum have no token bucket and no router; those rows compare with a bare await only.',
       ],
       data,

@@ -3,23 +3,18 @@
  * one process — this core without `telemetry`, with `otelTelemetry()` on a
  * real OpenTelemetry SDK MeterProvider (no active span, so only metrics), and
  * with `otelTelemetry()` on the API's no-op meter (the package's own share,
- * no SDK work). `--base-core <index.ts>` adds an older copy of the core (e.g.
- * `git archive <commit> packages/core/src | tar -x -C /tmp/bw-base`), and
- * `--base-otel <index.ts>` an older copy of packages/otel/src whose
- * `@breakwater/core*` imports point at that core copy (its folder must
- * resolve `@opentelemetry/api` as bench/ does, e.g. a `node_modules` link to
- * bench/node_modules). `--otel-rounds`, `--otel-calls` and `--own-only` (no
- * SDK variants) set the run.
+ * no SDK work). `--otel-rounds`, `--otel-calls` and `--own-only` (no SDK
+ * variants) set the run.
  */
-import { pathToFileURL } from 'node:url';
+import { median } from '@breakwater/chaos';
 import { protect } from '@breakwater/core';
 import { otelTelemetry } from '@breakwater/otel';
 import { type MeterProvider as ApiMeterProvider, type Meter, metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { runInterleaved } from '../harness/interleave.js';
 import { batchCost, bytesPerCall, type Call, calibrate } from '../harness/micro.js';
 import { otelCostReport, otelCostSettings, OTEL_VARIANTS as V } from '../harness/otel-cost.js';
 import { fmt, type Suite } from '../harness/report.js';
-import { median, runInterleaved } from '../harness/stats.js';
 
 class Reader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -50,39 +45,12 @@ export const otelCostSuite: Suite = {
   },
   async run({ quick }) {
     const s = otelCostSettings(quick);
-    const providers: MeterProvider[] = [];
-    const sdkProvider = () => {
-      const p = new MeterProvider({ readers: [new Reader()] });
-      providers.push(p);
-      return p;
-    };
+    const sdkProvider = s.withSdk ? new MeterProvider({ readers: [new Reader()] }) : undefined;
     const variants: Array<{ name: string; call: Call }> = [];
-    if (s.baseCore !== undefined) {
-      const base = (await import(pathToFileURL(s.baseCore).href)) as { protect: typeof protect };
-      const run = base.protect(STACK);
-      variants.push({ name: V.baseCore, call: () => run(op) });
-      if (s.baseOtel !== undefined) {
-        const baseOtel = (await import(pathToFileURL(s.baseOtel).href)) as {
-          otelTelemetry: typeof otelTelemetry;
-        };
-        if (s.withSdk) {
-          const sdk = base.protect({
-            ...STACK,
-            telemetry: baseOtel.otelTelemetry({ meterProvider: sdkProvider() }),
-          });
-          variants.push({ name: V.baseSdk, call: () => sdk(op) });
-        }
-        const noop = base.protect({
-          ...STACK,
-          telemetry: baseOtel.otelTelemetry({ meterProvider: new NoopMeterProvider() }),
-        });
-        variants.push({ name: V.baseNoop, call: () => noop(op) });
-      }
-    }
     const off = protect(STACK);
     variants.push({ name: V.off, call: () => off(op) });
-    if (s.withSdk) {
-      const on = protect({ ...STACK, telemetry: otelTelemetry({ meterProvider: sdkProvider() }) });
+    if (sdkProvider) {
+      const on = protect({ ...STACK, telemetry: otelTelemetry({ meterProvider: sdkProvider }) });
       variants.push({ name: V.sdk, call: () => on(op) });
     }
     const noop = protect({
@@ -104,7 +72,7 @@ export const otelCostSuite: Suite = {
     const rounds = await runInterleaved(fns, s.rounds);
     const bytes: Record<string, number | undefined> = {};
     for (const v of variants) bytes[v.name] = await bytesPerCall(v.call);
-    for (const p of providers) await p.shutdown();
+    await sdkProvider?.shutdown();
     const data = { rounds, bytes, calls: n };
     console.log(
       `  otel-cost: ${variants.map((v) => `${v.name} ${fmt(median(rounds[v.name] as number[]), 0)} ns`).join(', ')}`,
@@ -113,7 +81,7 @@ export const otelCostSuite: Suite = {
       ...otelCostReport(data),
       notes: [
         `\`protect\` with retry (3 attempts), \`attemptTimeoutMs\` 1000, a circuit (5 / 30 s) and concurrency 100 around \`async () => 1\`; ${s.rounds} interleaved rounds (the order rotates every round) of ${n} sequential calls per variant after an untimed half batch; CPU ns per call (\`process.cpuUsage\`), median and min–max over rounds. "Added per call" subtracts two variants round by round, then takes the median. bytes/call as in the micro suite (\`--expose-gc\`, largest of 5 batches of 2 000).`,
-        `The SDK variant records on an OpenTelemetry SDK \`MeterProvider\` (no active span: metrics only); the no-op meter variant makes the same calls into the API's no-op meter, so it is the package's own share without SDK work.${s.withSdk ? '' : ' This run left the SDK variants out (`--own-only`).'}${s.baseCore ? ` Base core: \`${s.baseCore}\`${s.baseOtel ? `; base otel: \`${s.baseOtel}\`` : ''}.` : ''}`,
+        `The SDK variant records on an OpenTelemetry SDK \`MeterProvider\` (no active span: metrics only); the no-op meter variant makes the same calls into the API's no-op meter, so it is the package's own share without SDK work.${s.withSdk ? '' : ' This run left the SDK variants out (`--own-only`).'}`,
       ],
       data,
     };

@@ -8,6 +8,8 @@
  * PATH (a plain `pnpm bench` skips the suite without it and says so);
  * `--keyed` runs only the keyed limiter's accuracy rows.
  */
+
+import { percentile, sortedAscending } from '@breakwater/chaos';
 import {
   createCircuitBreaker,
   createKeyedLimiter,
@@ -34,7 +36,6 @@ import {
   redisFleetUnavailable,
 } from '../harness/redis-fleet.js';
 import type { Suite } from '../harness/report.js';
-import { percentile, sorted } from '../harness/stats.js';
 
 /** How long the spread row waits for the other breakers to open before it fails, ms. */
 const SPREAD_WAIT_MS = 5000;
@@ -49,7 +50,7 @@ async function latency(decide: () => unknown, n = 20_000): Promise<[number, numb
     // Let leases refill between batches, as traffic would.
     if (i % 100 === 99) await systemSleep(1);
   }
-  const s = sorted(samples);
+  const s = sortedAscending(samples);
   return [percentile(s, 50) ?? 0, percentile(s, 99) ?? 0];
 }
 
@@ -287,7 +288,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
       ]);
       spreads.push(Math.max(...times) - t0);
     }
-    const spread = sorted(spreads);
+    const spread = sortedAscending(spreads);
     data.tripSpread = {
       p50Ms: percentile(spread, 50) ?? Number.NaN,
       maxMs: spread[spread.length - 1] ?? Number.NaN,
@@ -339,7 +340,7 @@ async function measure(quick: boolean): Promise<RedisFleetData> {
       if (restartedAt && !sharedAt && mode === 'shared') sharedAt = systemClock();
       await systemSleep(1);
     }
-    const w = sorted(worst);
+    const w = sortedAscending(worst);
     data.restart = {
       p99Ns: percentile(w, 99) ?? Number.NaN,
       maxNs: w[w.length - 1] ?? Number.NaN,

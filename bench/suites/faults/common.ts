@@ -12,10 +12,10 @@ import {
   type ScenarioPhase,
   type ScenarioRun,
   spawnGrpcChaosServer,
+  summarizeLatency,
 } from '@breakwater/chaos';
 import { spawnTrpcServer, trpcChildTarget } from '../../harness/children.js';
 import { fmt, pct } from '../../harness/report.js';
-import { latencySummary } from '../../harness/stats.js';
 import {
   breakwaterGrpcLane,
   breakwaterGrpcOptions,
@@ -230,9 +230,9 @@ export function phaseFigures(runs: Runs, client: string, phase: string): PhaseFi
   const report = run.report.clients.find((c) => c.client === client);
   const stats = report?.phases.find((p) => p.phase === phase);
   const calls = callsIn(runs, client, phase);
-  const all = latencySummary(calls.map((c) => c.latencyMs));
+  const all = summarizeLatency(calls.map((c) => c.latencyMs));
   const failed = calls.filter((c) => !c.ok);
-  const failedLat = latencySummary(failed.map((c) => c.latencyMs));
+  const failedLat = summarizeLatency(failed.map((c) => c.latencyMs));
   return {
     offered: calls.length,
     successRate: stats?.successRate,

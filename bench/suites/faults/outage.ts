@@ -1,7 +1,6 @@
 /** Fault 2: full outage of the only replica, then recovery while 10% still fail. */
-import type { AttemptRecord } from '@breakwater/chaos';
+import { type AttemptRecord, summarizeLatency } from '@breakwater/chaos';
 import { fmt, pct, type Suite, type TargetResult } from '../../harness/report.js';
-import { latencySummary } from '../../harness/stats.js';
 import {
   allAttempts,
   callsIn,
@@ -208,7 +207,7 @@ async function refusalLatency(
         samples.push(performance.now() - t0);
       }
       const after = served(await allAttempts(servers.all), lane.name);
-      const summary = latencySummary(samples);
+      const summary = summarizeLatency(samples);
       out[lane.name] = { p50: summary.p50, p99: summary.p99, attempts: after - before };
     }
   } finally {

@@ -1,6 +1,7 @@
 /** Fault 3: one of three replicas is slow on 5% of calls (+200 ms). */
+
+import { percentile, sortedAscending, summarizeLatency } from '@breakwater/chaos';
 import { fmt, fx, pct, type Suite, type TargetResult } from '../../harness/report.js';
-import { latencySummary, percentile, sorted } from '../../harness/stats.js';
 import {
   breakwaterGrpcLane,
   breakwaterGrpcOptions,
@@ -100,7 +101,7 @@ export const slowTailSuite: Suite = {
       ls.map((l) => ({
         name: l.name,
         f: phaseFigures(r, l.name, 'tail'),
-        p95: percentile(sorted(callsIn(r, l.name, 'tail').map((c) => c.latencyMs)), 95),
+        p95: percentile(sortedAscending(callsIn(r, l.name, 'tail').map((c) => c.latencyMs)), 95),
       }));
     const figures = figuresOf(run, lanes);
     const trpcFigures = figuresOf(trpcRun, trpcLanes);
@@ -130,7 +131,7 @@ export const slowTailSuite: Suite = {
       const healthy = callsIn(run, `Breakwater ${kind}, no hedging`, 'tail').filter(
         (c) => c.ok && c.replica !== slow,
       );
-      const floor = latencySummary(healthy.map((c) => c.latencyMs)).p99;
+      const floor = summarizeLatency(healthy.map((c) => c.latencyMs)).p99;
       const hedgedP95 = figures.find((x) => x.name === `Breakwater ${kind}, hedge at p95`)?.p95;
       targets.push(hedgeTarget(kind, base, hedged, floor, hedgedP95));
     }

@@ -4,10 +4,15 @@
  * and Breakwater as its READMEs set it up. Faults are decided per call index
  * and attempt (the chaos servers' seeded draws), so every lane meets the same.
  */
-import type { ChaosFault, ChaosTarget, ScenarioPhase, ScenarioRun } from '@breakwater/chaos';
+import {
+  type ChaosFault,
+  type ChaosTarget,
+  summarizeLatency as latencySummary,
+  type ScenarioPhase,
+  type ScenarioRun,
+} from '@breakwater/chaos';
 import { type LaneFigures, partialTargets } from '../../harness/partial-goals.js';
 import { fmt, pct, type Suite, type TargetResult } from '../../harness/report.js';
-import { latencySummary } from '../../harness/stats.js';
 import {
   callsIn,
   runLanes,

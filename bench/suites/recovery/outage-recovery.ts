@@ -7,7 +7,7 @@
  * second back.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { runScenario } from '@breakwater/chaos';
+import { median, runScenario } from '@breakwater/chaos';
 import { spawnRecoveryServers } from '../../harness/children.js';
 import {
   attemptsPerCall,
@@ -17,7 +17,6 @@ import {
   successBetween,
 } from '../../harness/recovery.js';
 import { fmt, pct, type Suite, type Table, type TargetResult } from '../../harness/report.js';
-import { median } from '../../harness/stats.js';
 import { connect, WARM_UP } from '../faults/common.js';
 import { type OutageSettings, outageSettings } from './config.js';
 import { breakwaterStacks, isRefusal, peerLanes, type StackLane } from './stacks.js';

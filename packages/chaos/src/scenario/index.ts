@@ -29,7 +29,20 @@ export {
   type ScenarioProgress,
   type ScenarioRun,
 } from './run-scenario.js';
-export { type LatencySummary, percentile, ratio, round, summarizeLatency } from './stats.js';
+export {
+  type LatencySummary,
+  median,
+  pairedDifferences,
+  pairedRatios,
+  percentile,
+  quantile,
+  ratio,
+  round,
+  type Spread,
+  sortedAscending,
+  spread,
+  summarizeLatency,
+} from './stats.js';
 export {
   type ChaosFault,
   type ChaosTarget,
