@@ -452,6 +452,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
             classify: verdictOf,
             deadlineAt,
             idempotent: repeatable,
+            method: op.path,
             criticality: (op.context as BreakwaterOperationContext).criticality,
           },
         )

@@ -254,6 +254,7 @@ export class RoutedCall implements Call, AttemptOwner {
       .execute((target, context) => this.attempt(target, context.signal), {
         classify: (error) => this.judge(error),
         idempotent: this.idempotent,
+        method: this.path,
         ...(deadlineAt === Number.POSITIVE_INFINITY ? {} : { deadlineAt }),
       })
       .then(undefined, (error: unknown) => this.routeFailed(error));
