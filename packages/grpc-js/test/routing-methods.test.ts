@@ -92,5 +92,14 @@ describe('createRoutingChannel methods: per-method policy against real servers',
     expect(() => make({ 'pkg.Svc': { hedge: { attempts: 3 } } })).toThrow(
       /^createRoutingChannel: methods\["pkg\.Svc"\]\.hedge/,
     );
+
+    // Friction 2: a bare name (or a string, which is an iterable of characters) matches nothing.
+    const idempotent = (selector: unknown) =>
+      createRoutingChannel({ targets, idempotent: selector as never }).close();
+    expect(() => idempotent(['SayHello'])).toThrow(
+      /^createRoutingChannel: idempotent\[0\] is "SayHello", which matches no method/,
+    );
+    expect(() => idempotent(['hello.Greeter/SayHello'])).toThrow(TypeError);
+    expect(() => idempotent('SayHello')).toThrow(TypeError);
   });
 });

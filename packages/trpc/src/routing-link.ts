@@ -35,7 +35,7 @@ import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } fr
 import type { AnyRouter } from '@trpc/server';
 import { type Observer, observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
-import type { BreakwaterOperationContext } from './context.js';
+import { type BreakwaterOperationContext, contextFault } from './context.js';
 import type { Envelope } from './internals/call.js';
 import { aborted, deadlineRefusal, limitRefusal, refusal } from './internals/errors.js';
 import { inheritCall, outboundCriticality, withOutbound } from './internals/propagation.js';
@@ -377,6 +377,12 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
       return observable<Envelope, TRPCClientError<TRouter>>((observer) => {
         // Every error the link reports is a TRPCClientError (toClientError and the refusals).
         const outer = observer as Partial<Observer<Envelope, unknown>>;
+        // A misspelt per-call key would be ignored in silence: the call is refused, unsent.
+        const fault = contextFault(op.context);
+        if (fault !== undefined) {
+          outer.error?.(refusal(fault));
+          return () => {};
+        }
         const stack = stackFor(op.path);
         const inherited = inheritCall(plan, stack.callMs, classify, op, outer);
         if (inherited?.expired) {
