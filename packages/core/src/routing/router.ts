@@ -106,7 +106,8 @@ class SlotHold {
 
 class RouterImpl<R> implements Router<R> {
   private readonly core: RouterCore<R>;
-  private readonly pool: SlotPool | undefined;
+  /** The bulkhead; a twin's is its source's (`shareLimiters`). */
+  pool: SlotPool | undefined;
   /** Some provider may abandon an attempt at its timeout: slots wait for its operation. */
   private readonly holdsAbandoned: boolean;
   readonly providerIds: readonly string[];
@@ -386,13 +387,15 @@ export function createRouter<R>(options: RouterOptions<R>): Router<R> {
 }
 
 /**
- * Makes `twin`'s providers use `source`'s adaptive concurrency limits
- * (`concurrency.adaptive`), matched by provider id: an adapter's twin routers
- * over the same targets (one with hedging, one without) hold one limit per
- * target, as they hold one circuit.
+ * Makes `twin` use `source`'s concurrency limits, matched by provider id: the
+ * adaptive ones (`concurrency.adaptive`) and the bulkhead (`{ limit, maxQueue }`).
+ * An adapter's twin routers over the same targets (one with hedging, one
+ * without; one per `methods` entry) hold one limit per target and one
+ * bulkhead, as they hold one circuit.
  * @internal
  */
 export function shareLimiters<R>(twin: Router<R>, source: Router<R>): void {
-  if (twin === source || !(twin instanceof RouterImpl)) return;
+  if (twin === source || !(twin instanceof RouterImpl) || !(source instanceof RouterImpl)) return;
   for (const p of (twin as RouterImpl<R>).providers) p.limiter = source.limiter(p.id);
+  twin.pool = (source as RouterImpl<R>).pool;
 }
