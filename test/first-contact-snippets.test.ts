@@ -22,4 +22,16 @@ describe("the root README's first-contact snippets copy into any project", () =>
       /top-level `await`, which needs an ES module[\s\S]*async function main\(\)/,
     );
   });
+
+  it("the adapters' READMEs: no `as never` casts, and a note on top-level await where the example uses it", () => {
+    for (const name of ['grpc-js', 'nice-grpc', 'trpc']) {
+      const text = readFileSync(new URL(`../packages/${name}/README.md`, import.meta.url), 'utf8');
+      expect(text, name).not.toMatch(/as never as/);
+      const relative = [...text.matchAll(/from '(\.\.?\/[^']+)'/g)].map((m) => m[1]);
+      for (const spec of relative) expect(spec, `${name}: ${spec}`).toMatch(/\.js$/);
+      if (/^(?:const \w+ = )?await /m.test(text)) {
+        expect(text, name).toMatch(/top-level `await`[\s\S]*async function main\(\)/);
+      }
+    }
+  });
 });

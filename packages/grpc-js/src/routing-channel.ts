@@ -4,12 +4,14 @@ import {
   type Clock,
   createHealthChecker,
   createHealthRegistry,
+  createRetryBudget,
   createRouter,
   type Disposable,
   type Event,
   type HealthChecker,
   type HealthRecorder,
   type HealthRegistry,
+  type MethodOptions,
   type ProbeResultEvent,
   type ProbeSetting,
   type PropagateOptions,
@@ -45,9 +47,12 @@ import {
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
+  GRPC_METHOD_SELECTORS,
   type KnownKeys,
+  type MethodEntry,
   optionPath,
   optionTypeError,
+  resolveMethods,
   resolvePropagate,
   shareLimiters,
 } from '@breakwater/core/internal';
@@ -63,6 +68,7 @@ import { disableGrpcRetries, eagerReconnect } from './channel-options.js';
 import { combinedState, watchCombinedState, watchReachable } from './internals/connectivity.js';
 import { RoutedCall } from './internals/routed-call.js';
 import {
+  type RoutingStack,
   type RoutingState,
   type RoutingTargetRuntime,
   routingErrorPolicy,
@@ -190,6 +196,15 @@ export interface RoutingChannelOptions {
    * sees no per-call options). Defaults to `{ marginMs: 5 }`.
    */
   propagate?: PropagateOptions | false;
+  /**
+   * Settings per method (`'/pkg.Service/Method'`) or service (`'pkg.Service'`): a call takes the most
+   * specific entry, merged over these options (`retry`, `hedge`, `circuit` field by field; `timeoutMs`
+   * bounds the call when earlier than its deadline). An entry's methods get their own circuit per target;
+   * the targets, health, budget and concurrency limits stay the channel's. Defaults to none.
+   * @example
+   * methods: { '/shop.Catalog/Export': { timeoutMs: 60_000, retry: false } }
+   */
+  methods?: Readonly<Record<string, MethodOptions>>;
 }
 
 /** Keys of {@link RoutingChannelOptions}. @internal */
@@ -212,6 +227,7 @@ export const ROUTING_CHANNEL_KEYS = {
   telemetry: true,
   onEvent: true,
   propagate: true,
+  methods: true,
 } as const satisfies KnownKeys<RoutingChannelOptions>;
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
@@ -220,8 +236,12 @@ export interface RoutingChannelApi {
   readonly targetIds: readonly string[];
   /** The registry holding every target's counts and latency. */
   readonly health: HealthRegistry;
-  /** The circuit of target `targetId`, or `undefined` with `circuit: false`. Throws for an unknown id. */
-  circuit(targetId: string): CircuitBreaker | undefined;
+  /**
+   * The circuit of target `targetId` for calls of `method` (a full path; a `methods` entry has
+   * its own circuit per target), or the client's when left out; `undefined` with `circuit: false`.
+   * Throws for an unknown id.
+   */
+  circuit(targetId: string, method?: string): CircuitBreaker | undefined;
   /** Probes every target now (when a probe is configured); resolves with what was recorded. */
   checkHealth(): Promise<ProbeResultEvent[]>;
   /** A target was chosen for an attempt. */
@@ -346,20 +366,48 @@ function circuitOf(value: RoutingChannelOptions['circuit']): CircuitBreakerOptio
   return value;
 }
 
+/** What a `methods` entry (or the client's options) sets for a routing stack: core's merge works on this view. */
+interface RouteView {
+  timeoutMs?: number | false;
+  attemptTimeoutMs?: number | false;
+  retry?: RoutingProtection['retry'];
+  hedge?: RouteHedge | false;
+  circuit?: CircuitBreakerOptions | false;
+}
+
+/** A duration option as ms, or `undefined` for none. */
+function durationOf(name: string, value: number | false | undefined): number | undefined {
+  return value === undefined || value === false
+    ? undefined
+    : checkNumber(name, value, { above: 0 });
+}
+
+function isBudget(value: unknown): value is RetryBudget {
+  return typeof (value as Partial<RetryBudget> | undefined)?.tryRetry === 'function';
+}
+
 function build(options: RoutingChannelOptions): RoutingChannel {
   checkOptions(undefined, options, ROUTING_CHANNEL_KEYS, '', false);
   checkOptions(undefined, options.protection, ROUTING_PROTECTION_KEYS, 'protection');
   checkOptions(undefined, options.health, ROUTING_HEALTH_KEYS, 'health');
   const isSafePath = compileSelector('idempotent', options.idempotent);
-  const attemptTimeout = options.attemptTimeoutMs;
-  const perAttemptTimeoutMs =
-    attemptTimeout === undefined || attemptTimeout === false
-      ? undefined
-      : checkNumber('attemptTimeoutMs', attemptTimeout, { above: 0 });
+  const clientView: RouteView = {
+    ...(options.attemptTimeoutMs === undefined
+      ? {}
+      : { attemptTimeoutMs: options.attemptTimeoutMs }),
+    ...(options.protection?.retry === undefined ? {} : { retry: options.protection.retry }),
+    ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
+    ...(options.circuit === undefined ? {} : { circuit: options.circuit }),
+  };
+  const table = resolveMethods(
+    'createRoutingChannel',
+    options.methods,
+    GRPC_METHOD_SELECTORS,
+    clientView,
+  );
   const classify = options.classify ?? createGrpcStatusClassifier();
   const clock = options.clock ?? systemClock;
   const propagate = resolvePropagate(options.propagate);
-  const circuit = circuitOf(options.circuit);
   const h = options.health ?? {};
   // A registry of the user's is consulted as given; the channel's own only records.
   const registry = h.registry ?? createHealthRegistry({ clock, failureThreshold: RECORD_ONLY });
@@ -371,18 +419,22 @@ function build(options: RoutingChannelOptions): RoutingChannel {
     // Both routers report events; a target's circuit (shared by them) is reported once.
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   };
-  let safe: Router<RoutingTargetRuntime>;
-  let pinned: Router<RoutingTargetRuntime>;
+  let client: RoutingStack;
+  const stacks = new Map<MethodEntry<RouteView>, RoutingStack>();
   let checker: HealthChecker | undefined;
-  /** A failure the router did not see (a probe, a stream broken after commit): the registry and the circuit. */
-  const targetFailed = (id: string): void => {
+  /** A failure a router of `stack` did not see (a stream broken after commit): the registry and its circuit. */
+  const targetFailed = (stack: RoutingStack, id: string): void => {
     registry.failure(id);
-    safe.circuit(id)?.onFailure();
+    stack.safe.circuit(id)?.onFailure();
   };
-  // A failing probe counts toward the target's circuit; a passing one never closes it (one real call does).
+  // A failing probe counts toward the target's circuit in every stack; a passing one never
+  // closes it (one real call does).
   const probeRecorder: HealthRecorder = {
     success: (id, ms, o) => registry.success(id, ms, o),
-    failure: targetFailed,
+    failure: (id) => {
+      registry.failure(id);
+      for (const stack of [client, ...stacks.values()]) stack.safe.circuit(id)?.onFailure();
+    },
   };
   try {
     const providers = targets.map((t, i) => ({
@@ -392,49 +444,93 @@ function build(options: RoutingChannelOptions): RoutingChannel {
         ? {}
         : { protection: options.targets[i]?.protection as RoutingProtection }),
     }));
-    const base = {
-      providers,
-      health: { registry },
-      classify: routingErrorPolicy,
-      // Each target's breaker is built by the router from the shared options.
-      protection: { ...options.protection, ...(circuit === undefined ? {} : { circuit }) },
-      ...(options.panic === undefined ? {} : { panic: options.panic }),
-      // The routed call inherits from the inbound call (its deadline, attempts' headers); its routers do not.
-      propagate: false as const,
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...shared,
-    };
-    safe = optionPath(asTargets, () =>
-      createRouter({
-        ...base,
-        selection: options.selection ?? ADAPTER_SELECTION,
-        ...(options.hedge === undefined ? {} : { hedge: options.hedge }),
-        ...(options.budget === undefined ? {} : { budget: options.budget }),
-        ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
-      }),
-    );
     const selectionType =
       typeof options.selection === 'string' ? options.selection : options.selection?.type;
-    const hedged = options.hedge !== undefined && options.hedge !== false;
-    const parallel = hedged || selectionType === 'race';
-    // Calls that must not be repeated get a router without hedging or racing (same registry,
-    // same breakers: a target has one circuit).
-    pinned = parallel
-      ? createRouter({
+    /** The routers of the client's options or of one entry: each its own circuit per target. */
+    const stackOf = (
+      view: RouteView,
+      isSafe: (path: string) => boolean,
+      extra: { budget?: RetryBudget | RetryBudgetOptions | false; telemetry?: Telemetry },
+    ): RoutingStack => {
+      const circuit = circuitOf(view.circuit);
+      const base = {
+        providers,
+        health: { registry },
+        classify: routingErrorPolicy,
+        // Each target's breaker is built by the router from the shared options.
+        protection: {
+          ...(view.retry === undefined ? {} : { retry: view.retry }),
+          ...(circuit === undefined ? {} : { circuit }),
+        },
+        ...(options.panic === undefined ? {} : { panic: options.panic }),
+        // The routed call inherits from the inbound call (its deadline, attempts' headers); its routers do not.
+        propagate: false as const,
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        ...shared,
+      };
+      const safe = optionPath(asTargets, () =>
+        createRouter({
           ...base,
-          providers: providers.map((p) => ({
-            ...p,
-            protection: { ...p.protection, circuit: safe.circuit(p.id) ?? false },
-          })),
-          selection:
-            selectionType === 'race' ? ADAPTER_SELECTION : (options.selection ?? ADAPTER_SELECTION),
-          // Each call reported once (by the router that runs it); targets and circuits once, above.
+          selection: options.selection ?? ADAPTER_SELECTION,
+          ...(view.hedge === undefined ? {} : { hedge: view.hedge }),
+          ...(extra.budget === undefined ? {} : { budget: extra.budget }),
+          ...(extra.telemetry === undefined ? {} : { telemetry: extra.telemetry }),
+        }),
+      );
+      const hedged = view.hedge !== undefined && view.hedge !== false;
+      const parallel = hedged || selectionType === 'race';
+      // Calls that must not be repeated get a router without hedging or racing (same registry,
+      // same breakers: a target has one circuit per stack).
+      const pinned = parallel
+        ? createRouter({
+            ...base,
+            providers: providers.map((p) => ({
+              ...p,
+              protection: { ...p.protection, circuit: safe.circuit(p.id) ?? false },
+            })),
+            selection:
+              selectionType === 'race'
+                ? ADAPTER_SELECTION
+                : (options.selection ?? ADAPTER_SELECTION),
+            // Each call reported once (by the router that runs it); targets and circuits once, above.
+            ...(options.telemetry === undefined
+              ? {}
+              : { telemetry: callsOnlyTelemetry(options.telemetry) }),
+          })
+        : safe;
+      shareLimiters(pinned, safe);
+      return {
+        safe,
+        pinned,
+        timeoutMs: durationOf('timeoutMs', view.timeoutMs),
+        perAttemptTimeoutMs: durationOf('attemptTimeoutMs', view.attemptTimeoutMs),
+        isSafe,
+      };
+    };
+    client = stackOf(clientView, isSafePath, {
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
+      ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
+    });
+    // Every method shares the client's budget (one, created once) and adaptive limits; the
+    // entries' calls are reported, their targets and circuits by the client's routers only.
+    const budget =
+      options.budget === undefined || options.budget === false || isBudget(options.budget)
+        ? options.budget
+        : createRetryBudget(options.budget);
+    for (const entry of table.entries) {
+      const own = entry.idempotent;
+      const stack = optionPath(entry.path, () =>
+        stackOf(entry.options, own === undefined ? isSafePath : () => own, {
+          ...(budget === undefined ? {} : { budget }),
           ...(options.telemetry === undefined
             ? {}
             : { telemetry: callsOnlyTelemetry(options.telemetry) }),
-        })
-      : safe;
-    shareLimiters(pinned, safe);
+        }),
+      );
+      shareLimiters(stack.safe, client.safe);
+      shareLimiters(stack.pinned, client.safe);
+      stacks.set(entry, stack);
+    }
     if (h.probe !== undefined && h.probe !== 'none') {
       const probe = h.probe;
       checker = optionPath('health', () =>
@@ -456,31 +552,42 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   }
 
   const safeCache = new Map<string, boolean>();
+  const stackCache = new Map<string, RoutingStack>();
   let calls = 0;
   let closed = false;
-  const state: RoutingState = {
-    safe,
-    pinned,
-    targetFailed,
-    classify,
-    clock,
-    perAttemptTimeoutMs,
-    propagate,
+  const clientSafe = client.isSafe;
+  client = {
+    ...client,
     isSafe(path) {
       let value = safeCache.get(path);
       if (value === undefined) {
-        value = isSafePath(path);
+        value = clientSafe(path);
         safeCache.set(path, value);
       }
       return value;
     },
+  };
+  const state: RoutingState = {
+    stackFor(path) {
+      let stack = stackCache.get(path);
+      if (stack === undefined) {
+        const entry = table.entryFor(path);
+        stack = (entry && stacks.get(entry)) ?? client;
+        stackCache.set(path, stack);
+      }
+      return stack;
+    },
+    targetFailed,
+    classify,
+    clock,
+    propagate,
     nextCallNumber: () => ++calls,
     get closed() {
       return closed;
     },
   };
   const channels = targets.map((t) => t.channel);
-  const routers = pinned === safe ? [safe] : [safe, pinned];
+  const routers = [...new Set([client, ...stacks.values()].flatMap((k) => [k.safe, k.pinned]))];
   const name = `breakwater-routing:${targets.map((t) => t.id).join(',')}`;
   // The health service's word: a passing probe lets the target's recovery call go now instead
   // of after its circuit's open duration (a passing probe still does not close the circuit:
@@ -506,7 +613,8 @@ function build(options: RoutingChannelOptions): RoutingChannel {
   const routingChannel: ChannelInterface & RoutingChannelApi = {
     targetIds: Object.freeze(targets.map((t) => t.id)),
     health: registry,
-    circuit: (targetId) => safe.circuit(targetId),
+    circuit: (targetId, method) =>
+      (method === undefined ? client : state.stackFor(method)).safe.circuit(targetId),
     checkHealth: () => checker?.checkNow() ?? Promise.resolve([]),
     onSelected: eachRouter(routers, (r) => r.onSelected),
     onSkipped: eachRouter(routers, (r) => r.onSkipped),

@@ -82,7 +82,12 @@ describe('onEvent in grpc-js', () => {
     expect(outcome.value?.replica).toBe('replica-2');
     expect([servers[0]?.attempts('f'), servers[1]?.attempts('f')]).toEqual([1, 1]);
     expect(events).toContainEqual(
-      expect.objectContaining({ kind: 'failover', from: 'replica-1', to: 'replica-2' }),
+      expect.objectContaining({
+        kind: 'failover',
+        method: ECHO_METHODS.unary,
+        from: 'replica-1',
+        to: 'replica-2',
+      }),
     );
     expect(events).toContainEqual(
       expect.objectContaining({ kind: 'circuit', target: 'replica-1', to: 'open' }),
@@ -98,6 +103,8 @@ describe('onEvent in grpc-js', () => {
     const outcome = await echoUnary(client, { message: 'hi' }, { callId: 'h' });
     expect(outcome.value?.replica).toBe('replica-2');
     expect(servers[1]?.attempts('h')).toBe(1);
-    expect(events).toContainEqual(expect.objectContaining({ kind: 'hedge', attempt: 2 }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ kind: 'hedge', method: ECHO_METHODS.unary, attempt: 2 }),
+    );
   });
 });

@@ -20,6 +20,23 @@ describe('per-call options are checked where they arrive', () => {
     expect(server.attempts('many')).toBe(0);
   });
 
+  it('a misspelt per-call key (atempts: 1) rejects the call with INVALID_ARGUMENT naming it with a did-you-mean, unsent', async () => {
+    const server = await chaosServer();
+    const client = echoClient(server.address, resilienceMiddleware());
+    const error = await rejection(
+      client.Unary({}, { ...callId('typo'), atempts: 1 } as { attempts?: number }),
+    );
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error.code).toBe(Status.INVALID_ARGUMENT);
+    expect(error.details).toBe('call option unknown option `atempts` — did you mean `attempts`?');
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect(server.attempts('typo')).toBe(0);
+    // Another middleware's key, far from ours, passes.
+    const other = await client.Unary({}, { ...callId('other'), loggingTag: 'x' } as object);
+    expect(other).toBeDefined();
+    expect(server.attempts('other')).toBe(1);
+  });
+
   it('a deadline already passed says so (not "Deadline of -5 ms exceeded"); NaN is INVALID_ARGUMENT', async () => {
     const server = await chaosServer();
     const client = echoClient(server.address, resilienceMiddleware());

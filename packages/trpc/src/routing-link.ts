@@ -1,8 +1,13 @@
 import {
+  createRetryBudget,
   createRouter,
   type ErrorVerdict,
   isConcurrencyLimitError,
   isRoutingError,
+  type MethodOptions,
+  type RetryBudget,
+  type RouteHedge,
+  type RouteProtection,
   type Router,
   type RouterOptions,
   type RouteSelection,
@@ -19,6 +24,8 @@ import {
   onAbort,
   optionPath,
   optionTypeError,
+  PROCEDURE_SELECTORS,
+  resolveMethods,
   resolvePropagate,
   shareLimiters,
   timerWheelFor,
@@ -28,12 +35,22 @@ import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } fr
 import type { AnyRouter } from '@trpc/server';
 import { type Observer, observable } from '@trpc/server/observable';
 import { classifyTRPCError } from './classify.js';
-import type { BreakwaterOperationContext } from './context.js';
+import { type BreakwaterOperationContext, contextFault } from './context.js';
 import type { Envelope } from './internals/call.js';
 import { aborted, deadlineRefusal, limitRefusal, refusal } from './internals/errors.js';
 import { inheritCall, outboundCriticality, withOutbound } from './internals/propagation.js';
 import { noNext, runLink } from './internals/run-link.js';
 import type { TRPCIdempotent } from './resilience-link.js';
+
+/** The routers of the link's options or of one `methods` entry, and its call deadline. */
+interface RouteStack<TRouter extends AnyRouter> {
+  /** Routes calls safe to repeat: failover, retries, hedging. */
+  readonly router: Router<OperationLink<TRouter>>;
+  /** Routes every other call: no hedge, no race. May be `router` itself. */
+  readonly single: Router<OperationLink<TRouter>>;
+  /** Deadline of each call in ms (`Infinity` for none) unless `context.timeoutMs` says otherwise. */
+  readonly callMs: number;
+}
 
 /** One tRPC endpoint behind {@link routingLink}. */
 export interface TRPCEndpoint<TRouter extends AnyRouter> {
@@ -75,6 +92,16 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
    * Defaults to `STANDARD_RESILIENCE.timeoutMs` (30 s), as in `resilienceLink`.
    */
   timeoutMs?: number | false;
+  /**
+   * Settings per procedure path (`'user.get'`) or router (`'user.*'`): a call takes the most
+   * specific entry, merged over these options (`timeoutMs`, and `protection`'s `attemptTimeoutMs`,
+   * `retry`, `circuit`, and `hedge`, the objects field by field). An entry's procedures get
+   * their own circuit per endpoint; endpoints, health, budget and concurrency limits stay the
+   * link's. Defaults to none.
+   * @example
+   * methods: { 'report.export': { timeoutMs: 60_000, retry: false } }
+   */
+  methods?: Readonly<Record<string, MethodOptions>>;
 }
 
 /** Keys of {@link RoutingLinkOptions}. @internal */
@@ -96,7 +123,42 @@ export const ROUTING_LINK_KEYS = {
   telemetry: true,
   onEvent: true,
   propagate: true,
+  methods: true,
 } as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
+
+/** What a `methods` entry (or the link's options) sets: core's merge works on this view. */
+interface RouteView {
+  timeoutMs?: number | false;
+  attemptTimeoutMs?: number | false;
+  retry?: RouteProtection['retry'];
+  hedge?: RouteHedge | false;
+  circuit?: RouteProtection['circuit'];
+}
+
+/** The router options of `view` over the link's `routerOptions`. */
+function withView<O extends { protection?: RouteProtection; hedge?: RouteHedge | false }>(
+  routerOptions: O,
+  view: RouteView,
+): O {
+  const { timeoutMs: _call, hedge, ...protection } = view;
+  const { hedge: _hedge, ...rest } = routerOptions;
+  return {
+    ...rest,
+    protection: { ...routerOptions.protection, ...protection },
+    ...(hedge === undefined ? {} : { hedge }),
+  } as O;
+}
+
+/** A call deadline option as ms (`Infinity` for none). */
+function callMsOf(path: string, value: number | false): number {
+  return value === false
+    ? Number.POSITIVE_INFINITY
+    : checkNumber(path, value, { above: 0, allowInfinity: true });
+}
+
+function isBudget(value: unknown): value is RetryBudget {
+  return typeof (value as Partial<RetryBudget> | undefined)?.tryRetry === 'function';
+}
 
 /** Stands in for the endpoints' links in the router built only to check the options. */
 const noLink: unknown = undefined;
@@ -167,6 +229,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
     timeoutMs = STANDARD_RESILIENCE.timeoutMs,
     selection = ADAPTER_SELECTION,
     propagate,
+    methods,
     ...rest
   } = options;
   // The link inherits from the inbound call (its deadline timer, the attempts' headers); its routers do not.
@@ -175,14 +238,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw optionTypeError('endpoints', 'must be a non-empty array', 'routingLink');
   }
-  const callMs =
-    timeoutMs === false
-      ? Number.POSITIVE_INFINITY
-      : optionPath(
-          '',
-          () => checkNumber('timeoutMs', timeoutMs, { above: 0, allowInfinity: true }),
-          'routingLink',
-        );
+  const callMs = optionPath('', () => callMsOf('timeoutMs', timeoutMs), 'routingLink');
   if (
     idempotent !== undefined &&
     typeof idempotent !== 'boolean' &&
@@ -194,9 +250,27 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
       'routingLink',
     );
   }
+  const clientView: RouteView = {
+    timeoutMs,
+    ...(rest.protection?.attemptTimeoutMs === undefined
+      ? {}
+      : { attemptTimeoutMs: rest.protection.attemptTimeoutMs }),
+    ...(rest.protection?.retry === undefined ? {} : { retry: rest.protection.retry }),
+    ...(rest.hedge === undefined ? {} : { hedge: rest.hedge }),
+    ...(rest.protection?.circuit === undefined ? {} : { circuit: rest.protection.circuit }),
+  };
+  const table = resolveMethods('routingLink', methods, PROCEDURE_SELECTORS, clientView);
+  const entryCallMs = new Map(
+    table.entries.map((e) => [
+      e,
+      optionPath(e.path, () => callMsOf('timeoutMs', e.options.timeoutMs ?? false), 'routingLink'),
+    ]),
+  );
   const safe = (op: Operation): boolean => {
     const flag = (op.context as BreakwaterOperationContext).idempotent;
     if (typeof flag === 'boolean') return flag;
+    const own = table.entryFor(op.path)?.idempotent;
+    if (own !== undefined) return own;
     if (idempotent === undefined) return op.type !== 'mutation';
     return typeof idempotent === 'function' ? idempotent(op) === true : idempotent;
   };
@@ -209,17 +283,23 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   const { health, telemetry } = routerOptions;
   // Telemetry hears the throwaway's calls only (it makes none): its targets and circuits are not the client's.
   const callsOnly = telemetry === undefined ? {} : { telemetry: callsOnlyTelemetry(telemetry) };
-  optionPath(
-    (path) => path.replace(/^providers\[/, 'endpoints['),
-    () =>
-      createRouter({
-        ...routerOptions,
-        ...callsOnly,
-        ...(health === undefined ? {} : { health: { ...health, probe: 'none' } }),
-        providers: endpoints.map((e) => ({ id: e.id, resource: noLink as OperationLink<TRouter> })),
-      }).stop(),
-    'routingLink',
-  );
+  const check = (prefix: string, view: RouteView) =>
+    optionPath(
+      (path) => `${prefix}${path.replace(/^providers\[/, 'endpoints[')}`,
+      () =>
+        createRouter({
+          ...withView(routerOptions, view),
+          ...callsOnly,
+          ...(health === undefined ? {} : { health: { ...health, probe: 'none' } }),
+          providers: endpoints.map((e) => ({
+            id: e.id,
+            resource: noLink as OperationLink<TRouter>,
+          })),
+        }).stop(),
+      'routingLink',
+    );
+  check('', clientView);
+  for (const entry of table.entries) check(`${entry.path}.`, entry.options);
 
   // The call deadlines wait on the router's time: core's shared wheel, or the injected sleep.
   const clock = routerOptions.clock ?? systemClock;
@@ -228,24 +308,64 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
   return (runtime) => {
     // initialized in app
     const providers = endpoints.map((e) => ({ id: e.id, resource: e.link(runtime) }));
-    const router: Router<OperationLink<TRouter>> = createRouter({ ...routerOptions, providers });
-    // Hedging and racing are router-wide; calls that must not be repeated use a twin with
-    // neither (a race's twin goes by priority), sharing the health registry (its circuits are
-    // its own). Telemetry hears its calls, and the targets' health and circuits of the main
-    // router only, so each gauge has one source.
-    const { hedge, selection, ...unhedged } = routerOptions;
-    const raced = (typeof selection === 'string' ? selection : selection?.type) === 'race';
-    const single =
-      (hedge !== undefined && hedge !== false) || raced
-        ? createRouter({
-            ...unhedged,
-            ...(raced || selection === undefined ? {} : { selection }),
-            ...callsOnly,
-            health: { ...unhedged.health, probe: 'none', registry: router.health },
-            providers,
-          })
-        : router;
-    shareLimiters(single, router);
+    // One budget for every procedure: created once when given as options.
+    const { budget } = routerOptions;
+    const oneBudget =
+      budget === undefined || budget === false || isBudget(budget)
+        ? {}
+        : { budget: createRetryBudget(budget) };
+    const client = stackOf(clientView, callMs, undefined);
+    const stacks = new Map(
+      table.entries.map((e) => [
+        e,
+        stackOf(e.options, entryCallMs.get(e) ?? callMs, client.router),
+      ]),
+    );
+    const stackFor = (path: string): RouteStack<TRouter> => {
+      const entry = table.entryFor(path);
+      return (entry && stacks.get(entry)) ?? client;
+    };
+
+    /**
+     * The routers of the link's options or of one entry (`main` the link's router, whose
+     * health registry, probes and limits the entry's share). Hedging and racing are
+     * router-wide; calls that must not be repeated use a twin with neither (a race's twin goes
+     * by priority), sharing the health registry (its circuits are its own). Telemetry hears
+     * its calls, and the targets' health and circuits of the link's main router only, so
+     * each gauge has one source.
+     */
+    function stackOf(
+      view: RouteView,
+      ms: number,
+      main: Router<OperationLink<TRouter>> | undefined,
+    ): RouteStack<TRouter> {
+      const own = { ...withView(routerOptions, view), ...oneBudget };
+      const router: Router<OperationLink<TRouter>> =
+        main === undefined
+          ? createRouter({ ...own, providers })
+          : createRouter({
+              ...own,
+              ...callsOnly,
+              health: { ...own.health, probe: 'none', registry: main.health },
+              providers,
+            });
+      const { hedge, selection, ...unhedged } = own;
+      const raced = (typeof selection === 'string' ? selection : selection?.type) === 'race';
+      const single =
+        (hedge !== undefined && hedge !== false) || raced
+          ? createRouter({
+              ...unhedged,
+              ...(raced || selection === undefined ? {} : { selection }),
+              ...callsOnly,
+              health: { ...unhedged.health, probe: 'none', registry: router.health },
+              providers,
+            })
+          : router;
+      shareLimiters(single, main ?? router);
+      if (main !== undefined) shareLimiters(router, main);
+      return { router, single, callMs: ms };
+    }
+    const router = client.router;
 
     return ({ op }) => {
       // initialized for request
@@ -257,18 +377,29 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
       return observable<Envelope, TRPCClientError<TRouter>>((observer) => {
         // Every error the link reports is a TRPCClientError (toClientError and the refusals).
         const outer = observer as Partial<Observer<Envelope, unknown>>;
-        const inherited = inheritCall(plan, callMs, classify, op, outer);
+        // A misspelt per-call key would be ignored in silence: the call is refused, unsent.
+        const fault = contextFault(op.context);
+        if (fault !== undefined) {
+          outer.error?.(refusal(fault));
+          return () => {};
+        }
+        const stack = stackFor(op.path);
+        const inherited = inheritCall(plan, stack.callMs, classify, op, outer);
         if (inherited?.expired) {
           // The inbound deadline has passed: nothing is sent.
           inherited.observer.error?.(deadlineRefusal(inherited.op, 0, 'timeout'));
           return () => {};
         }
-        return route(inherited?.op ?? op, inherited?.observer ?? outer);
+        return route(stack, inherited?.op ?? op, inherited?.observer ?? outer);
       });
     };
 
     /** One request over the endpoints, `op` already carrying what it inherits. */
-    function route(op: Operation, observer: Partial<Observer<Envelope, unknown>>): () => void {
+    function route(
+      stack: RouteStack<TRouter>,
+      op: Operation,
+      observer: Partial<Observer<Envelope, unknown>>,
+    ): () => void {
       const callerSignal = op.signal;
       // As bare tRPC and resilienceLink do: a call its caller already gave up sends nothing.
       if (callerSignal?.aborted) {
@@ -289,7 +420,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
         callerSignal == null
           ? undefined
           : onAbort(callerSignal, () => ac.abort(callerSignal.reason));
-      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? callMs;
+      const ms = (op.context as BreakwaterOperationContext).timeoutMs ?? stack.callMs;
       let deadlineAt = Number.POSITIVE_INFINITY;
       // What each attempt tells its server (`breakwaterHeaders`): the call's deadline as wall-clock time.
       let sentBy = Number.POSITIVE_INFINITY;
@@ -314,7 +445,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
         : (error: unknown) => onlyIfNeverSent(classify(error, op));
       const criticality = outboundCriticality(op);
       let attempts = 0;
-      (repeatable ? router : single)
+      (repeatable ? stack.router : stack.single)
         .execute(
           (link, { signal }) =>
             runLink(
@@ -327,6 +458,7 @@ export function routingLink<TRouter extends AnyRouter = AnyRouter>(
             classify: verdictOf,
             deadlineAt,
             idempotent: repeatable,
+            method: op.path,
             criticality: (op.context as BreakwaterOperationContext).criticality,
           },
         )

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { isDeadlineExceededError } from '@breakwater/core';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { deadlineLink, resilienceLink } from '../src/index.js';
+import { deadlineLink, resilienceLink, routingLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf, slowCallInBatch } from './helpers.js';
 
 describe('deadlineLink inside httpBatchLink', () => {
@@ -35,23 +35,33 @@ describe('deadlineLink inside httpBatchLink', () => {
     ).resolves.toMatchObject({ sleptMs: 250 });
   });
 
-  it('refuses a call whose context misspells one of its keys, before sending it', async () => {
-    const server = await chaos();
-    const client = clientOf([resilienceLink({ retry: false }), batchLink(server.url)]);
-    const error = await errorOf(client.slow.query({ ms: 600 }, { context: { timeoutMS: 100 } }));
-    expect(error).toBeInstanceOf(TRPCClientError);
-    expect((error as Error).message).toBe(
-      'unknown option `context.timeoutMS` — did you mean `context.timeoutMs`?',
-    );
-    expect((error as Error).cause).toBeInstanceOf(TypeError);
-    const typed = await errorOf(client.slow.query({ ms: 10 }, { context: { timeoutMs: '100' } }));
-    expect((typed as Error).message).toBe('context.timeoutMs must be a number of ms, got "100"');
-    // Nothing reached the server; another link's key (callId) is not ours to judge.
-    expect(server.stats().procedures.slow).toBeUndefined();
-    await expect(
-      client.slow.query({ ms: 10 }, { context: { callId: 'c', timeoutMs: 2000 } }),
-    ).resolves.toMatchObject({ sleptMs: 10 });
-  });
+  // Friction 8: per-call options are checked where they arrive untyped, in both links.
+  it.each([
+    ['resilienceLink', (url: string) => [resilienceLink({ retry: false }), batchLink(url)]],
+    [
+      'routingLink',
+      (url: string) => [routingLink({ endpoints: [{ id: 'a', link: batchLink(url) }] })],
+    ],
+  ] as const)(
+    '%s refuses a call whose context misspells one of its keys, before sending it',
+    async (_, links) => {
+      const server = await chaos();
+      const client = clientOf(links(server.url));
+      const error = await errorOf(client.slow.query({ ms: 600 }, { context: { timeoutMS: 100 } }));
+      expect(error).toBeInstanceOf(TRPCClientError);
+      expect((error as Error).message).toBe(
+        'unknown option `context.timeoutMS` — did you mean `context.timeoutMs`?',
+      );
+      expect((error as Error).cause).toBeInstanceOf(TypeError);
+      const typed = await errorOf(client.slow.query({ ms: 10 }, { context: { timeoutMs: '100' } }));
+      expect((typed as Error).message).toBe('context.timeoutMs must be a number of ms, got "100"');
+      // Nothing reached the server; another link's key (callId) is not ours to judge.
+      expect(server.stats().procedures.slow).toBeUndefined();
+      await expect(
+        client.slow.query({ ms: 10 }, { context: { callId: 'c', timeoutMs: 2000 } }),
+      ).resolves.toMatchObject({ sleptMs: 10 });
+    },
+  );
 
   it('rejects at once when the caller aborts one call of a batch', async () => {
     const server = await chaos();

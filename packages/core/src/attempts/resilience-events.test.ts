@@ -131,5 +131,17 @@ describe('onEvent: one listener for every decision', () => {
     await clock.advanceAsync(20);
     await expect(answer).resolves.toBe('b');
     expect(events).toEqual([{ kind: 'hedge', method: undefined, target: 'router', attempt: 2 }]);
+
+    // A request that names its method: its events carry it.
+    events.length = 0;
+    const named = hedged.execute(slow, { method: '/shop.Cart/Get' });
+    await clock.advanceAsync(20);
+    await expect(named).resolves.toBe('b');
+    expect(events).toEqual([
+      { kind: 'hedge', method: '/shop.Cart/Get', target: 'router', attempt: 2 },
+    ]);
+    expect(() => hedged.execute(slow, { method: 7 as never })).toThrow(
+      'router.execute options.method must be a string, got 7',
+    );
   });
 });

@@ -27,7 +27,7 @@ export interface ServiceConfigMethodOptions {
   idempotent: boolean;
 }
 
-/** What {@link fromServiceConfig} returns: options for `resilienceInterceptor` (and the per-method `methods`). */
+/** What {@link fromServiceConfig} returns: options for `resilienceInterceptor` or `resilienceMiddleware` (and the per-method `methods`). */
 export interface ServiceConfigOptions {
   /** The default entry's `timeout`, or `false` without one (A6: no deadline). */
   timeoutMs: number | false;

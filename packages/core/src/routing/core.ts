@@ -4,6 +4,7 @@ import {
   type SafeCallTelemetry,
   stopRefusal,
   type TelemetryRefusal,
+  type TelemetryTarget,
 } from '../attempts/telemetry.js';
 import { isProbePermit } from '../breaker/machine.js';
 import type { CircuitBreaker } from '../breaker/types.js';
@@ -779,11 +780,11 @@ export class RouterCore<R> implements VisitEnv {
   }
 
   /** A request refused before its traversal (no visit): telemetry hears one refused call. */
-  refuse(reason: TelemetryRefusal): void {
+  refuse(reason: TelemetryRefusal, target: TelemetryTarget = ROUTER_TARGET): void {
     const telemetry = this.config.telemetry;
     if (telemetry === undefined) return;
     const now = telemetry.clock();
-    const tel = telemetry.startCall(ROUTER_TARGET, now);
+    const tel = telemetry.startCall(target, now);
     if (tel === undefined) return;
     tel.refused(reason);
     tel.end('refused', 0, undefined, now);
@@ -800,7 +801,7 @@ export class RouterCore<R> implements VisitEnv {
     const { deadlineAt } = bounds;
     // A request whose deadline passed before it was admitted never visits a provider: no time is left.
     if (deadlineAt !== Number.POSITIVE_INFINITY && this.clock() >= deadlineAt) {
-      this.refuse('deadline-expired');
+      this.refuse('deadline-expired', bounds.target);
       const expired = Promise.reject(new DeadlineExceededError());
       if (fallback === undefined) return expired;
       return expired.catch((error: unknown) => fallback(error, { signal }));
@@ -810,7 +811,7 @@ export class RouterCore<R> implements VisitEnv {
     let rt: RouteTelemetry | undefined;
     if (telemetry !== undefined) {
       const now = telemetry.clock();
-      const tel = telemetry.startCall(ROUTER_TARGET, now);
+      const tel = telemetry.startCall(bounds.target, now);
       if (tel !== undefined) {
         rt = new RouteTelemetry(tel, telemetry.clock, now, telemetry.firstAttemptAtStart);
       }

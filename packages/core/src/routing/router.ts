@@ -1,3 +1,4 @@
+import type { TelemetryTarget } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import { isQueueFullError } from '../errors/queue-full-error.js';
 import { isRoutingError } from '../errors/routing-error.js';
@@ -12,7 +13,7 @@ import { createSlotPool, type SlotPool } from '../pool/pool.js';
 import { inheritInbound } from '../propagation/inherit.js';
 import type { ErrorPolicy, ErrorVerdict } from '../retry/verdict.js';
 import { RouterCore } from './core.js';
-import { type RouterConfig, resolveRouterOptions } from './options.js';
+import { ROUTER_TARGET, type RouterConfig, resolveRouterOptions } from './options.js';
 import type { RouteExecuteOptions, RouteOperation, Router, RouterOptions } from './types.js';
 import type { ProviderRuntime, RequestBounds } from './visit.js';
 
@@ -105,7 +106,8 @@ class SlotHold {
 
 class RouterImpl<R> implements Router<R> {
   private readonly core: RouterCore<R>;
-  private readonly pool: SlotPool | undefined;
+  /** The bulkhead; a twin's is its source's (`shareLimiters`). */
+  pool: SlotPool | undefined;
   /** Some provider may abandon an attempt at its timeout: slots wait for its operation. */
   private readonly holdsAbandoned: boolean;
   readonly providerIds: readonly string[];
@@ -189,6 +191,18 @@ class RouterImpl<R> implements Router<R> {
     this.config.checker?.stop();
   }
 
+  /** One telemetry target per method named: calls of one target share its telemetry objects. */
+  private readonly targets = new Map<string, TelemetryTarget>();
+
+  private targetOf(method: string): TelemetryTarget {
+    let target = this.targets.get(method);
+    if (target === undefined) {
+      target = Object.freeze({ ...ROUTER_TARGET, method });
+      this.targets.set(method, target);
+    }
+    return target;
+  }
+
   execute<T>(fn: RouteOperation<R, T>, options?: RouteExecuteOptions<T>): Promise<T> {
     // Before the slot is taken: a bad call must not harm the next one.
     checkCall('router.execute', 'fn', fn, options);
@@ -213,6 +227,13 @@ class RouterImpl<R> implements Router<R> {
       this.core.limited || options?.criticality !== undefined
         ? criticalityOf('router.execute options.criticality', options?.criticality)
         : 'default';
+    const method = options?.method;
+    if (method !== undefined && typeof method !== 'string') {
+      throw new TypeError(
+        `router.execute options.method must be a string, got ${describeValue(method)}`,
+      );
+    }
+    const target = method === undefined ? ROUTER_TARGET : this.targetOf(method);
     const inherited = inheritInbound(this.config.propagate, options?.propagate);
     if (inherited === undefined) {
       return this.admit({
@@ -220,7 +241,7 @@ class RouterImpl<R> implements Router<R> {
         signal,
         policy,
         fallback,
-        bounds: { deadlineAt, idempotent, criticality },
+        bounds: { deadlineAt, idempotent, criticality, target },
       });
     }
     // Inside a bound handler: the inbound deadline (less the margin) bounds the request, and the
@@ -235,6 +256,7 @@ class RouterImpl<R> implements Router<R> {
         deadlineAt: Math.min(deadlineAt, this.config.clock() + inherited.remainingMs()),
         idempotent,
         criticality,
+        target,
       },
     });
     routed.then(
@@ -278,7 +300,7 @@ class RouterImpl<R> implements Router<R> {
       }
     } else {
       // A full queue: the pool refuses the request below, which never reaches a traversal.
-      if (pool.queued >= pool.maxQueue) this.core.refuse('queue-full');
+      if (pool.queued >= pool.maxQueue) this.core.refuse('queue-full', bounds.target);
       if (this.holdsAbandoned) {
         routed = this.queueHolding(pool, request);
       } else {
@@ -365,13 +387,15 @@ export function createRouter<R>(options: RouterOptions<R>): Router<R> {
 }
 
 /**
- * Makes `twin`'s providers use `source`'s adaptive concurrency limits
- * (`concurrency.adaptive`), matched by provider id: an adapter's twin routers
- * over the same targets (one with hedging, one without) hold one limit per
- * target, as they hold one circuit.
+ * Makes `twin` use `source`'s concurrency limits, matched by provider id: the
+ * adaptive ones (`concurrency.adaptive`) and the bulkhead (`{ limit, maxQueue }`).
+ * An adapter's twin routers over the same targets (one with hedging, one
+ * without; one per `methods` entry) hold one limit per target and one
+ * bulkhead, as they hold one circuit.
  * @internal
  */
 export function shareLimiters<R>(twin: Router<R>, source: Router<R>): void {
-  if (twin === source || !(twin instanceof RouterImpl)) return;
+  if (twin === source || !(twin instanceof RouterImpl) || !(source instanceof RouterImpl)) return;
   for (const p of (twin as RouterImpl<R>).providers) p.limiter = source.limiter(p.id);
+  twin.pool = (source as RouterImpl<R>).pool;
 }

@@ -166,6 +166,8 @@ export interface RouteExecuteOptions<T> {
   criticality?: Criticality | undefined;
   /** `false`: the request is not safe to repeat, so no derived attempt timeout cuts it (no retry or failover could follow the cut; what may be repeated stays `classify`'s). Defaults to `true`. */
   idempotent?: boolean | undefined;
+  /** The method or procedure the request calls (a gRPC `/pkg.Service/Method`, a tRPC path): `onEvent` events and telemetry name it. Defaults to none. */
+  method?: string | undefined;
   /**
    * Runs once after the final error (a `RoutingError`, a `failover: false` error)
    * or at once on queue overflow; never on success, cancellation or a throwing

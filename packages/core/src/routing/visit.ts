@@ -1,4 +1,5 @@
 import { retryAfterFailure } from '../attempts/retry-loop.js';
+import type { TelemetryTarget } from '../attempts/telemetry.js';
 import type { CircuitBreaker } from '../breaker/types.js';
 import type { TimerWheel } from '../deadline/timer-wheel.js';
 import { isDeadlineExceededError } from '../errors/deadline-exceeded-error.js';
@@ -276,6 +277,8 @@ export interface RequestBounds {
   readonly idempotent: boolean;
   /** How much the request matters under an adaptive limit: each provider refuses the lowest tier first. */
   readonly criticality: Criticality;
+  /** Who telemetry and events say made the request: the router, and the method when the caller named it. */
+  readonly target: TelemetryTarget;
 }
 
 /** A first attempt the router already ran inline, and how it failed. @internal */

@@ -27,6 +27,7 @@ import { trailerGetter } from '../trailer-getter.js';
 import { type AttemptOwner, RouteAttempt } from './route-attempt.js';
 import {
   LOST,
+  type RoutingStack,
   type RoutingState,
   type RoutingTargetRuntime,
   STOP_COUNTED,
@@ -110,6 +111,8 @@ export class RoutedCall implements Call, AttemptOwner {
   private credentials: CallCredentials | undefined;
   private readonly deadlineAt: number;
   private readonly deadline: Deadline;
+  /** The client's routers and settings, or those of the method's `methods` entry. */
+  private readonly stack: RoutingStack;
   private readonly callNumber: number;
   /** What the call inherits from the inbound call it runs under; `undefined` outside a bound handler. */
   private readonly inherited: Inheritance | undefined;
@@ -126,12 +129,19 @@ export class RoutedCall implements Call, AttemptOwner {
     private readonly parentCall: ServerSurfaceCall | null,
     private readonly propagateFlags: number | null | undefined,
   ) {
+    this.stack = state.stackFor(path);
     this.inherited = inheritInbound(state.propagate);
-    const inheritedAt = this.inherited?.deadline ?? Number.POSITIVE_INFINITY;
     const own = deadlineMs(deadline);
-    // Inside a bound handler the inbound deadline, less the margin, bounds every attempt.
-    this.deadlineAt = Math.min(own, inheritedAt);
-    this.deadline = inheritedAt < own ? inheritedAt : deadline;
+    // Inside a bound handler the inbound deadline, less the margin, bounds every attempt;
+    // a method entry's `timeoutMs` bounds the call when earlier than the caller's deadline.
+    const bound = Math.min(
+      this.inherited?.deadline ?? Number.POSITIVE_INFINITY,
+      this.stack.timeoutMs === undefined
+        ? Number.POSITIVE_INFINITY
+        : state.clock() + this.stack.timeoutMs,
+    );
+    this.deadlineAt = Math.min(own, bound);
+    this.deadline = bound < own ? bound : deadline;
     this.callNumber = state.nextCallNumber();
   }
 
@@ -238,8 +248,8 @@ export class RoutedCall implements Call, AttemptOwner {
     if (this.dispatched) return;
     this.dispatched = true;
     this.replayable = replayable;
-    this.idempotent = replayable && this.state.isSafe(this.path);
-    const router = this.idempotent ? this.state.safe : this.state.pinned;
+    this.idempotent = replayable && this.stack.isSafe(this.path);
+    const router = this.idempotent ? this.stack.safe : this.stack.pinned;
     // The grpc-js deadline bounds every attempt on its own; the router only needs it to skip
     // a retry or failover that could not start in time (the engine's rule), and cuts a hung
     // attempt by it. A request stream is never repeated, and its first answer waits on its
@@ -249,6 +259,7 @@ export class RoutedCall implements Call, AttemptOwner {
       .execute((target, context) => this.attempt(target, context.signal), {
         classify: (error) => this.judge(error),
         idempotent: this.idempotent,
+        method: this.path,
         ...(deadlineAt === Number.POSITIVE_INFINITY ? {} : { deadlineAt }),
       })
       .then(undefined, (error: unknown) => this.routeFailed(error));
@@ -288,8 +299,9 @@ export class RoutedCall implements Call, AttemptOwner {
     const { state } = this;
     let deadline: Deadline = this.deadline;
     let perAttempt = false;
-    if (state.perAttemptTimeoutMs !== undefined) {
-      const at = state.clock() + state.perAttemptTimeoutMs;
+    const { perAttemptTimeoutMs } = this.stack;
+    if (perAttemptTimeoutMs !== undefined) {
+      const at = state.clock() + perAttemptTimeoutMs;
       if (at < this.deadlineAt) {
         deadline = at;
         perAttempt = true;
@@ -385,7 +397,7 @@ export class RoutedCall implements Call, AttemptOwner {
     else if (!a.settled) a.fail(status);
     else if (this.verdictFor(a, status).countForCircuit !== false) {
       // Failed after it committed (a stream broke): the router already counted a success.
-      this.state.targetFailed(a.target.id);
+      this.state.targetFailed(this.stack, a.target.id);
     }
     this.finish(status);
   }

@@ -14,20 +14,32 @@ export interface RoutingTargetRuntime {
   readonly owned: boolean;
 }
 
-/** What every routed call of one routing channel shares. @internal */
-export interface RoutingState {
+/**
+ * The routers and settings of the client's options, or of one `methods`
+ * entry merged over them. Each has its own routers, so its own circuit per
+ * target; all share the targets and the health registry. @internal
+ */
+export interface RoutingStack {
   /** Routes calls whose request is complete and safe to repeat: failover, retries, hedging. */
   readonly safe: Router<RoutingTargetRuntime>;
   /** Routes every other call: one target, no retry, no failover, no hedge. May be `safe` itself. */
   readonly pinned: Router<RoutingTargetRuntime>;
-  /** Records a failure the router did not see (a stream broken after commit) for the target's health and circuit. */
-  targetFailed(targetId: string): void;
-  readonly classify: GrpcStatusClassifier;
-  readonly clock: Clock;
+  /** Deadline of the whole call in ms (the earlier of it and the caller's wins), or undefined. */
+  readonly timeoutMs: number | undefined;
   /** Per-attempt deadline in ms, or undefined. */
   readonly perAttemptTimeoutMs: number | undefined;
   /** Whether a method (full path) is safe to repeat. */
   isSafe(path: string): boolean;
+}
+
+/** What every routed call of one routing channel shares. @internal */
+export interface RoutingState {
+  /** The stack a call of method `path` runs on. */
+  stackFor(path: string): RoutingStack;
+  /** Records a failure a router of `stack` did not see (a stream broken after commit) for the target's health and circuit. */
+  targetFailed(stack: RoutingStack, targetId: string): void;
+  readonly classify: GrpcStatusClassifier;
+  readonly clock: Clock;
   /** Numbers calls for `getCallNumber()`. */
   nextCallNumber(): number;
   /** True once the routing channel was closed. */

@@ -14,6 +14,7 @@ import {
 } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
+  checkLookalikeKeys,
   checkNumber,
   optionPath,
   optionTypeError,
@@ -135,6 +136,20 @@ export function passThrough<Request, Response>(
   return call.next(call.request, Object.assign({}, options, { metadata }));
 }
 
+/** Every per-call key Breakwater's middleware and nice-grpc read: a key near one of them is a typo. */
+const CALL_OPTION_KEYS = {
+  deadline: true,
+  attempts: true,
+  retry: true,
+  hedge: true,
+  criticality: true,
+  propagate: true,
+  metadata: true,
+  signal: true,
+  onHeader: true,
+  onTrailer: true,
+} as const;
+
 /**
  * The options below the retry/hedge stage: the caller's, without the stage's
  * own per-call keys. An invalid `attempts` is the call's `INVALID_ARGUMENT`
@@ -142,6 +157,8 @@ export function passThrough<Request, Response>(
  * @internal
  */
 export function ownOptions(callOptions: CallOptions & RetryCallOptions, path: string): CallOptions {
+  // A misspelt key of ours would be ignored in silence; another middleware's passes.
+  checkCallOption(path, () => checkLookalikeKeys(undefined, callOptions, CALL_OPTION_KEYS, ''));
   const { retry, hedge, attempts } = callOptions;
   if (retry === undefined && hedge === undefined && attempts === undefined) return callOptions;
   if (attempts !== undefined) {
