@@ -1,4 +1,4 @@
-import type { RouteSelectionType } from '@breakwater/core';
+import type { RouteSelectionType } from '@breakwater/core/types';
 import { expect } from 'vitest';
 import type { ConformanceOptions, EntryPoint, OptionRow, Scenario } from './types.js';
 

@@ -1,4 +1,5 @@
-import type { Probe, ProbeWatch } from '@breakwater/core';
+import type { Probe } from '@breakwater/core';
+import type { ProbeWatch } from '@breakwater/core/health';
 import {
   checkOptions,
   describeValue,

@@ -1,17 +1,14 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
-  type Clock,
   type Criticality,
   createPool,
   type MethodOptions,
-  type Pool,
   type ResilienceOptions,
   type ResilienceWarning,
-  type RetryPolicyOptions,
   STANDARD_RESILIENCE,
-  systemClock,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import {
   compileSelector,
   createGrpcCircuits,
@@ -31,6 +28,8 @@ import {
   resolveMethods,
   resolveResilience,
 } from '@breakwater/core/internal';
+import { type Clock, systemClock } from '@breakwater/core/time';
+import type { Pool } from '@breakwater/core/types';
 import type { CallOptions, Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { adaptiveStage } from './internals/adaptive-stage.js';
 import { attemptStage } from './internals/attempt-stage.js';

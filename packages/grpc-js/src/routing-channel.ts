@@ -1,45 +1,32 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
-  type Clock,
   createHealthChecker,
   createHealthRegistry,
   createRouter,
-  type Disposable,
-  type Event,
   type HealthChecker,
-  type HealthRecorder,
   type HealthRegistry,
-  type ProbeResultEvent,
-  type ProbeSetting,
-  type PropagateOptions,
-  type RandomSource,
   type ResilienceListener,
   type RetryBudget,
   type RetryBudgetOptions,
-  type RouteFailedEvent,
-  type RouteHedge,
-  type RouteHedgedEvent,
-  type RoutePanic,
-  type RouteProtection,
-  type RouteRecoveredEvent,
   type Router,
   type RouterOptions,
-  type RouteSelectedEvent,
-  type RouteSelection,
-  type RouteSelectionType,
-  type RouteSkippedEvent,
-  type Sleep,
   STANDARD_RESILIENCE,
-  systemClock,
   type Telemetry,
 } from '@breakwater/core';
+import type {
+  Disposable,
+  PropagateOptions,
+  RouteProtection,
+  Subscribe,
+} from '@breakwater/core/adapter';
 import {
   compileSelector,
   createGrpcStatusClassifier,
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import type { HealthRecorder, ProbeResultEvent, ProbeSetting } from '@breakwater/core/health';
 import {
   ADAPTER_SELECTION,
   callsOnlyTelemetry,
@@ -51,6 +38,18 @@ import {
   resolvePropagate,
   shareLimiters,
 } from '@breakwater/core/internal';
+import { type Clock, type RandomSource, type Sleep, systemClock } from '@breakwater/core/time';
+import type {
+  RouteFailedEvent,
+  RouteHedge,
+  RouteHedgedEvent,
+  RoutePanic,
+  RouteRecoveredEvent,
+  RouteSelectedEvent,
+  RouteSelection,
+  RouteSelectionType,
+  RouteSkippedEvent,
+} from '@breakwater/core/types';
 import {
   Channel,
   type ChannelCredentials,
@@ -225,15 +224,15 @@ export interface RoutingChannelApi {
   /** Probes every target now (when a probe is configured); resolves with what was recorded. */
   checkHealth(): Promise<ProbeResultEvent[]>;
   /** A target was chosen for an attempt. */
-  readonly onSelected: Event<RouteSelectedEvent>;
+  readonly onSelected: Subscribe<RouteSelectedEvent>;
   /** A target was passed over (`'circuit-open'`, `'probe-busy'`). */
-  readonly onSkipped: Event<RouteSkippedEvent>;
+  readonly onSkipped: Subscribe<RouteSkippedEvent>;
   /** An attempt on a target failed. */
-  readonly onFailed: Event<RouteFailedEvent>;
+  readonly onFailed: Subscribe<RouteFailedEvent>;
   /** A hedge was started on another target. */
-  readonly onHedged: Event<RouteHedgedEvent>;
+  readonly onHedged: Subscribe<RouteHedgedEvent>;
   /** An open target answered its recovery call. */
-  readonly onRecovered: Event<RouteRecoveredEvent>;
+  readonly onRecovered: Subscribe<RouteRecoveredEvent>;
 }
 
 /**
@@ -282,8 +281,8 @@ function buildTargets(list: unknown): RoutingTargetRuntime[] {
 /** Subscribes `listener` on every router's event of one kind. */
 function eachRouter<E>(
   routers: readonly Router<RoutingTargetRuntime>[],
-  pick: (r: Router<RoutingTargetRuntime>) => Event<E>,
-): Event<E> {
+  pick: (r: Router<RoutingTargetRuntime>) => Subscribe<E>,
+): Subscribe<E> {
   return (listener) => {
     const subs: Disposable[] = routers.map((r) => pick(r)(listener));
     return {

@@ -1,12 +1,4 @@
-import {
-  type Clock,
-  DeadlineExceededError,
-  isDeadlineExceededError,
-  type Sleep,
-  systemClock,
-  systemSleep,
-  withTimeout,
-} from '@breakwater/core';
+import { DeadlineExceededError, isDeadlineExceededError, withTimeout } from '@breakwater/core';
 import {
   checkOptions,
   type KnownKeys,
@@ -14,6 +6,7 @@ import {
   resolveResilience,
   telemetryScopeOf,
 } from '@breakwater/core/internal';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import {
   type CallOptions,
   ClientError,

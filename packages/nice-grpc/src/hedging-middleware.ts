@@ -1,12 +1,8 @@
-import type {
-  Clock,
-  HedgePolicyOptions,
-  RetryBudget,
-  RetryBudgetOptions,
-  Sleep,
-} from '@breakwater/core';
+import type { RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { HedgePolicyOptions } from '@breakwater/core/adapter';
 import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { attemptStage, compact, resolvePart } from './internals/parts.js';
 import { attemptsMiddleware, type RetryCallOptions } from './retry-middleware.js';

@@ -1,15 +1,14 @@
 import type {
   Backoff,
   BackoffOptions,
-  Clock,
   ResilienceWarning,
   RetryBudget,
   RetryBudgetOptions,
-  RetryPolicyOptions,
-  Sleep,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { attemptsStep, attemptsStream } from './internals/attempts-stage.js';
 import { stepMiddleware } from './internals/next.js';

@@ -1,15 +1,16 @@
+import type {
+  CallTelemetry,
+  CircuitBreaker,
+  Criticality,
+  Telemetry,
+  TelemetryTarget,
+} from '@breakwater/core';
 import {
-  type AdaptiveLimiter,
-  type CallTelemetry,
-  type CircuitBreaker,
   CRITICALITIES,
-  type Criticality,
-  type Telemetry,
   type TelemetryAttemptOutcome,
   type TelemetryCallOutcome,
   type TelemetryRefusal,
-  type TelemetryTarget,
-} from '@breakwater/core';
+} from '@breakwater/core/adapter';
 import { GrpcStatus } from '@breakwater/core/grpc';
 import {
   checkOptions,
@@ -18,6 +19,7 @@ import {
   optionPath,
   optionTypeError,
 } from '@breakwater/core/internal';
+import type { AdaptiveLimiter } from '@breakwater/core/types';
 import {
   type Attributes,
   type Context,

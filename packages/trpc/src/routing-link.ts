@@ -5,10 +5,7 @@ import {
   isRoutingError,
   type Router,
   type RouterOptions,
-  type RouteSelection,
-  type RouteSelectionType,
   STANDARD_RESILIENCE,
-  systemClock,
 } from '@breakwater/core';
 import {
   ADAPTER_SELECTION,
@@ -24,6 +21,8 @@ import {
   timerWheelFor,
   WheelEntry,
 } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
+import type { RouteSelection, RouteSelectionType } from '@breakwater/core/types';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { type Observer, observable } from '@trpc/server/observable';

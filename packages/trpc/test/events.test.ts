@@ -1,4 +1,5 @@
-import { fixedRandom, type ResilienceEvent } from '@breakwater/core';
+import type { ResilienceEvent } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { resilienceLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';

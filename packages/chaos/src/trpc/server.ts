@@ -6,7 +6,7 @@ import {
   type Sleep,
   systemClock,
   systemSleep,
-} from '@breakwater/core';
+} from '@breakwater/core/time';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { faultRandomness } from '../grpc/seeded-random.js';
 import { checkFaultPlan, decideFault, type TrpcFaultPlan } from './faults.js';

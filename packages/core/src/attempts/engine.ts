@@ -261,7 +261,7 @@ export const DEFAULT_BACKOFF_OPTIONS: Readonly<BackoffOptions> = Object.freeze({
   jitter: 'full',
 });
 
-/** {@link DEFAULT_BACKOFF_OPTIONS} built: the backoff of every stack that names none. */
+/** `DEFAULT_BACKOFF_OPTIONS` built: the backoff of every stack that names none. */
 export const DEFAULT_BACKOFF: Backoff = createBackoff(DEFAULT_BACKOFF_OPTIONS);
 
 /** The longest server pushback honoured; a longer one ends the retries at once. */

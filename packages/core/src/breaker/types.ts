@@ -1,4 +1,4 @@
-import type { Event } from '../internal/events.js';
+import type { Subscribe } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 
@@ -117,7 +117,7 @@ export interface CircuitBreakerConfig {
  * defaulting on its own; `window: false` turns the failure-rate window off.
  */
 export interface CircuitBreakerSettings extends Partial<Omit<CircuitBreakerConfig, 'window'>> {
-  /** A failure-rate window, or `false` for none. Defaults to the standard time window (see {@link CircuitBreakerConfig.window}). */
+  /** A failure-rate window, or `false` for none. Defaults to the standard time window (see `STANDARD_RESILIENCE.circuit.window`). */
   window?: FailureRateWindow | false;
 }
 
@@ -226,9 +226,9 @@ export interface CircuitBreaker {
   /** A JSON-safe snapshot that `initialState` accepts. */
   toJSON(): CircuitBreakerSnapshot;
   /** Subscribes to state transitions. */
-  readonly onStateChange: Event<CircuitStateChange>;
+  readonly onStateChange: Subscribe<CircuitStateChange>;
   /** Subscribes to refusals. */
-  readonly onReject: Event<CircuitRejection>;
+  readonly onReject: Subscribe<CircuitRejection>;
 }
 
 /** Serialisable breaker state, for `toJSON()` / `initialState`. */

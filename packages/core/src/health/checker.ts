@@ -1,6 +1,6 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { redactUrls } from '../internal/redact-url.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {
@@ -94,7 +94,7 @@ export interface HealthChecker {
   /** False once stopped (or when the probe is `'none'`). */
   readonly running: boolean;
   /** Subscribes to recorded probe outcomes. */
-  readonly onProbeResult: Event<ProbeResultEvent>;
+  readonly onProbeResult: Subscribe<ProbeResultEvent>;
 }
 
 const TIMED_OUT: unique symbol = Symbol('timed out');

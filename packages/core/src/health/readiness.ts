@@ -13,7 +13,7 @@ import { describeFailure, type HealthVerdict, type ProbeContext } from './probe.
 
 /**
  * A metric-driven health rule. Call it directly (`await rule()`) or use it as a
- * {@link Probe}: the target is handed to the sample functions, the signal cuts
+ * `Probe`: the target is handed to the sample functions, the signal cuts
  * a two-sample wait short (the rule then rejects with the abort reason).
  */
 export type ReadinessRule<T = unknown> = (
@@ -22,12 +22,12 @@ export type ReadinessRule<T = unknown> = (
 ) => Promise<HealthVerdict>;
 
 /** Reads one number (a counter, a gauge); gets the probe's target when used as a probe. */
-export type Sample<T = unknown> = (target?: T) => number | PromiseLike<number>;
+export type ReadinessSample<T = unknown> = (target?: T) => number | PromiseLike<number>;
 
 /** Options shared by the rules that take two samples `intervalMs` apart. */
 export interface TwoSampleOptions<T = unknown> {
   /** Reads the value. */
-  sample: Sample<T>;
+  sample: ReadinessSample<T>;
   /** Time between the two samples, in ms. Defaults to 1000 ms. */
   intervalMs?: number;
   /** Name used in the reason text. Defaults to `'counter'` / `'value'`. */
@@ -49,7 +49,7 @@ const COUNTER_PROGRESS_KEYS = { ...TWO_SAMPLE_KEYS, initial: true } as const;
 /** Options of {@link belowLimit}. */
 export interface BelowLimitOptions<T = unknown> {
   /** Reads the value. */
-  sample: Sample<T>;
+  sample: ReadinessSample<T>;
   /** Healthy while the value is strictly below this. */
   limit: number;
   /** Name used in the reason text. Defaults to `'value'`. */
@@ -66,9 +66,9 @@ export const BELOW_LIMIT_KEYS = {
 /** Options of {@link ratioBelow}. */
 export interface RatioBelowOptions<T = unknown> {
   /** Reads the numerator (e.g. dropped events). */
-  numerator: Sample<T>;
+  numerator: ReadinessSample<T>;
   /** Reads the denominator (e.g. ingested events); 0 is treated as 1. */
-  denominator: Sample<T>;
+  denominator: ReadinessSample<T>;
   /** Healthy while the ratio is strictly below this. */
   limit: number;
   /** Name used in the reason text. Defaults to `'ratio'`. */
@@ -104,7 +104,7 @@ export const STARTUP_GRACE_KEYS = {
 } as const satisfies KnownKeys<StartupGraceOptions>;
 
 /** Reads a sample, or explains why it could not. */
-async function read<T>(sample: Sample<T>, target: T | undefined, name: string) {
+async function read<T>(sample: ReadinessSample<T>, target: T | undefined, name: string) {
   try {
     return { value: await sample(target) };
   } catch (error) {
@@ -171,10 +171,10 @@ export function counterProgress<T = unknown>(
 /**
  * Healthy when a value is the same in two samples `intervalMs` apart (e.g. a
  * drop counter that must not move).
- * @example unchanged({ sample: () => metrics.get('events.dropped'), intervalMs: 100, name: 'drops' })
+ * @example sampleUnchanged({ sample: () => metrics.get('events.dropped'), intervalMs: 100, name: 'drops' })
  */
-export function unchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
-  return twoSamples('unchanged', options, 'value', (a, b, name, ms) =>
+export function sampleUnchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
+  return twoSamples('sampleUnchanged', options, 'value', (a, b, name, ms) =>
     a === b
       ? { healthy: true, reason: `${name} stayed at ${a} for ${ms} ms` }
       : { healthy: false, reason: `${name} changed from ${a} to ${b} in ${ms} ms` },

@@ -1,5 +1,5 @@
 import { ThrottledError } from '../errors/throttled-error.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {
   checkFunction,
@@ -95,7 +95,7 @@ export interface AdaptiveThrottle {
   /** The rejection probability now. */
   probability(): number;
   /** Subscribes to local rejections. */
-  readonly onReject: Event<ThrottleRejectEvent>;
+  readonly onReject: Subscribe<ThrottleRejectEvent>;
   /** A snapshot of the window's counts. */
   stats(): AdaptiveThrottleStats;
 }

@@ -1,7 +1,7 @@
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { onAbort } from '../internal/on-abort.js';
 import { checkNumber, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
@@ -71,7 +71,7 @@ export interface Pool {
   /** Resolves when no task is running or queued (at once if already so). */
   onIdle(): Promise<void>;
   /** Subscribes to queue-full refusals. */
-  readonly onQueueFull: Event<PoolQueueFullEvent>;
+  readonly onQueueFull: Subscribe<PoolQueueFullEvent>;
   /** Tasks running now. */
   readonly active: number;
   /** Tasks waiting for a slot now. */

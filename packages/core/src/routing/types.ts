@@ -5,7 +5,7 @@ import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
-import type { Event } from '../internal/events.js';
+import type { Subscribe } from '../internal/events.js';
 import type { KnownKeys } from '../internal/validate.js';
 import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
 import type { Criticality } from '../limit/criticality.js';
@@ -417,13 +417,13 @@ export interface Router<R> {
   /** Stops background probing. Idempotent; routing keeps working. */
   stop(): void;
   /** A provider was chosen for a visit. */
-  readonly onSelected: Event<RouteSelectedEvent>;
+  readonly onSelected: Subscribe<RouteSelectedEvent>;
   /** A provider was passed over (`'circuit-open'`, `'probe-busy'`). */
-  readonly onSkipped: Event<RouteSkippedEvent>;
+  readonly onSkipped: Subscribe<RouteSkippedEvent>;
   /** A provider's visit failed after its own retries. */
-  readonly onFailed: Event<RouteFailedEvent>;
+  readonly onFailed: Subscribe<RouteFailedEvent>;
   /** A hedge was started. */
-  readonly onHedged: Event<RouteHedgedEvent>;
+  readonly onHedged: Subscribe<RouteHedgedEvent>;
   /** A provider answered its recovery probe successfully. */
-  readonly onRecovered: Event<RouteRecoveredEvent>;
+  readonly onRecovered: Subscribe<RouteRecoveredEvent>;
 }

@@ -1,5 +1,5 @@
-import type { LimitPermit } from '@breakwater/core';
 import { type AdaptiveLimiters, criticalityOf, grpcLimitOutcome } from '@breakwater/core/internal';
+import type { LimitPermit } from '@breakwater/core/types';
 import { status as Status } from '@grpc/grpc-js';
 import { type CallObserver, ObservedCall } from './observed-call.js';
 import { RefusedCall } from './refused-call.js';

@@ -1,4 +1,5 @@
-import { isQueueFullError, type Pool } from '@breakwater/core';
+import { isQueueFullError } from '@breakwater/core';
+import type { Pool } from '@breakwater/core/types';
 import { status as Status } from '@grpc/grpc-js';
 import { DeferredCall } from './deferred-call.js';
 import { type CallObserver, ObservedCall } from './observed-call.js';

@@ -1,4 +1,4 @@
-import type { TokenBucket } from '@breakwater/core';
+import type { TokenBucket } from '@breakwater/core/types';
 import { status as Status } from '@grpc/grpc-js';
 import { RefusedCall } from './refused-call.js';
 import type { Stage } from './stage.js';

@@ -5,10 +5,10 @@ import {
   isQueueFullError,
   isRoutingError,
   PROPAGATION_HEADERS,
-  systemClock,
 } from '@breakwater/core';
 import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
 import { type Inheritance, inheritInbound, onInboundCancel } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import {
   type CallCredentials,
   type ChannelInterface,

@@ -1,12 +1,5 @@
-import {
-  type CallOutcome,
-  isProbePermit,
-  isQueueFullError,
-  type LimitOutcome,
-  type LimitPermit,
-  type Pool,
-  type TokenBucket,
-} from '@breakwater/core';
+import { type CallOutcome, isQueueFullError } from '@breakwater/core';
+import { isProbePermit } from '@breakwater/core/breaker';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
   type AdaptiveLimiters,
@@ -14,6 +7,7 @@ import {
   criticalityOf,
   grpcLimitOutcome,
 } from '@breakwater/core/internal';
+import type { LimitOutcome, LimitPermit, Pool, TokenBucket } from '@breakwater/core/types';
 import {
   type CallOptions,
   type ClientMiddleware,

@@ -1,4 +1,4 @@
-import type { Clock } from '@breakwater/core';
+import type { Clock } from '@breakwater/core/time';
 import type { Metadata } from 'nice-grpc-common';
 import { StampedMetadata } from './stamped-metadata.js';
 
