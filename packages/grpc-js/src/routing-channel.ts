@@ -32,7 +32,7 @@ import {
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionPath,
   optionTypeError,
   resolvePropagate,
@@ -74,9 +74,7 @@ import {
 export type RoutingProtection = Pick<RouteProtection, 'retry'>;
 
 /** Keys of {@link RoutingProtection}. @internal */
-export const ROUTING_PROTECTION_KEYS = {
-  retry: true,
-} as const satisfies KnownKeys<RoutingProtection>;
+export const ROUTING_PROTECTION_KEYS = keysOf<RoutingProtection>()(['retry']);
 
 /** One backend of a routing channel. */
 export interface RoutingTarget {
@@ -97,14 +95,14 @@ export interface RoutingTarget {
 }
 
 /** Keys of {@link RoutingTarget}. @internal */
-export const ROUTING_TARGET_KEYS = {
-  id: true,
-  address: true,
-  channel: true,
-  credentials: true,
-  options: true,
-  protection: true,
-} as const satisfies KnownKeys<RoutingTarget>;
+export const ROUTING_TARGET_KEYS = keysOf<RoutingTarget>()([
+  'id',
+  'address',
+  'channel',
+  'credentials',
+  'options',
+  'protection',
+]);
 
 /**
  * Background health of the targets: optional probes, whose failures count
@@ -127,12 +125,12 @@ export interface RoutingHealthOptions {
 }
 
 /** Keys of {@link RoutingHealthOptions}. @internal */
-export const ROUTING_HEALTH_KEYS = {
-  registry: true,
-  probe: true,
-  intervalMs: true,
-  timeoutMs: true,
-} as const satisfies KnownKeys<RoutingHealthOptions>;
+export const ROUTING_HEALTH_KEYS = keysOf<RoutingHealthOptions>()([
+  'registry',
+  'probe',
+  'intervalMs',
+  'timeoutMs',
+]);
 
 /** Options of {@link createRoutingChannel}. */
 export interface RoutingChannelOptions {
@@ -192,26 +190,26 @@ export interface RoutingChannelOptions {
 }
 
 /** Keys of {@link RoutingChannelOptions}. @internal */
-export const ROUTING_CHANNEL_KEYS = {
-  targets: true,
-  selection: true,
-  idempotent: true,
-  protection: true,
-  attemptTimeoutMs: true,
-  hedge: true,
-  circuit: true,
-  health: true,
-  concurrency: true,
-  panic: true,
-  classify: true,
-  budget: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<RoutingChannelOptions>;
+export const ROUTING_CHANNEL_KEYS = keysOf<RoutingChannelOptions>()([
+  'targets',
+  'selection',
+  'idempotent',
+  'protection',
+  'attemptTimeoutMs',
+  'hedge',
+  'circuit',
+  'health',
+  'concurrency',
+  'panic',
+  'classify',
+  'budget',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
 export interface RoutingChannelApi {

@@ -1,7 +1,7 @@
 import { DeadlineExceededError, isDeadlineExceededError, withTimeout } from '@breakwater/core';
 import {
   checkOptions,
-  type KnownKeys,
+  keysOf,
   onAbort,
   resolveResilience,
   telemetryScopeOf,
@@ -41,11 +41,7 @@ export interface DeadlineMiddlewareOptions {
   sleep?: Sleep;
 }
 
-const DEADLINE_KEYS = {
-  timeoutMs: true,
-  clock: true,
-  sleep: true,
-} as const satisfies KnownKeys<DeadlineMiddlewareOptions>;
+const DEADLINE_KEYS = keysOf<DeadlineMiddlewareOptions>()(['timeoutMs', 'clock', 'sleep']);
 
 /**
  * Gives calls a deadline — the caller's `deadline` option or `timeoutMs`,

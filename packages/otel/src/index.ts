@@ -15,7 +15,7 @@ import { GrpcStatus } from '@breakwater/core/grpc';
 import {
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionPath,
   optionTypeError,
 } from '@breakwater/core/internal';
@@ -723,9 +723,9 @@ export function otelTelemetry(options?: OtelTelemetryOptions): Telemetry {
   );
 }
 
-const OPTION_KEYS = {
-  meterProvider: true,
-  tracerProvider: true,
-  spanEvents: true,
-  attemptSpans: true,
-} as const satisfies KnownKeys<OtelTelemetryOptions>;
+const OPTION_KEYS = keysOf<OtelTelemetryOptions>()([
+  'meterProvider',
+  'tracerProvider',
+  'spanEvents',
+  'attemptSpans',
+]);

@@ -8,7 +8,7 @@ import {
   isRateLimitError,
   PROPAGATION_HEADERS,
 } from '@breakwater/core';
-import { checkOptions, DONT_RETRY, type KnownKeys } from '@breakwater/core/internal';
+import { checkOptions, DONT_RETRY, keysOf } from '@breakwater/core/internal';
 import { type Clock, systemClock } from '@breakwater/core/time';
 import { header, retryAfterMsFrom } from './internals/retry-after.js';
 
@@ -51,10 +51,10 @@ export interface TRPCErrorClassifierOptions {
 }
 
 /** Keys of {@link TRPCErrorClassifierOptions}. @internal */
-export const TRPC_CLASSIFIER_KEYS = {
-  retryableCodes: true,
-  clock: true,
-} as const satisfies KnownKeys<TRPCErrorClassifierOptions>;
+export const TRPC_CLASSIFIER_KEYS = keysOf<TRPCErrorClassifierOptions>()([
+  'retryableCodes',
+  'clock',
+]);
 
 /*
  * The default verdicts, first match wins:

@@ -12,7 +12,7 @@ import {
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   onAbort,
   optionPath,
   optionTypeError,
@@ -43,10 +43,7 @@ export interface TRPCEndpoint<TRouter extends AnyRouter> {
 }
 
 /** Keys of {@link TRPCEndpoint}. @internal */
-export const ENDPOINT_KEYS = {
-  id: true,
-  link: true,
-} as const satisfies KnownKeys<TRPCEndpoint<AnyRouter>>;
+export const ENDPOINT_KEYS = keysOf<TRPCEndpoint<AnyRouter>>()(['id', 'link']);
 
 /** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
 export interface RoutingLinkOptions<TRouter extends AnyRouter>
@@ -77,25 +74,25 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
 }
 
 /** Keys of {@link RoutingLinkOptions}. @internal */
-export const ROUTING_LINK_KEYS = {
-  endpoints: true,
-  timeoutMs: true,
-  classify: true,
-  idempotent: true,
-  protection: true,
-  selection: true,
-  health: true,
-  hedge: true,
-  panic: true,
-  concurrency: true,
-  budget: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
+export const ROUTING_LINK_KEYS = keysOf<RoutingLinkOptions<AnyRouter>>()([
+  'endpoints',
+  'timeoutMs',
+  'classify',
+  'idempotent',
+  'protection',
+  'selection',
+  'health',
+  'hedge',
+  'panic',
+  'concurrency',
+  'budget',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
 /** Stands in for the endpoints' links in the router built only to check the options. */
 const noLink: unknown = undefined;

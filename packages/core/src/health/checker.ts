@@ -8,7 +8,7 @@ import {
   checkNumber,
   checkObject,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionPath,
 } from '../internal/validate.js';
 import { createBackoff } from '../retry/backoff.js';
@@ -51,17 +51,17 @@ export interface HealthCheckerOptions<T = string> {
 }
 
 /** Keys of {@link HealthCheckerOptions}. @internal */
-export const HEALTH_CHECKER_KEYS = {
-  registry: true,
-  targets: true,
-  probe: true,
-  intervalMs: true,
-  timeoutMs: true,
-  keepStreak: true,
-  clock: true,
-  sleep: true,
-  random: true,
-} as const satisfies KnownKeys<HealthCheckerOptions>;
+export const HEALTH_CHECKER_KEYS = keysOf<HealthCheckerOptions>()([
+  'registry',
+  'targets',
+  'probe',
+  'intervalMs',
+  'timeoutMs',
+  'keepStreak',
+  'clock',
+  'sleep',
+  'random',
+]);
 
 /** One recorded probe outcome. Carries the provider name, a reason and timing only. */
 export interface ProbeResultEvent {

@@ -3,7 +3,7 @@ import {
   checkFunction,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
 } from '../internal/validate.js';
@@ -37,12 +37,12 @@ export interface TwoSampleOptions<T = unknown> {
 }
 
 /** Keys of {@link TwoSampleOptions}. @internal */
-export const TWO_SAMPLE_KEYS = {
-  sample: true,
-  intervalMs: true,
-  name: true,
-  sleep: true,
-} as const satisfies KnownKeys<TwoSampleOptions>;
+export const TWO_SAMPLE_KEYS = keysOf<TwoSampleOptions>()([
+  'sample',
+  'intervalMs',
+  'name',
+  'sleep',
+]);
 
 const COUNTER_PROGRESS_KEYS = { ...TWO_SAMPLE_KEYS, initial: true } as const;
 
@@ -57,11 +57,7 @@ export interface BelowLimitOptions<T = unknown> {
 }
 
 /** Keys of {@link BelowLimitOptions}. @internal */
-export const BELOW_LIMIT_KEYS = {
-  sample: true,
-  limit: true,
-  name: true,
-} as const satisfies KnownKeys<BelowLimitOptions>;
+export const BELOW_LIMIT_KEYS = keysOf<BelowLimitOptions>()(['sample', 'limit', 'name']);
 
 /** Options of {@link ratioBelow}. */
 export interface RatioBelowOptions<T = unknown> {
@@ -76,12 +72,12 @@ export interface RatioBelowOptions<T = unknown> {
 }
 
 /** Keys of {@link RatioBelowOptions}. @internal */
-export const RATIO_BELOW_KEYS = {
-  numerator: true,
-  denominator: true,
-  limit: true,
-  name: true,
-} as const satisfies KnownKeys<RatioBelowOptions>;
+export const RATIO_BELOW_KEYS = keysOf<RatioBelowOptions>()([
+  'numerator',
+  'denominator',
+  'limit',
+  'name',
+]);
 
 /** Options of {@link startupGrace}. */
 export interface StartupGraceOptions<T = unknown> {
@@ -96,12 +92,12 @@ export interface StartupGraceOptions<T = unknown> {
 }
 
 /** Keys of {@link StartupGraceOptions}. @internal */
-export const STARTUP_GRACE_KEYS = {
-  graceMs: true,
-  startedAt: true,
-  rule: true,
-  clock: true,
-} as const satisfies KnownKeys<StartupGraceOptions>;
+export const STARTUP_GRACE_KEYS = keysOf<StartupGraceOptions>()([
+  'graceMs',
+  'startedAt',
+  'rule',
+  'clock',
+]);
 
 /** Reads a sample, or explains why it could not. */
 async function read<T>(sample: ReadinessSample<T>, target: T | undefined, name: string) {

@@ -88,6 +88,7 @@ export {
   checkOptions,
   describeValue,
   type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
   optionRangeError,

@@ -1,7 +1,7 @@
 import type { ResilienceOptions, RetryEvent } from '../attempts/resilience-options.js';
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import type { Subscribe } from '../internal/events.js';
-import type { KnownKeys } from '../internal/validate.js';
+import { keysOf } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
@@ -32,25 +32,25 @@ export interface ProtectOptions extends Omit<ResilienceOptions, 'hedge'> {
 }
 
 /** Keys of {@link ProtectOptions}. @internal */
-export const PROTECT_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  budget: true,
-  circuit: true,
-  concurrency: true,
-  rateLimit: true,
-  timeoutMode: true,
-  classify: true,
-  throttle: true,
-  name: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<ProtectOptions>;
+export const PROTECT_KEYS = keysOf<ProtectOptions>()([
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retry',
+  'budget',
+  'circuit',
+  'concurrency',
+  'rateLimit',
+  'timeoutMode',
+  'classify',
+  'throttle',
+  'name',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
 /** What the protected callback receives. */
 export interface ProtectContext {

@@ -3,7 +3,7 @@ import {
   checkNumber,
   checkOneOf,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionRangeError,
   optionTypeError,
@@ -45,17 +45,17 @@ export interface BackoffOptions {
 }
 
 /** Keys of {@link BackoffOptions}. @internal */
-export const BACKOFF_KEYS = {
-  baseDelayMs: true,
-  strategy: true,
-  factor: true,
-  maxDelayMs: true,
-  jitter: true,
-  jitterRatio: true,
-  random: true,
-  attempts: true,
-  maxTotalDelayMs: true,
-} as const satisfies KnownKeys<BackoffOptions>;
+export const BACKOFF_KEYS = keysOf<BackoffOptions>()([
+  'baseDelayMs',
+  'strategy',
+  'factor',
+  'maxDelayMs',
+  'jitter',
+  'jitterRatio',
+  'random',
+  'attempts',
+  'maxTotalDelayMs',
+]);
 
 /** An immutable backoff schedule; attempt numbers `n` count retries from 1. */
 export interface Backoff {
