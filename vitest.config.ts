@@ -15,6 +15,11 @@ export default defineConfig({
   resolve: {
     alias: [
       exact('@breakwater/core', src('core')),
+      exact('@breakwater/core/adapter', src('core', 'adapter')),
+      exact('@breakwater/core/breaker', src('core', 'breaker/index')),
+      exact('@breakwater/core/health', src('core', 'health/index')),
+      exact('@breakwater/core/time', src('core', 'time/index')),
+      exact('@breakwater/core/types', src('core', 'types')),
       exact('@breakwater/core/node', src('core', 'node')),
       exact('@breakwater/core/grpc', src('core', 'grpc/index')),
       exact('@breakwater/core/internal', src('core', 'internal/index')),

@@ -37,7 +37,12 @@ export const policy = wrap(
 
 const ALIAS = {
   '@breakwater/core': src('core'),
+  '@breakwater/core/adapter': src('core', 'adapter'),
+  '@breakwater/core/breaker': src('core', 'breaker/index'),
   '@breakwater/core/grpc': src('core', 'grpc/index'),
+  '@breakwater/core/health': src('core', 'health/index'),
+  '@breakwater/core/time': src('core', 'time/index'),
+  '@breakwater/core/types': src('core', 'types'),
   '@breakwater/core/internal': src('core', 'internal/index'),
   '@breakwater/trpc': src('trpc'),
 };

@@ -20,7 +20,12 @@ const source = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta
 
 const PACKAGE_SOURCES: Record<string, string> = {
   '@breakwater/core': 'packages/core/src/index.ts',
+  '@breakwater/core/adapter': 'packages/core/src/adapter.ts',
+  '@breakwater/core/breaker': 'packages/core/src/breaker/index.ts',
+  '@breakwater/core/health': 'packages/core/src/health/index.ts',
   '@breakwater/core/internal': 'packages/core/src/internal/index.ts',
+  '@breakwater/core/time': 'packages/core/src/time/index.ts',
+  '@breakwater/core/types': 'packages/core/src/types.ts',
   '@breakwater/trpc': 'packages/trpc/src/index.ts',
 };
 

@@ -1,7 +1,10 @@
 // Every public factory of every package rejects unknown option keys and bad
 // numbers at construction, naming the full option path (issue 16, defect 13).
 import * as core from '@breakwater/core';
+import * as coreBreaker from '@breakwater/core/breaker';
+import * as coreHealth from '@breakwater/core/health';
 import * as coreNode from '@breakwater/core/node';
+import * as coreTime from '@breakwater/core/time';
 import * as grpcJs from '@breakwater/grpc-js';
 import * as grpcJsHealth from '@breakwater/grpc-js/health';
 import * as niceGrpc from '@breakwater/nice-grpc';
@@ -332,15 +335,15 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'counterProgress',
-    call: (o) => core.counterProgress(o as never),
+    call: (o) => coreHealth.counterProgress(o as never),
     valid: () => ({ sample, intervalMs: 10, initial: 0 }),
     nested: [],
     numbers: [n('intervalMs')],
   },
   {
     pkg: 'core',
-    name: 'unchanged',
-    call: (o) => core.unchanged(o as never),
+    name: 'sampleUnchanged',
+    call: (o) => coreHealth.sampleUnchanged(o as never),
     valid: () => ({ sample, intervalMs: 10 }),
     nested: [],
     numbers: [n('intervalMs')],
@@ -348,7 +351,7 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'belowLimit',
-    call: (o) => core.belowLimit(o as never),
+    call: (o) => coreHealth.belowLimit(o as never),
     valid: () => ({ sample, limit: 5 }),
     nested: [],
     numbers: [n('limit', { infinity: true, negative: true })],
@@ -356,7 +359,7 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'ratioBelow',
-    call: (o) => core.ratioBelow(o as never),
+    call: (o) => coreHealth.ratioBelow(o as never),
     valid: () => ({ numerator: sample, denominator: sample, limit: 0.5 }),
     nested: [],
     numbers: [n('limit', { infinity: true, negative: true })],
@@ -364,7 +367,7 @@ const coreRows: Row[] = [
   {
     pkg: 'core',
     name: 'startupGrace',
-    call: (o) => core.startupGrace(o as never),
+    call: (o) => coreHealth.startupGrace(o as never),
     valid: () => ({ graceMs: 1000, startedAt: 0 }),
     nested: [],
     numbers: [n('graceMs'), n('startedAt', { negative: true })],
@@ -792,7 +795,7 @@ const RENAMED: readonly (readonly [string, string, string, string])[] = [
   ['createHttpProbe', '', 'timeout', 'timeoutMs'],
   ['createTcpProbe', '', 'timeout', 'timeoutMs'],
   ['counterProgress', '', 'interval', 'intervalMs'],
-  ['unchanged', '', 'interval', 'intervalMs'],
+  ['sampleUnchanged', '', 'interval', 'intervalMs'],
   ['startupGrace', '', 'grace', 'graceMs'],
   ['createHealthRegistry', '', 'failures', 'failureThreshold'],
   ['createHealthRegistry', '', 'reset', 'openDurationMs'],
@@ -830,11 +833,11 @@ const NOT_OPTIONS: Record<string, string> = {
   breakwaterServerMiddleware: 'takes no options (the margin is the client stack’s `propagate`)',
 };
 /** Exported option-taking factories outside the pattern (readiness rules). */
-const RULES = ['counterProgress', 'unchanged', 'belowLimit', 'ratioBelow', 'startupGrace'];
+const RULES = ['counterProgress', 'sampleUnchanged', 'belowLimit', 'ratioBelow', 'startupGrace'];
 
 describe('the table covers every public factory', () => {
   it.each([
-    ['core', { ...core, ...coreNode }],
+    ['core', { ...core, ...coreBreaker, ...coreHealth, ...coreNode, ...coreTime }],
     ['grpc-js', { ...grpcJs, ...grpcJsHealth }],
     ['nice-grpc', niceGrpc],
     ['trpc', trpc],

@@ -183,10 +183,15 @@ describe('package layering', () => {
   it('@breakwater/nice-grpc loads neither grpc-js nor the grpc-js adapter', () => {
     const allowed = [
       '@breakwater/core',
+      '@breakwater/core/adapter',
+      '@breakwater/core/breaker',
       '@breakwater/core/grpc',
+      '@breakwater/core/health',
       '@breakwater/core/internal',
       // Node-only like nice-grpc itself: the server middleware's AsyncLocalStorage.
       '@breakwater/core/node',
+      '@breakwater/core/time',
+      '@breakwater/core/types',
       'nice-grpc-common',
     ];
     expect([...bareImports('packages/nice-grpc/src')].filter((n) => !allowed.includes(n))).toEqual(

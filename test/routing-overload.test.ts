@@ -11,12 +11,9 @@ import {
   offerCalls,
   startGrpcChaosServer,
 } from '@breakwater/chaos';
-import {
-  type AdaptiveLimiter,
-  isConcurrencyLimitError,
-  systemClock,
-  type Telemetry,
-} from '@breakwater/core';
+import { isConcurrencyLimitError, type Telemetry } from '@breakwater/core';
+import { systemClock } from '@breakwater/core/time';
+import type { AdaptiveLimiter } from '@breakwater/core/types';
 import { breakwaterCause, createRoutingChannel, idempotentMethods } from '@breakwater/grpc-js';
 import { createStatusPreservingFetch, routingLink } from '@breakwater/trpc';
 import { type ServiceError, status } from '@grpc/grpc-js';

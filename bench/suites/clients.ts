@@ -14,7 +14,8 @@ import {
   loadEchoPackageDefinition,
   type ScenarioClient,
 } from '@breakwater/chaos';
-import { createRetryBudget, createRouter, type RouteHedge } from '@breakwater/core';
+import { createRetryBudget, createRouter } from '@breakwater/core';
+import type { RouteHedge } from '@breakwater/core/types';
 import {
   createRoutingChannel,
   disableGrpcRetries,

@@ -15,9 +15,8 @@ import {
   createKeyedLimiter,
   createRetryBudget,
   createTokenBucket,
-  systemClock,
-  systemSleep,
 } from '@breakwater/core';
+import { systemClock, systemSleep } from '@breakwater/core/time';
 import {
   createRedisCircuitBreaker,
   createRedisKeyedLimiter,

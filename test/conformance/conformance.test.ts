@@ -1,4 +1,4 @@
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { DRIVERS } from './drivers.js';
 import { OPTION_ROWS, SCENARIOS } from './scenarios.js';

@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
-import { type RouteSelectionType, systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
+import type { RouteSelectionType } from '@breakwater/core/types';
 import { expect } from 'vitest';
 import type {
   CallOutcome,

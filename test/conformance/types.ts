@@ -1,4 +1,4 @@
-import type { RouteSelectionType } from '@breakwater/core';
+import type { RouteSelectionType } from '@breakwater/core/types';
 
 /** What `retry.onRetry` hears (core's `RetryEvent`: the failed attempt and the wait). */
 export interface RetryEvent {

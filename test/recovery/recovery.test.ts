@@ -1,4 +1,5 @@
-import { STANDARD_RESILIENCE, systemSleep } from '@breakwater/core';
+import { STANDARD_RESILIENCE } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { DRIVERS } from '../conformance/drivers.js';
 import {

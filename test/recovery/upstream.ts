@@ -1,5 +1,5 @@
 import { createChaosTrpcServer, startGrpcChaosServer } from '@breakwater/chaos';
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { status as Status } from '@grpc/grpc-js';
 import { DRIVERS } from '../conformance/drivers.js';
 import type { EntryPoint, Harness } from '../conformance/types.js';

@@ -5,7 +5,7 @@
  * adapters with its server bindings — meeting the same leaf failures,
  * counted at the servers.
  */
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import {
   type ChainFigures,
   chainFigures,

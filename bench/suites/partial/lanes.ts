@@ -7,7 +7,8 @@
 
 import type { ChaosTrpcRouter } from '@breakwater/chaos';
 import { chaosTrpcHealthProbe, loadEchoPackageDefinition } from '@breakwater/chaos';
-import { createRetryBudget, type RouteHedge, STANDARD_RESILIENCE } from '@breakwater/core';
+import { createRetryBudget, STANDARD_RESILIENCE } from '@breakwater/core';
+import type { RouteHedge } from '@breakwater/core/types';
 import {
   createRoutingChannel,
   disableGrpcRetries,

@@ -1,10 +1,6 @@
-import type { Probe, ProbeWatch } from '@breakwater/core';
-import {
-  checkOptions,
-  describeValue,
-  type KnownKeys,
-  optionTypeError,
-} from '@breakwater/core/internal';
+import type { Probe } from '@breakwater/core';
+import type { ProbeWatch } from '@breakwater/core/health';
+import { checkOptions, describeValue, keysOf, optionTypeError } from '@breakwater/core/internal';
 import {
   type ChannelCredentials,
   type ChannelOptions,
@@ -36,12 +32,12 @@ export interface GrpcHealthProbeOptions {
 }
 
 /** Keys of {@link GrpcHealthProbeOptions}. @internal */
-export const GRPC_HEALTH_PROBE_KEYS = {
-  service: true,
-  credentials: true,
-  channelOptions: true,
-  watch: true,
-} as const satisfies KnownKeys<GrpcHealthProbeOptions>;
+export const GRPC_HEALTH_PROBE_KEYS = keysOf<GrpcHealthProbeOptions>()([
+  'service',
+  'credentials',
+  'channelOptions',
+  'watch',
+]);
 
 /** A probe that keeps one health client per target; `close()` closes them. */
 export interface GrpcHealthProbe extends Probe<string> {

@@ -1,19 +1,14 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
-  type Clock,
   type Criticality,
   createPool,
   type MethodOptions,
-  type Pool,
   type ResilienceOptions,
   type ResilienceWarning,
-  type RetryPolicyOptions,
-  type Sleep,
   STANDARD_RESILIENCE,
-  systemClock,
-  systemSleep,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import {
   compileSelector,
   createGrpcCircuits,
@@ -33,6 +28,8 @@ import {
   resolveMethods,
   resolveResilience,
 } from '@breakwater/core/internal';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
+import type { Pool } from '@breakwater/core/types';
 import type { CallOptions, Interceptor, InterceptorOptions, NextCall } from '@grpc/grpc-js';
 import { admissionStage } from './internals/admission-stage.js';
 import { attemptStage } from './internals/attempt-stage.js';

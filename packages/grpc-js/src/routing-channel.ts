@@ -1,54 +1,41 @@
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
-  type Clock,
   createHealthChecker,
   createHealthRegistry,
   createRetryBudget,
   createRouter,
-  type Disposable,
-  type Event,
   type HealthChecker,
-  type HealthRecorder,
   type HealthRegistry,
   type MethodOptions,
-  type ProbeResultEvent,
-  type ProbeSetting,
-  type PropagateOptions,
-  type RandomSource,
   type ResilienceListener,
   type RetryBudget,
   type RetryBudgetOptions,
-  type RouteFailedEvent,
-  type RouteHedge,
-  type RouteHedgedEvent,
-  type RoutePanic,
-  type RouteProtection,
-  type RouteRecoveredEvent,
   type Router,
   type RouterOptions,
-  type RouteSelectedEvent,
-  type RouteSelection,
-  type RouteSelectionType,
-  type RouteSkippedEvent,
-  type Sleep,
   STANDARD_RESILIENCE,
-  systemClock,
   type Telemetry,
 } from '@breakwater/core';
+import type {
+  Disposable,
+  PropagateOptions,
+  RouteProtection,
+  Subscribe,
+} from '@breakwater/core/adapter';
 import {
   compileSelector,
   createGrpcStatusClassifier,
   type GrpcStatusClassifier,
   type MethodSelector,
 } from '@breakwater/core/grpc';
+import type { HealthRecorder, ProbeResultEvent, ProbeSetting } from '@breakwater/core/health';
 import {
   ADAPTER_SELECTION,
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
   GRPC_METHOD_SELECTORS,
-  type KnownKeys,
+  keysOf,
   type MethodEntry,
   optionPath,
   optionTypeError,
@@ -56,6 +43,18 @@ import {
   resolvePropagate,
   shareLimiters,
 } from '@breakwater/core/internal';
+import { type Clock, type RandomSource, type Sleep, systemClock } from '@breakwater/core/time';
+import type {
+  RouteFailedEvent,
+  RouteHedge,
+  RouteHedgedEvent,
+  RoutePanic,
+  RouteRecoveredEvent,
+  RouteSelectedEvent,
+  RouteSelection,
+  RouteSelectionType,
+  RouteSkippedEvent,
+} from '@breakwater/core/types';
 import {
   Channel,
   type ChannelCredentials,
@@ -81,9 +80,7 @@ import {
 export type RoutingProtection = Pick<RouteProtection, 'retry'>;
 
 /** Keys of {@link RoutingProtection}. @internal */
-export const ROUTING_PROTECTION_KEYS = {
-  retry: true,
-} as const satisfies KnownKeys<RoutingProtection>;
+export const ROUTING_PROTECTION_KEYS = keysOf<RoutingProtection>()(['retry']);
 
 /** One backend of a routing channel. */
 export interface RoutingTarget {
@@ -104,14 +101,14 @@ export interface RoutingTarget {
 }
 
 /** Keys of {@link RoutingTarget}. @internal */
-export const ROUTING_TARGET_KEYS = {
-  id: true,
-  address: true,
-  channel: true,
-  credentials: true,
-  options: true,
-  protection: true,
-} as const satisfies KnownKeys<RoutingTarget>;
+export const ROUTING_TARGET_KEYS = keysOf<RoutingTarget>()([
+  'id',
+  'address',
+  'channel',
+  'credentials',
+  'options',
+  'protection',
+]);
 
 /**
  * Background health of the targets: optional probes, whose failures count
@@ -134,12 +131,12 @@ export interface RoutingHealthOptions {
 }
 
 /** Keys of {@link RoutingHealthOptions}. @internal */
-export const ROUTING_HEALTH_KEYS = {
-  registry: true,
-  probe: true,
-  intervalMs: true,
-  timeoutMs: true,
-} as const satisfies KnownKeys<RoutingHealthOptions>;
+export const ROUTING_HEALTH_KEYS = keysOf<RoutingHealthOptions>()([
+  'registry',
+  'probe',
+  'intervalMs',
+  'timeoutMs',
+]);
 
 /** Options of {@link createRoutingChannel}. */
 export interface RoutingChannelOptions {
@@ -208,27 +205,27 @@ export interface RoutingChannelOptions {
 }
 
 /** Keys of {@link RoutingChannelOptions}. @internal */
-export const ROUTING_CHANNEL_KEYS = {
-  targets: true,
-  selection: true,
-  idempotent: true,
-  protection: true,
-  attemptTimeoutMs: true,
-  hedge: true,
-  circuit: true,
-  health: true,
-  concurrency: true,
-  panic: true,
-  classify: true,
-  budget: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-  methods: true,
-} as const satisfies KnownKeys<RoutingChannelOptions>;
+export const ROUTING_CHANNEL_KEYS = keysOf<RoutingChannelOptions>()([
+  'targets',
+  'selection',
+  'idempotent',
+  'protection',
+  'attemptTimeoutMs',
+  'hedge',
+  'circuit',
+  'health',
+  'concurrency',
+  'panic',
+  'classify',
+  'budget',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+  'methods',
+]);
 
 /** What a routing channel adds to the grpc-js `Channel` interface. */
 export interface RoutingChannelApi {
@@ -245,15 +242,15 @@ export interface RoutingChannelApi {
   /** Probes every target now (when a probe is configured); resolves with what was recorded. */
   checkHealth(): Promise<ProbeResultEvent[]>;
   /** A target was chosen for an attempt. */
-  readonly onSelected: Event<RouteSelectedEvent>;
+  readonly onSelected: Subscribe<RouteSelectedEvent>;
   /** A target was passed over (`'circuit-open'`, `'probe-busy'`). */
-  readonly onSkipped: Event<RouteSkippedEvent>;
+  readonly onSkipped: Subscribe<RouteSkippedEvent>;
   /** An attempt on a target failed. */
-  readonly onFailed: Event<RouteFailedEvent>;
+  readonly onFailed: Subscribe<RouteFailedEvent>;
   /** A hedge was started on another target. */
-  readonly onHedged: Event<RouteHedgedEvent>;
+  readonly onHedged: Subscribe<RouteHedgedEvent>;
   /** An open target answered its recovery call. */
-  readonly onRecovered: Event<RouteRecoveredEvent>;
+  readonly onRecovered: Subscribe<RouteRecoveredEvent>;
 }
 
 /**
@@ -302,8 +299,8 @@ function buildTargets(list: unknown): RoutingTargetRuntime[] {
 /** Subscribes `listener` on every router's event of one kind. */
 function eachRouter<E>(
   routers: readonly Router<RoutingTargetRuntime>[],
-  pick: (r: Router<RoutingTargetRuntime>) => Event<E>,
-): Event<E> {
+  pick: (r: Router<RoutingTargetRuntime>) => Subscribe<E>,
+): Subscribe<E> {
   return (listener) => {
     const subs: Disposable[] = routers.map((r) => pick(r)(listener));
     return {

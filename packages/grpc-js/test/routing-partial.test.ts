@@ -1,5 +1,6 @@
 import { callMetadata, echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
-import { createRetryBudget, systemSleep } from '@breakwater/core';
+import { createRetryBudget } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';

@@ -1,5 +1,5 @@
 import { echoUnary, loadEchoPackageDefinition } from '@breakwater/chaos';
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { status as Status } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
 import { createGrpcHealthProbe } from '../src/health.js';

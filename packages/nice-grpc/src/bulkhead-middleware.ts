@@ -1,4 +1,5 @@
-import { type ConcurrencyOptions, createPool } from '@breakwater/core';
+import { createPool } from '@breakwater/core';
+import type { ConcurrencyOptions } from '@breakwater/core/adapter';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { admissionStage } from './internals/admission.js';
 import { requireObject, resolvePart } from './internals/parts.js';

@@ -1,4 +1,4 @@
-import type { CircuitBreaker, CircuitBreakerOptions, Clock } from '@breakwater/core';
+import type { CircuitBreaker, CircuitBreakerOptions } from '@breakwater/core';
 import {
   createGrpcCircuits,
   type GrpcCircuitOptions,
@@ -7,6 +7,7 @@ import {
   type GrpcStatusClassifier,
 } from '@breakwater/core/grpc';
 import { optionPath } from '@breakwater/core/internal';
+import type { Clock } from '@breakwater/core/time';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { admissionStage } from './internals/admission.js';
 import { resolvePart } from './internals/parts.js';

@@ -1,19 +1,12 @@
-import {
-  type Clock,
-  DeadlineExceededError,
-  isDeadlineExceededError,
-  type Sleep,
-  systemClock,
-  systemSleep,
-  withTimeout,
-} from '@breakwater/core';
+import { DeadlineExceededError, isDeadlineExceededError, withTimeout } from '@breakwater/core';
 import {
   checkOptions,
-  type KnownKeys,
+  keysOf,
   onAbort,
   resolveResilience,
   telemetryScopeOf,
 } from '@breakwater/core/internal';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import {
   type CallOptions,
   ClientError,
@@ -48,11 +41,7 @@ export interface DeadlineMiddlewareOptions {
   sleep?: Sleep;
 }
 
-const DEADLINE_KEYS = {
-  timeoutMs: true,
-  clock: true,
-  sleep: true,
-} as const satisfies KnownKeys<DeadlineMiddlewareOptions>;
+const DEADLINE_KEYS = keysOf<DeadlineMiddlewareOptions>()(['timeoutMs', 'clock', 'sleep']);
 
 /**
  * Gives calls a deadline — the caller's `deadline` option or `timeoutMs`,

@@ -1,12 +1,8 @@
-import type {
-  Clock,
-  HedgePolicyOptions,
-  RetryBudget,
-  RetryBudgetOptions,
-  Sleep,
-} from '@breakwater/core';
+import type { RetryBudget, RetryBudgetOptions } from '@breakwater/core';
+import type { HedgePolicyOptions } from '@breakwater/core/adapter';
 import type { GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
-import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
+import { checkOptions, keysOf } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { attemptStage, compact, resolvePart } from './internals/parts.js';
 import { attemptsMiddleware, type RetryCallOptions } from './retry-middleware.js';
@@ -29,15 +25,15 @@ export interface HedgingMiddlewareOptions {
   sleep?: Sleep;
 }
 
-const HEDGING_KEYS = {
-  delayMs: true,
-  attempts: true,
-  budget: true,
-  idempotent: true,
-  classify: true,
-  clock: true,
-  sleep: true,
-} as const satisfies KnownKeys<HedgingMiddlewareOptions>;
+const HEDGING_KEYS = keysOf<HedgingMiddlewareOptions>()([
+  'delayMs',
+  'attempts',
+  'budget',
+  'idempotent',
+  'classify',
+  'clock',
+  'sleep',
+]);
 
 /**
  * Hedges unary calls of idempotent methods by the rules of core's attempt

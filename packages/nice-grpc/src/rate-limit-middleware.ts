@@ -1,4 +1,4 @@
-import type { TokenBucket, TokenBucketOptions } from '@breakwater/core';
+import type { TokenBucket, TokenBucketOptions } from '@breakwater/core/types';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { admissionStage } from './internals/admission.js';
 import { requireObject, resolvePart } from './internals/parts.js';

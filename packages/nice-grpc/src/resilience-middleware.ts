@@ -2,14 +2,11 @@ import {
   type Criticality,
   createPool,
   type MethodOptions,
-  type Pool,
   type ResilienceOptions,
   type ResilienceWarning,
-  type RetryPolicyOptions,
   STANDARD_RESILIENCE,
-  systemClock,
-  systemSleep,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
 import {
   checkOptions,
@@ -23,6 +20,8 @@ import {
   resolveMethods,
   resolveResilience,
 } from '@breakwater/core/internal';
+import { systemClock, systemSleep } from '@breakwater/core/time';
+import type { Pool } from '@breakwater/core/types';
 import { type ClientMiddleware, composeClientMiddleware } from 'nice-grpc-common';
 import { circuitRegistry, type GrpcCircuitPart } from './circuit-breaker-middleware.js';
 import { type DeadlineCallOptions, deadlineStep, deadlineStream } from './deadline-middleware.js';

@@ -1,15 +1,14 @@
 import type {
   Backoff,
   BackoffOptions,
-  Clock,
   ResilienceWarning,
   RetryBudget,
   RetryBudgetOptions,
-  RetryPolicyOptions,
-  Sleep,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import type { GrpcRetryEvent, GrpcStatusClassifier, MethodSelector } from '@breakwater/core/grpc';
-import { checkOptions, type KnownKeys } from '@breakwater/core/internal';
+import { checkOptions, keysOf } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
 import type { ClientMiddleware } from 'nice-grpc-common';
 import { attemptsStep, attemptsStream } from './internals/attempts-stage.js';
 import { stepMiddleware } from './internals/next.js';
@@ -51,19 +50,19 @@ export interface RetryMiddlewareOptions {
   sleep?: Sleep;
 }
 
-const RETRY_KEYS = {
-  attempts: true,
-  backoff: true,
-  maxPushbackMs: true,
-  onRetry: true,
-  budget: true,
-  attemptTimeoutMs: true,
-  idempotent: true,
-  classify: true,
-  onWarning: true,
-  clock: true,
-  sleep: true,
-} as const satisfies KnownKeys<RetryMiddlewareOptions>;
+const RETRY_KEYS = keysOf<RetryMiddlewareOptions>()([
+  'attempts',
+  'backoff',
+  'maxPushbackMs',
+  'onRetry',
+  'budget',
+  'attemptTimeoutMs',
+  'idempotent',
+  'classify',
+  'onWarning',
+  'clock',
+  'sleep',
+]);
 
 /**
  * Retries failed unary and server-streaming calls (server streams only

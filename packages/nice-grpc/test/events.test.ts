@@ -1,5 +1,6 @@
 import { ECHO_METHODS } from '@breakwater/chaos';
-import { fixedRandom, type ResilienceEvent } from '@breakwater/core';
+import type { ResilienceEvent } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { resilienceMiddleware } from '../src/index.js';

@@ -1,6 +1,6 @@
 import { loadEchoPackageDefinition } from '@breakwater/chaos';
-import { fixedRandom } from '@breakwater/core';
 import { idempotentMethods } from '@breakwater/core/grpc';
+import { fixedRandom } from '@breakwater/core/time';
 import { ClientError, createClientFactory, Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { retryMiddleware } from '../src/index.js';

@@ -1,5 +1,5 @@
 import { CALL_ID_HEADER, ECHO_SERVICE } from '@breakwater/chaos';
-import { fixedRandom } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { type ClientMiddleware, createClientFactory, Metadata, Status } from 'nice-grpc';
 import { describe, expect, it } from 'vitest';
 import { resilienceMiddleware } from '../src/index.js';

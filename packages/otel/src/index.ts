@@ -1,23 +1,25 @@
+import type {
+  CallTelemetry,
+  CircuitBreaker,
+  Criticality,
+  Telemetry,
+  TelemetryTarget,
+} from '@breakwater/core';
 import {
-  type AdaptiveLimiter,
-  type CallTelemetry,
-  type CircuitBreaker,
   CRITICALITIES,
-  type Criticality,
-  type Telemetry,
   type TelemetryAttemptOutcome,
   type TelemetryCallOutcome,
   type TelemetryRefusal,
-  type TelemetryTarget,
-} from '@breakwater/core';
+} from '@breakwater/core/adapter';
 import { GrpcStatus } from '@breakwater/core/grpc';
 import {
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionPath,
   optionTypeError,
 } from '@breakwater/core/internal';
+import type { AdaptiveLimiter } from '@breakwater/core/types';
 import {
   type Attributes,
   type Context,
@@ -702,9 +704,9 @@ export function otelTelemetry(options?: OtelTelemetryOptions): Telemetry {
   );
 }
 
-const OPTION_KEYS = {
-  meterProvider: true,
-  tracerProvider: true,
-  spanEvents: true,
-  attemptSpans: true,
-} as const satisfies KnownKeys<OtelTelemetryOptions>;
+const OPTION_KEYS = keysOf<OtelTelemetryOptions>()([
+  'meterProvider',
+  'tracerProvider',
+  'spanEvents',
+  'attemptSpans',
+]);

@@ -1,4 +1,5 @@
-import { createManualClock, protect } from '@breakwater/core';
+import { protect } from '@breakwater/core';
+import { createManualClock } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { METRICS, otelTelemetry } from '../src/index.js';
 import { everyAttributeValue, otelSdk } from './sdk.js';

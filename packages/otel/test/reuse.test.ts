@@ -1,4 +1,5 @@
-import { type CallTelemetry, createManualClock, type ManualClock, protect } from '@breakwater/core';
+import { type CallTelemetry, protect } from '@breakwater/core';
+import { createManualClock, type ManualClock } from '@breakwater/core/time';
 import { type Histogram, type Meter, type MeterProvider, metrics, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it, vi } from 'vitest';

@@ -1,4 +1,5 @@
-import { type CallTelemetry, createManualClock, createRouter } from '@breakwater/core';
+import { type CallTelemetry, createRouter } from '@breakwater/core';
+import { createManualClock } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { METRICS } from '../src/index.js';
 import { otelSdk } from './sdk.js';

@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import {
   type CircuitBreaker,
   type CircuitBreakerOptions,
-  type CircuitBreakerSnapshot,
   CircuitOpenError,
-  type CircuitRejection,
   type CircuitState,
-  type CircuitStateChange,
   createCircuitBreaker,
-  type Disposable,
-  type Event,
 } from '@breakwater/core';
+import type { Disposable, Subscribe } from '@breakwater/core/adapter';
+import type {
+  CircuitBreakerSnapshot,
+  CircuitRejection,
+  CircuitStateChange,
+} from '@breakwater/core/breaker';
 import {
   checkKeys,
   linkSettings,
@@ -132,7 +133,7 @@ function isBreaker(value: object): value is CircuitBreaker {
 /** A listener list in the shape of core's events. */
 class Listeners<T> {
   private list: Array<(event: T) => void> = [];
-  readonly on: Event<T> = (listener): Disposable => {
+  readonly on: Subscribe<T> = (listener): Disposable => {
     this.list = [...this.list, listener];
     return {
       dispose: () => {

@@ -1,12 +1,5 @@
-import {
-  createKeyedLimiter,
-  err,
-  type KeyedLimiter,
-  type KeyedLimiterStats,
-  ok,
-  type RateLimitError,
-  type Result,
-} from '@breakwater/core';
+import { createKeyedLimiter, err, ok, type RateLimitError, type Result } from '@breakwater/core';
+import type { KeyedLimiter, KeyedLimiterStats } from '@breakwater/core/types';
 import { Batcher } from './batch.js';
 import { Lease, TAKE_TOKENS } from './lease.js';
 import { numberOption, RedisLink, type RedisLinkStats, SHARED_KEYS, script } from './link.js';

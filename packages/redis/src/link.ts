@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import type { Cluster, Redis } from 'ioredis';
 
 /** An ioredis client or cluster; every facade sends its scripts through it. */

@@ -1,9 +1,5 @@
-import {
-  createRetryBudget,
-  type RetryBudget,
-  type RetryBudgetOptions,
-  type RetryBudgetStats,
-} from '@breakwater/core';
+import { createRetryBudget, type RetryBudget, type RetryBudgetOptions } from '@breakwater/core';
+import type { RetryBudgetStats } from '@breakwater/core/types';
 import { Lease } from './lease.js';
 import {
   checkKeys,

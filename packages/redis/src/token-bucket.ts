@@ -1,11 +1,5 @@
-import {
-  createTokenBucket,
-  err,
-  ok,
-  RateLimitError,
-  type Result,
-  type TokenBucket,
-} from '@breakwater/core';
+import { createTokenBucket, err, ok, RateLimitError, type Result } from '@breakwater/core';
+import type { TokenBucket } from '@breakwater/core/types';
 import { Lease, TAKE_TOKENS } from './lease.js';
 import {
   checkKeys,

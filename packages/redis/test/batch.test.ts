@@ -1,4 +1,4 @@
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKeyedLimiter, type RedisKeyedLimiter } from '../src/index.js';

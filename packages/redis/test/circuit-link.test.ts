@@ -1,4 +1,4 @@
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createRedisCircuitBreaker } from '../src/index.js';

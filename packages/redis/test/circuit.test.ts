@@ -1,4 +1,5 @@
-import { createCircuitBreaker, systemClock, systemSleep } from '@breakwater/core';
+import { createCircuitBreaker } from '@breakwater/core';
+import { systemClock, systemSleep } from '@breakwater/core/time';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisCircuitBreaker, type RedisCircuitBreaker } from '../src/index.js';

@@ -1,4 +1,4 @@
-import { systemClock, systemSleep } from '@breakwater/core';
+import { systemClock, systemSleep } from '@breakwater/core/time';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -6,9 +6,8 @@ import {
   createKeyedLimiter,
   createRetryBudget,
   createTokenBucket,
-  systemClock,
-  systemSleep,
 } from '@breakwater/core';
+import { systemClock, systemSleep } from '@breakwater/core/time';
 import { Redis } from 'ioredis';
 import {
   createRedisCircuitBreaker,

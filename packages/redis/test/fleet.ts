@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '@breakwater/core';
+import { systemClock } from '@breakwater/core/time';
 import { build } from 'esbuild';
 import type { FleetChildConfig, FleetChildResult } from './fleet-child.js';
 

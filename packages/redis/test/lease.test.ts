@@ -1,4 +1,5 @@
-import { createManualClock, RateLimitError, systemClock, systemSleep } from '@breakwater/core';
+import { RateLimitError } from '@breakwater/core';
+import { createManualClock, systemClock, systemSleep } from '@breakwater/core/time';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

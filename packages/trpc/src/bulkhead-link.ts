@@ -1,4 +1,4 @@
-import type { ConcurrencyOptions } from '@breakwater/core';
+import type { ConcurrencyOptions } from '@breakwater/core/adapter';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { stackOf } from './resilience-link.js';

@@ -1,5 +1,4 @@
 import {
-  type Clock,
   type ErrorVerdict,
   isCircuitOpenError,
   isConcurrencyLimitError,
@@ -8,9 +7,9 @@ import {
   isQueueFullError,
   isRateLimitError,
   PROPAGATION_HEADERS,
-  systemClock,
 } from '@breakwater/core';
-import { checkOptions, DONT_RETRY, type KnownKeys } from '@breakwater/core/internal';
+import { checkOptions, DONT_RETRY, keysOf } from '@breakwater/core/internal';
+import { type Clock, systemClock } from '@breakwater/core/time';
 import { header, retryAfterMsFrom } from './internals/retry-after.js';
 
 /** tRPC error codes (the `data.code` a tRPC server sends). */
@@ -52,10 +51,10 @@ export interface TRPCErrorClassifierOptions {
 }
 
 /** Keys of {@link TRPCErrorClassifierOptions}. @internal */
-export const TRPC_CLASSIFIER_KEYS = {
-  retryableCodes: true,
-  clock: true,
-} as const satisfies KnownKeys<TRPCErrorClassifierOptions>;
+export const TRPC_CLASSIFIER_KEYS = keysOf<TRPCErrorClassifierOptions>()([
+  'retryableCodes',
+  'clock',
+]);
 
 /*
  * The default verdicts, first match wins:

@@ -1,5 +1,5 @@
 import type { Criticality } from '@breakwater/core';
-import { checkLookalikeKeys, describeValue, type KnownKeys } from '@breakwater/core/internal';
+import { checkLookalikeKeys, describeValue, keysOf } from '@breakwater/core/internal';
 
 /**
  * Per-call settings the Breakwater links read from `op.context`, set with
@@ -30,12 +30,12 @@ export const PART_EXTRA_KEYS = {
   random: true,
 } as const;
 
-const CONTEXT_KEYS = {
-  idempotent: true,
-  timeoutMs: true,
-  propagate: true,
-  criticality: true,
-} as const satisfies KnownKeys<BreakwaterOperationContext>;
+const CONTEXT_KEYS = keysOf<BreakwaterOperationContext>()([
+  'idempotent',
+  'timeoutMs',
+  'propagate',
+  'criticality',
+]);
 
 /**
  * The `TypeError` for a call whose `context` misspells one of our keys

@@ -1,4 +1,4 @@
-import { checkOptions, optionPath, optionTypeError } from '@breakwater/core/internal';
+import { checkOptions, keysOf, optionPath, optionTypeError } from '@breakwater/core/internal';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { stackOf } from './resilience-link.js';
@@ -31,4 +31,4 @@ export function deadlineLink<TRouter extends AnyRouter = AnyRouter>(
 }
 
 /** Keys of {@link DeadlineLinkOptions}. @internal */
-export const DEADLINE_LINK_KEYS = { timeoutMs: true } as const;
+export const DEADLINE_LINK_KEYS = keysOf<DeadlineLinkOptions>()(['timeoutMs']);

@@ -1,4 +1,4 @@
-import type { TokenBucket, TokenBucketOptions } from '@breakwater/core';
+import type { TokenBucket, TokenBucketOptions } from '@breakwater/core/types';
 import type { TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { stackOf } from './resilience-link.js';

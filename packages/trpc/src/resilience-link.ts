@@ -6,11 +6,10 @@ import {
   type MethodOptions,
   type ResilienceOptions,
   type ResilienceWarning,
-  type RetryPolicyOptions,
   STANDARD_RESILIENCE,
-  systemClock,
   type TelemetryTarget,
 } from '@breakwater/core';
+import type { RetryPolicyOptions } from '@breakwater/core/adapter';
 import {
   checkObject,
   checkOptions,
@@ -26,6 +25,7 @@ import {
   resolveResilience,
   type SafeTelemetry,
 } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import type { Operation, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { classifyTRPCError } from './classify.js';

@@ -6,21 +6,17 @@ import {
   isRoutingError,
   type MethodOptions,
   type RetryBudget,
-  type RouteHedge,
-  type RouteProtection,
   type Router,
   type RouterOptions,
-  type RouteSelection,
-  type RouteSelectionType,
   STANDARD_RESILIENCE,
-  systemClock,
 } from '@breakwater/core';
+import type { RouteProtection } from '@breakwater/core/adapter';
 import {
   ADAPTER_SELECTION,
   callsOnlyTelemetry,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   onAbort,
   optionPath,
   optionTypeError,
@@ -31,6 +27,8 @@ import {
   timerWheelFor,
   WheelEntry,
 } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
+import type { RouteHedge, RouteSelection, RouteSelectionType } from '@breakwater/core/types';
 import { type Operation, type OperationLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import { type Observer, observable } from '@trpc/server/observable';
@@ -61,10 +59,7 @@ export interface TRPCEndpoint<TRouter extends AnyRouter> {
 }
 
 /** Keys of {@link TRPCEndpoint}. @internal */
-export const ENDPOINT_KEYS = {
-  id: true,
-  link: true,
-} as const satisfies KnownKeys<TRPCEndpoint<AnyRouter>>;
+export const ENDPOINT_KEYS = keysOf<TRPCEndpoint<AnyRouter>>()(['id', 'link']);
 
 /** Options of {@link routingLink}: the core router's options, with endpoints for providers. */
 export interface RoutingLinkOptions<TRouter extends AnyRouter>
@@ -105,26 +100,26 @@ export interface RoutingLinkOptions<TRouter extends AnyRouter>
 }
 
 /** Keys of {@link RoutingLinkOptions}. @internal */
-export const ROUTING_LINK_KEYS = {
-  endpoints: true,
-  timeoutMs: true,
-  classify: true,
-  idempotent: true,
-  protection: true,
-  selection: true,
-  health: true,
-  hedge: true,
-  panic: true,
-  concurrency: true,
-  budget: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-  methods: true,
-} as const satisfies KnownKeys<RoutingLinkOptions<AnyRouter>>;
+export const ROUTING_LINK_KEYS = keysOf<RoutingLinkOptions<AnyRouter>>()([
+  'endpoints',
+  'timeoutMs',
+  'classify',
+  'idempotent',
+  'protection',
+  'selection',
+  'health',
+  'hedge',
+  'panic',
+  'concurrency',
+  'budget',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+  'methods',
+]);
 
 /** What a `methods` entry (or the link's options) sets: core's merge works on this view. */
 interface RouteView {

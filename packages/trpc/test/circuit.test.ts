@@ -1,4 +1,5 @@
-import { createCircuitBreaker, isCircuitOpenError, systemSleep } from '@breakwater/core';
+import { createCircuitBreaker, isCircuitOpenError } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
 import { circuitBreakerLink, retryLink } from '../src/index.js';

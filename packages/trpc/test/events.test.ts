@@ -1,5 +1,6 @@
 import type { ChaosTrpcRouter } from '@breakwater/chaos';
-import { fixedRandom, type ResilienceEvent } from '@breakwater/core';
+import type { ResilienceEvent } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { resilienceLink, routingLink } from '../src/index.js';
 import { batchLink, chaos, clientOf, errorOf } from './helpers.js';

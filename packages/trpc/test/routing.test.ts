@@ -1,5 +1,6 @@
 import type { ChaosTrpcRouter } from '@breakwater/chaos';
-import { createManualClock, isDeadlineExceededError } from '@breakwater/core';
+import { isDeadlineExceededError } from '@breakwater/core';
+import { createManualClock } from '@breakwater/core/time';
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
 import { type RoutingLinkOptions, routingLink, type TRPCIdempotent } from '../src/index.js';

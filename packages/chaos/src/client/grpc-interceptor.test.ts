@@ -1,4 +1,4 @@
-import { fixedRandom } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callMetadata, echoUnary } from '../grpc/echo-calls.js';

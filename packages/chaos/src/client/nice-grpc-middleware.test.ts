@@ -1,4 +1,4 @@
-import { fixedRandom } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import type { ServiceDefinition } from '@grpc/grpc-js';
 import { ClientError, createChannel, createClientFactory, Status } from 'nice-grpc';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-import { createManualClock, fixedRandom } from '@breakwater/core';
+import { createManualClock, fixedRandom } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { createChaosPlanner } from './plan.js';
 

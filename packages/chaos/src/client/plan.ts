@@ -1,4 +1,4 @@
-import { type RandomSource, type Sleep, systemSleep } from '@breakwater/core';
+import { type RandomSource, type Sleep, systemSleep } from '@breakwater/core/time';
 import type { LatencySpec } from '../grpc/faults.js';
 import { seededRandom } from '../grpc/seeded-random.js';
 import { checkRange } from '../scenario/check.js';

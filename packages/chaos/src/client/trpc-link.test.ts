@@ -1,4 +1,4 @@
-import { fixedRandom } from '@breakwater/core';
+import { fixedRandom } from '@breakwater/core/time';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChaosTrpcRouter } from '../trpc/router.js';

@@ -1,4 +1,4 @@
-import { systemSleep } from '@breakwater/core';
+import { systemSleep } from '@breakwater/core/time';
 import { loadPackageDefinition, Server, ServerCredentials } from '@grpc/grpc-js';
 import { type EchoRequest, loadEchoPackageDefinition } from './echo-proto.js';
 

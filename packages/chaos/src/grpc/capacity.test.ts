@@ -1,4 +1,4 @@
-import { createManualClock, type Sleep } from '@breakwater/core';
+import { createManualClock, type Sleep } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { checkCapacity, createCapacity } from './capacity.js';
 

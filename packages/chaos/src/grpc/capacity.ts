@@ -1,4 +1,4 @@
-import type { Clock, Sleep } from '@breakwater/core';
+import type { Clock, Sleep } from '@breakwater/core/time';
 
 /**
  * A server's fixed capacity: at most `workers` calls are served at once, each

@@ -1,4 +1,4 @@
-import type { RandomSource } from '@breakwater/core';
+import type { RandomSource } from '@breakwater/core/time';
 import { status as Status } from '@grpc/grpc-js';
 
 /** How much latency a rule adds to an attempt. */

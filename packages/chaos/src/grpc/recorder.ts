@@ -1,4 +1,4 @@
-import type { Clock } from '@breakwater/core';
+import type { Clock } from '@breakwater/core/time';
 
 /** What a chaos server saw for one attempt. Carries ids and timings, never payloads. */
 export interface ObservedAttempt {

@@ -1,4 +1,4 @@
-import type { RandomSource } from '@breakwater/core';
+import type { RandomSource } from '@breakwater/core/time';
 
 /**
  * A deterministic {@link RandomSource} (mulberry32) for reproducible fault

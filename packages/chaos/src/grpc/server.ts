@@ -4,7 +4,7 @@ import {
   type Sleep,
   systemClock,
   systemSleep,
-} from '@breakwater/core';
+} from '@breakwater/core/time';
 import {
   type handleBidiStreamingCall,
   type handleClientStreamingCall,

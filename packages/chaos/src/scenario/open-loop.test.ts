@@ -1,4 +1,4 @@
-import { createManualClock } from '@breakwater/core';
+import { createManualClock } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import { runOpenLoop } from './open-loop.js';
 

@@ -1,4 +1,4 @@
-import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import { checkCallable, checkRange } from './check.js';
 
 /** One request the generator starts. */

@@ -1,4 +1,4 @@
-import { createManualClock } from '@breakwater/core';
+import { createManualClock } from '@breakwater/core/time';
 import { describe, expect, it } from 'vitest';
 import type { AttemptRecord } from './analyze.js';
 import { runScenario, type ScenarioProgress } from './run-scenario.js';

@@ -1,4 +1,4 @@
-import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import {
   type AttemptRecord,
   analyzeScenario,

@@ -1,4 +1,4 @@
-import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core';
+import { type Clock, type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import { checkRange } from './check.js';
 
 /** What a phase means for the report: which numbers are judged against it. */

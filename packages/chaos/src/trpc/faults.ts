@@ -1,4 +1,4 @@
-import type { RandomSource } from '@breakwater/core';
+import type { RandomSource } from '@breakwater/core/time';
 import type { LatencySpec } from '../grpc/faults.js';
 import { checkLatency, drawLatency } from './latency.js';
 

@@ -1,4 +1,4 @@
-import type { RandomSource } from '@breakwater/core';
+import type { RandomSource } from '@breakwater/core/time';
 import type { LatencySpec } from '../grpc/faults.js';
 
 // The tRPC server shares the gRPC server's latency shape, so one schedule type

@@ -6,7 +6,7 @@ import {
   type Sleep,
   systemClock,
   systemSleep,
-} from '@breakwater/core';
+} from '@breakwater/core/time';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { type CapacitySpec, type CapacityStats, capacitySetting } from '../grpc/capacity.js';
 import { faultRandomness } from '../grpc/seeded-random.js';

@@ -2,7 +2,7 @@ import type { CircuitBreaker, CircuitBreakerOptions } from '../breaker/types.js'
 import {
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
@@ -38,20 +38,20 @@ export interface MethodOptions {
 }
 
 /** Keys of {@link MethodOptions}. @internal */
-export const METHOD_OPTION_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  hedge: true,
-  circuit: true,
-  idempotent: true,
-} as const satisfies KnownKeys<MethodOptions>;
+export const METHOD_OPTION_KEYS = keysOf<MethodOptions>()([
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retry',
+  'hedge',
+  'circuit',
+  'idempotent',
+]);
 
-const METHOD_RETRY_KEYS = {
-  attempts: true,
-  backoff: true,
-  maxPushbackMs: true,
-} as const satisfies KnownKeys<Omit<RetryPolicyOptions, 'onRetry'>>;
+const METHOD_RETRY_KEYS = keysOf<Omit<RetryPolicyOptions, 'onRetry'>>()([
+  'attempts',
+  'backoff',
+  'maxPushbackMs',
+]);
 
 /**
  * The selectors one framework's `methods` accepts, and which of them a call

@@ -6,7 +6,7 @@ import {
   checkNumber,
   checkObject,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
 } from '../internal/validate.js';
@@ -127,40 +127,33 @@ export interface ResilienceOptions {
 }
 
 /** Keys of {@link ResilienceOptions}. @internal */
-export const RESILIENCE_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  hedge: true,
-  budget: true,
-  circuit: true,
-  concurrency: true,
-  rateLimit: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<ResilienceOptions>;
+export const RESILIENCE_KEYS = keysOf<ResilienceOptions>()([
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retry',
+  'hedge',
+  'budget',
+  'circuit',
+  'concurrency',
+  'rateLimit',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
-const RETRY_POLICY_KEYS = {
-  attempts: true,
-  backoff: true,
-  maxPushbackMs: true,
-  onRetry: true,
-} as const satisfies KnownKeys<RetryPolicyOptions>;
+const RETRY_POLICY_KEYS = keysOf<RetryPolicyOptions>()([
+  'attempts',
+  'backoff',
+  'maxPushbackMs',
+  'onRetry',
+]);
 
-const HEDGE_POLICY_KEYS = {
-  delayMs: true,
-  attempts: true,
-} as const satisfies KnownKeys<HedgePolicyOptions>;
+const HEDGE_POLICY_KEYS = keysOf<HedgePolicyOptions>()(['delayMs', 'attempts']);
 
-const CONCURRENCY_KEYS = {
-  limit: true,
-  maxQueue: true,
-  adaptive: true,
-} as const satisfies KnownKeys<ConcurrencyOptions>;
+const CONCURRENCY_KEYS = keysOf<ConcurrencyOptions>()(['limit', 'maxQueue', 'adaptive']);
 
 /** The parts of {@link ResilienceOptions} a stack runs with, validated and built once. @internal */
 export interface ResiliencePlan {

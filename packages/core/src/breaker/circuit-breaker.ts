@@ -255,8 +255,8 @@ class StatefulCircuitBreaker implements CircuitBreaker {
 
 /**
  * Creates the stateful circuit breaker shared by every Breakwater piece. Options
- * are the {@link CircuitBreakerConfig} fields (validated; defaults from
- * {@link getDefaultCircuitBreakerConfig}) plus `clock`, `name`, `initialState`
+ * are the breaker settings (validated; defaults from
+ * `STANDARD_RESILIENCE.circuit`) plus `clock`, `name`, `initialState`
  * and `isFailure`.
  * @example
  * const breaker = createCircuitBreaker({ failureThreshold: 3, openDurationMs: 10_000 });

@@ -44,7 +44,7 @@ export interface CircuitRecordOptions {
 
 /**
  * A new closed circuit. `config` is validated and completed with the defaults
- * (see {@link validateCircuitBreakerConfig}); the state keeps it.
+ * (the checks `createCircuitBreaker` makes); the state keeps it.
  * @example
  * let circuit = createCircuitBreakerState({ failureThreshold: 3 });
  */

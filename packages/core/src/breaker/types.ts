@@ -1,5 +1,5 @@
-import type { Event } from '../internal/events.js';
-import type { KnownKeys } from '../internal/validate.js';
+import type { Subscribe } from '../internal/events.js';
+import { keysOf } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 
 /** The three states of the one circuit-breaker state machine. */
@@ -29,20 +29,20 @@ export type FailureRateWindow =
     };
 
 /** Keys of a `'count'` {@link FailureRateWindow}. @internal */
-export const COUNT_WINDOW_KEYS = {
-  type: true,
-  size: true,
-  minimumCalls: true,
-  failureRateThreshold: true,
-} as const satisfies KnownKeys<Extract<FailureRateWindow, { type: 'count' }>>;
+export const COUNT_WINDOW_KEYS = keysOf<Extract<FailureRateWindow, { type: 'count' }>>()([
+  'type',
+  'size',
+  'minimumCalls',
+  'failureRateThreshold',
+]);
 
 /** Keys of a `'time'` {@link FailureRateWindow}. @internal */
-export const TIME_WINDOW_KEYS = {
-  type: true,
-  sizeMs: true,
-  minimumCalls: true,
-  failureRateThreshold: true,
-} as const satisfies KnownKeys<Extract<FailureRateWindow, { type: 'time' }>>;
+export const TIME_WINDOW_KEYS = keysOf<Extract<FailureRateWindow, { type: 'time' }>>()([
+  'type',
+  'sizeMs',
+  'minimumCalls',
+  'failureRateThreshold',
+]);
 
 /** Slow successes count toward the failure rate. */
 export interface SlowCallRule {
@@ -53,10 +53,7 @@ export interface SlowCallRule {
 }
 
 /** Keys of {@link SlowCallRule}. @internal */
-export const SLOW_CALL_KEYS = {
-  durationMs: true,
-  rateThreshold: true,
-} as const satisfies KnownKeys<SlowCallRule>;
+export const SLOW_CALL_KEYS = keysOf<SlowCallRule>()(['durationMs', 'rateThreshold']);
 
 /** Settings of the circuit-breaker state machine (SPEC §2). */
 export interface CircuitBreakerConfig {
@@ -117,7 +114,7 @@ export interface CircuitBreakerConfig {
  * defaulting on its own; `window: false` turns the failure-rate window off.
  */
 export interface CircuitBreakerSettings extends Partial<Omit<CircuitBreakerConfig, 'window'>> {
-  /** A failure-rate window, or `false` for none. Defaults to the standard time window (see {@link CircuitBreakerConfig.window}). */
+  /** A failure-rate window, or `false` for none. Defaults to the standard time window (see `STANDARD_RESILIENCE.circuit.window`). */
   window?: FailureRateWindow | false;
 }
 
@@ -224,9 +221,9 @@ export interface CircuitBreaker {
   /** A JSON-safe snapshot that `initialState` accepts. */
   toJSON(): CircuitBreakerSnapshot;
   /** Subscribes to state transitions. */
-  readonly onStateChange: Event<CircuitStateChange>;
+  readonly onStateChange: Subscribe<CircuitStateChange>;
   /** Subscribes to refusals. */
-  readonly onReject: Event<CircuitRejection>;
+  readonly onReject: Subscribe<CircuitRejection>;
 }
 
 /** Serialisable breaker state, for `toJSON()` / `initialState`. */
@@ -259,18 +256,18 @@ export interface CircuitBreakerOptions extends CircuitBreakerSettings {
 }
 
 /** Keys of {@link CircuitBreakerOptions}. @internal */
-export const CIRCUIT_BREAKER_KEYS = {
-  failureThreshold: true,
-  failureSpanMs: true,
-  openDurationMs: true,
-  backoffMultiplier: true,
-  maxOpenDurationMs: true,
-  halfOpenMaxCalls: true,
-  successThreshold: true,
-  window: true,
-  slowCall: true,
-  clock: true,
-  name: true,
-  initialState: true,
-  isFailure: true,
-} as const satisfies KnownKeys<CircuitBreakerOptions>;
+export const CIRCUIT_BREAKER_KEYS = keysOf<CircuitBreakerOptions>()([
+  'failureThreshold',
+  'failureSpanMs',
+  'openDurationMs',
+  'backoffMultiplier',
+  'maxOpenDurationMs',
+  'halfOpenMaxCalls',
+  'successThreshold',
+  'window',
+  'slowCall',
+  'clock',
+  'name',
+  'initialState',
+  'isFailure',
+]);

@@ -3,7 +3,7 @@ import {
   checkFunction,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
 } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
@@ -25,12 +25,12 @@ export interface CacheOptions {
 }
 
 /** Keys of {@link CacheOptions}. @internal */
-export const CACHE_KEYS = {
-  maxSize: true,
-  ttlMs: true,
-  staleWhileRevalidateMs: true,
-  clock: true,
-} as const satisfies KnownKeys<CacheOptions>;
+export const CACHE_KEYS = keysOf<CacheOptions>()([
+  'maxSize',
+  'ttlMs',
+  'staleWhileRevalidateMs',
+  'clock',
+]);
 
 /** What `get` found. A plain miss reports `'expired'` too: there is nothing usable either way. */
 export type CacheLookup<V> =

@@ -1,4 +1,4 @@
-import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, keysOf } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 
 /**
@@ -31,11 +31,7 @@ export interface DeadlineOptions {
 }
 
 /** Keys of {@link DeadlineOptions}. @internal */
-export const DEADLINE_KEYS = {
-  timeoutMs: true,
-  at: true,
-  clock: true,
-} as const satisfies KnownKeys<DeadlineOptions>;
+export const DEADLINE_KEYS = keysOf<DeadlineOptions>()(['timeoutMs', 'at', 'clock']);
 
 class AbsoluteDeadline implements Deadline {
   constructor(

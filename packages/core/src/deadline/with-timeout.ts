@@ -5,7 +5,7 @@ import { checkSignal } from '../internal/call-options.js';
 import { onAbort } from '../internal/on-abort.js';
 import { forwardOutcome, newPromiseInto, noSettler, type OutcomeSink } from '../internal/settle.js';
 import { isThenable } from '../internal/thenable.js';
-import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, keysOf } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
 import type { Deadline } from './deadline.js';
@@ -26,13 +26,13 @@ export interface TimeoutOptions {
 }
 
 /** Keys of {@link TimeoutOptions}. @internal */
-export const TIMEOUT_KEYS = {
-  timeoutMs: true,
-  deadline: true,
-  signal: true,
-  sleep: true,
-  clock: true,
-} as const satisfies KnownKeys<TimeoutOptions>;
+export const TIMEOUT_KEYS = keysOf<TimeoutOptions>()([
+  'timeoutMs',
+  'deadline',
+  'signal',
+  'sleep',
+  'clock',
+]);
 
 /** The operation bounded by a timeout; it should stop when `signal` aborts. */
 export type TimeoutOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;

@@ -1,7 +1,7 @@
 import { createCircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { CallOutcome, CircuitBreaker, CircuitBreakerOptions } from '../breaker/types.js';
 import { CircuitOpenError } from '../errors/circuit-open-error.js';
-import { checkOptions, type KnownKeys, optionPath, optionTypeError } from '../internal/validate.js';
+import { checkOptions, keysOf, optionPath, optionTypeError } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
   createGrpcStatusClassifier,
@@ -41,13 +41,13 @@ export interface GrpcCircuitOptions {
 }
 
 /** Keys of {@link GrpcCircuitOptions}. @internal */
-export const GRPC_CIRCUIT_KEYS = {
-  scope: true,
-  breaker: true,
-  breakerFor: true,
-  classify: true,
-  clock: true,
-} as const satisfies KnownKeys<GrpcCircuitOptions>;
+export const GRPC_CIRCUIT_KEYS = keysOf<GrpcCircuitOptions>()([
+  'scope',
+  'breaker',
+  'breakerFor',
+  'classify',
+  'clock',
+]);
 
 /** The circuit of one method path, shared by its calls. */
 export interface GrpcMethodCircuit {

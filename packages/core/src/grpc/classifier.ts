@@ -2,6 +2,7 @@ import {
   checkObject,
   checkOptions,
   type KnownKeys,
+  keysOf,
   optionPath,
   optionTypeError,
 } from '../internal/validate.js';
@@ -216,11 +217,11 @@ export interface GrpcStatusClassifierOptions extends GrpcStatusPolicy {
 }
 
 /** Keys of {@link GrpcStatusPolicy}. @internal */
-export const GRPC_STATUS_POLICY_KEYS = {
-  retryAborted: true,
-  retryInternal: true,
-  retryUnknown: true,
-} as const satisfies KnownKeys<GrpcStatusPolicy>;
+export const GRPC_STATUS_POLICY_KEYS = keysOf<GrpcStatusPolicy>()([
+  'retryAborted',
+  'retryInternal',
+  'retryUnknown',
+]);
 
 /** Keys of {@link GrpcStatusClassifierOptions}. @internal */
 export const GRPC_STATUS_CLASSIFIER_KEYS = {

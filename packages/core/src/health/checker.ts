@@ -1,6 +1,6 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { OperationAbortedError } from '../errors/operation-aborted-error.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { redactUrls } from '../internal/redact-url.js';
 import { saneClock } from '../internal/sane-clock.js';
 import {
@@ -8,7 +8,7 @@ import {
   checkNumber,
   checkObject,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionPath,
 } from '../internal/validate.js';
 import { createBackoff } from '../retry/backoff.js';
@@ -51,17 +51,17 @@ export interface HealthCheckerOptions<T = string> {
 }
 
 /** Keys of {@link HealthCheckerOptions}. @internal */
-export const HEALTH_CHECKER_KEYS = {
-  registry: true,
-  targets: true,
-  probe: true,
-  intervalMs: true,
-  timeoutMs: true,
-  keepStreak: true,
-  clock: true,
-  sleep: true,
-  random: true,
-} as const satisfies KnownKeys<HealthCheckerOptions>;
+export const HEALTH_CHECKER_KEYS = keysOf<HealthCheckerOptions>()([
+  'registry',
+  'targets',
+  'probe',
+  'intervalMs',
+  'timeoutMs',
+  'keepStreak',
+  'clock',
+  'sleep',
+  'random',
+]);
 
 /** One recorded probe outcome. Carries the provider name, a reason and timing only. */
 export interface ProbeResultEvent {
@@ -94,7 +94,7 @@ export interface HealthChecker {
   /** False once stopped (or when the probe is `'none'`). */
   readonly running: boolean;
   /** Subscribes to recorded probe outcomes. */
-  readonly onProbeResult: Event<ProbeResultEvent>;
+  readonly onProbeResult: Subscribe<ProbeResultEvent>;
 }
 
 const TIMED_OUT: unique symbol = Symbol('timed out');

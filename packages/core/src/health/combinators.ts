@@ -34,10 +34,10 @@ const reasons = (vs: readonly HealthVerdict[]) => vs.map((v) => v.reason).join('
 /**
  * Healthy when every rule is healthy. The reason lists the failing rules'
  * reasons (or all reasons when healthy). Rules run concurrently.
- * @example all(belowLimit({ sample: queueDepth, limit: 500 }), unchanged({ sample: drops }))
+ * @example allOf(belowLimit({ sample: queueDepth, limit: 500 }), sampleUnchanged({ sample: drops }))
  */
-export function all<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T> {
-  checkRules('all(...rules)', rules);
+export function allOf<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T> {
+  checkRules('allOf(...rules)', rules);
   return async (target, ctx) => {
     const verdicts = await evaluate(rules, target, ctx);
     const failing = verdicts.filter((v) => !v.healthy);
@@ -50,10 +50,10 @@ export function all<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T>
 /**
  * Healthy when at least one rule is healthy. The reason is the first healthy
  * rule's, or every rule's reason when none is. Rules run concurrently.
- * @example any(startupGrace({ graceMs: 60_000 }), counterProgress({ sample: delivered }))
+ * @example anyOf(startupGrace({ graceMs: 60_000 }), counterProgress({ sample: delivered }))
  */
-export function any<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T> {
-  checkRules('any(...rules)', rules);
+export function anyOf<T = unknown>(...rules: ReadinessRule<T>[]): ReadinessRule<T> {
+  checkRules('anyOf(...rules)', rules);
   return async (target, ctx) => {
     const verdicts = await evaluate(rules, target, ctx);
     const healthy = verdicts.find((v) => v.healthy);

@@ -5,7 +5,7 @@ import {
   checkOneOf,
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionTypeError,
 } from '../internal/validate.js';
@@ -46,13 +46,13 @@ export interface HttpProbeOptions {
 }
 
 /** Keys of {@link HttpProbeOptions}. @internal */
-export const HTTP_PROBE_KEYS = {
-  timeoutMs: true,
-  method: true,
-  maxRedirects: true,
-  watch: true,
-  maxEventBytes: true,
-} as const satisfies KnownKeys<HttpProbeOptions>;
+export const HTTP_PROBE_KEYS = keysOf<HttpProbeOptions>()([
+  'timeoutMs',
+  'method',
+  'maxRedirects',
+  'watch',
+  'maxEventBytes',
+]);
 
 /** A URL an HTTP probe checks. */
 export type HttpTarget = string | URL;

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../time/manual-clock.js';
-import { all, any } from './combinators.js';
+import { allOf, anyOf } from './combinators.js';
 import { type Probe, runProbe } from './probe.js';
-import { belowLimit, counterProgress, ratioBelow, startupGrace, unchanged } from './readiness.js';
+import {
+  belowLimit,
+  counterProgress,
+  ratioBelow,
+  sampleUnchanged,
+  startupGrace,
+} from './readiness.js';
 
 /** A sample that returns the given values in turn (the last one repeats). */
 const values = (...vs: number[]) => {
@@ -56,11 +62,16 @@ describe('counterProgress', () => {
   });
 });
 
-describe('unchanged', () => {
+describe('sampleUnchanged', () => {
   it('is healthy when both samples agree, unhealthy with the change otherwise', async () => {
     const clock = createManualClock();
     const drops = (...vs: number[]) =>
-      unchanged({ sample: values(...vs), intervalMs: 100, sleep: clock.sleep, name: 'drops' });
+      sampleUnchanged({
+        sample: values(...vs),
+        intervalMs: 100,
+        sleep: clock.sleep,
+        name: 'drops',
+      });
     await expect(clock.run(drops(2, 2)())).resolves.toEqual({
       healthy: true,
       reason: 'drops stayed at 2 for 100 ms',
@@ -173,19 +184,19 @@ describe('all / any', () => {
   const down2 = belowLimit({ sample: () => 4, limit: 2, name: 'down2' });
 
   it('all is healthy only when every rule is; the reason names the failing ones', async () => {
-    await expect(all(up, up)()).resolves.toEqual({
+    await expect(allOf(up, up)()).resolves.toEqual({
       healthy: true,
       reason: 'up is 1, below 2; up is 1, below 2',
     });
-    await expect(all(up, down, down2)()).resolves.toEqual({
+    await expect(allOf(up, down, down2)()).resolves.toEqual({
       healthy: false,
       reason: 'down is 3, not below 2; down2 is 4, not below 2',
     });
   });
 
   it('any is healthy when one rule is; otherwise it lists every reason', async () => {
-    await expect(any(down, up)()).resolves.toEqual({ healthy: true, reason: 'up is 1, below 2' });
-    await expect(any(down, down2)()).resolves.toEqual({
+    await expect(anyOf(down, up)()).resolves.toEqual({ healthy: true, reason: 'up is 1, below 2' });
+    await expect(anyOf(down, down2)()).resolves.toEqual({
       healthy: false,
       reason: 'down is 3, not below 2; down2 is 4, not below 2',
     });
@@ -193,13 +204,13 @@ describe('all / any', () => {
 
   it('nests, and a rule that rejects counts as unhealthy', async () => {
     const broken = () => Promise.reject(new Error('boom'));
-    await expect(any(all(up, broken), up)()).resolves.toMatchObject({ healthy: true });
-    await expect(all(up, broken)()).resolves.toEqual({ healthy: false, reason: 'boom' });
+    await expect(anyOf(allOf(up, broken), up)()).resolves.toMatchObject({ healthy: true });
+    await expect(allOf(up, broken)()).resolves.toEqual({ healthy: false, reason: 'boom' });
   });
 
   it('needs at least one rule, each a function', () => {
-    expect(() => all()).toThrow(/all\(\.\.\.rules\) needs at least one rule/);
-    expect(() => any(up, 5 as never)).toThrow(/any\(\.\.\.rules\) rule 1 must be a function/);
+    expect(() => allOf()).toThrow(/allOf\(\.\.\.rules\) needs at least one rule/);
+    expect(() => anyOf(up, 5 as never)).toThrow(/anyOf\(\.\.\.rules\) rule 1 must be a function/);
   });
 });
 
@@ -208,8 +219,8 @@ describe('rule options are validated, naming the option', () => {
     expect(() => counterProgress({} as never)).toThrow(
       /counterProgress: sample must be a function/,
     );
-    expect(() => unchanged({ sample: () => 1, intervalMs: 'soon' as never })).toThrow(
-      /unchanged: interval/,
+    expect(() => sampleUnchanged({ sample: () => 1, intervalMs: 'soon' as never })).toThrow(
+      /sampleUnchanged: interval/,
     );
     expect(() => belowLimit({ sample: () => 1, limit: Number.NaN })).toThrow(/belowLimit: limit/);
     expect(() => ratioBelow({ numerator: () => 1, denominator: 2 as never, limit: 1 })).toThrow(

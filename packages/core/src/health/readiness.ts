@@ -3,7 +3,7 @@ import {
   checkFunction,
   checkNumber,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
 } from '../internal/validate.js';
@@ -13,7 +13,7 @@ import { describeFailure, type HealthVerdict, type ProbeContext } from './probe.
 
 /**
  * A metric-driven health rule. Call it directly (`await rule()`) or use it as a
- * {@link Probe}: the target is handed to the sample functions, the signal cuts
+ * `Probe`: the target is handed to the sample functions, the signal cuts
  * a two-sample wait short (the rule then rejects with the abort reason).
  */
 export type ReadinessRule<T = unknown> = (
@@ -22,12 +22,12 @@ export type ReadinessRule<T = unknown> = (
 ) => Promise<HealthVerdict>;
 
 /** Reads one number (a counter, a gauge); gets the probe's target when used as a probe. */
-export type Sample<T = unknown> = (target?: T) => number | PromiseLike<number>;
+export type ReadinessSample<T = unknown> = (target?: T) => number | PromiseLike<number>;
 
 /** Options shared by the rules that take two samples `intervalMs` apart. */
 export interface TwoSampleOptions<T = unknown> {
   /** Reads the value. */
-  sample: Sample<T>;
+  sample: ReadinessSample<T>;
   /** Time between the two samples, in ms. Defaults to 1000 ms. */
   intervalMs?: number;
   /** Name used in the reason text. Defaults to `'counter'` / `'value'`. */
@@ -37,19 +37,19 @@ export interface TwoSampleOptions<T = unknown> {
 }
 
 /** Keys of {@link TwoSampleOptions}. @internal */
-export const TWO_SAMPLE_KEYS = {
-  sample: true,
-  intervalMs: true,
-  name: true,
-  sleep: true,
-} as const satisfies KnownKeys<TwoSampleOptions>;
+export const TWO_SAMPLE_KEYS = keysOf<TwoSampleOptions>()([
+  'sample',
+  'intervalMs',
+  'name',
+  'sleep',
+]);
 
 const COUNTER_PROGRESS_KEYS = { ...TWO_SAMPLE_KEYS, initial: true } as const;
 
 /** Options of {@link belowLimit}. */
 export interface BelowLimitOptions<T = unknown> {
   /** Reads the value. */
-  sample: Sample<T>;
+  sample: ReadinessSample<T>;
   /** Healthy while the value is strictly below this. */
   limit: number;
   /** Name used in the reason text. Defaults to `'value'`. */
@@ -57,18 +57,14 @@ export interface BelowLimitOptions<T = unknown> {
 }
 
 /** Keys of {@link BelowLimitOptions}. @internal */
-export const BELOW_LIMIT_KEYS = {
-  sample: true,
-  limit: true,
-  name: true,
-} as const satisfies KnownKeys<BelowLimitOptions>;
+export const BELOW_LIMIT_KEYS = keysOf<BelowLimitOptions>()(['sample', 'limit', 'name']);
 
 /** Options of {@link ratioBelow}. */
 export interface RatioBelowOptions<T = unknown> {
   /** Reads the numerator (e.g. dropped events). */
-  numerator: Sample<T>;
+  numerator: ReadinessSample<T>;
   /** Reads the denominator (e.g. ingested events); 0 is treated as 1. */
-  denominator: Sample<T>;
+  denominator: ReadinessSample<T>;
   /** Healthy while the ratio is strictly below this. */
   limit: number;
   /** Name used in the reason text. Defaults to `'ratio'`. */
@@ -76,12 +72,12 @@ export interface RatioBelowOptions<T = unknown> {
 }
 
 /** Keys of {@link RatioBelowOptions}. @internal */
-export const RATIO_BELOW_KEYS = {
-  numerator: true,
-  denominator: true,
-  limit: true,
-  name: true,
-} as const satisfies KnownKeys<RatioBelowOptions>;
+export const RATIO_BELOW_KEYS = keysOf<RatioBelowOptions>()([
+  'numerator',
+  'denominator',
+  'limit',
+  'name',
+]);
 
 /** Options of {@link startupGrace}. */
 export interface StartupGraceOptions<T = unknown> {
@@ -96,15 +92,15 @@ export interface StartupGraceOptions<T = unknown> {
 }
 
 /** Keys of {@link StartupGraceOptions}. @internal */
-export const STARTUP_GRACE_KEYS = {
-  graceMs: true,
-  startedAt: true,
-  rule: true,
-  clock: true,
-} as const satisfies KnownKeys<StartupGraceOptions>;
+export const STARTUP_GRACE_KEYS = keysOf<StartupGraceOptions>()([
+  'graceMs',
+  'startedAt',
+  'rule',
+  'clock',
+]);
 
 /** Reads a sample, or explains why it could not. */
-async function read<T>(sample: Sample<T>, target: T | undefined, name: string) {
+async function read<T>(sample: ReadinessSample<T>, target: T | undefined, name: string) {
   try {
     return { value: await sample(target) };
   } catch (error) {
@@ -171,10 +167,10 @@ export function counterProgress<T = unknown>(
 /**
  * Healthy when a value is the same in two samples `intervalMs` apart (e.g. a
  * drop counter that must not move).
- * @example unchanged({ sample: () => metrics.get('events.dropped'), intervalMs: 100, name: 'drops' })
+ * @example sampleUnchanged({ sample: () => metrics.get('events.dropped'), intervalMs: 100, name: 'drops' })
  */
-export function unchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
-  return twoSamples('unchanged', options, 'value', (a, b, name, ms) =>
+export function sampleUnchanged<T = unknown>(options: TwoSampleOptions<T>): ReadinessRule<T> {
+  return twoSamples('sampleUnchanged', options, 'value', (a, b, name, ms) =>
     a === b
       ? { healthy: true, reason: `${name} stayed at ${a} for ${ms} ms` }
       : { healthy: false, reason: `${name} changed from ${a} to ${b} in ${ms} ms` },

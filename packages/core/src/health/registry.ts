@@ -8,7 +8,7 @@ import {
   checkNumber,
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
 } from '../internal/validate.js';
 import { type Clock, systemClock } from '../time/clock.js';
 import {
@@ -31,11 +31,11 @@ export interface HealthRegistryOptions {
 }
 
 /** Keys of {@link HealthRegistryOptions}. @internal */
-export const HEALTH_REGISTRY_KEYS = {
-  failureThreshold: true,
-  openDurationMs: true,
-  clock: true,
-} as const satisfies KnownKeys<HealthRegistryOptions>;
+export const HEALTH_REGISTRY_KEYS = keysOf<HealthRegistryOptions>()([
+  'failureThreshold',
+  'openDurationMs',
+  'clock',
+]);
 
 /** Options of {@link HealthRegistry.success}. */
 export interface HealthSuccessOptions {

@@ -1,4 +1,4 @@
-import { checkObject, checkOptions, describeValue, type KnownKeys } from '../internal/validate.js';
+import { checkObject, checkOptions, describeValue, keysOf } from '../internal/validate.js';
 
 /** One named probe target. */
 export interface NamedTarget<T = string> {
@@ -9,10 +9,7 @@ export interface NamedTarget<T = string> {
 }
 
 /** Keys of {@link NamedTarget}. @internal */
-export const NAMED_TARGET_KEYS = {
-  name: true,
-  target: true,
-} as const satisfies KnownKeys<NamedTarget>;
+export const NAMED_TARGET_KEYS = keysOf<NamedTarget>()(['name', 'target']);
 
 /** Probe targets: `{ name: target }`, or `[{ name, target }]` for targets that are not plain values. */
 export type HealthTargets<T = string> = Readonly<Record<string, T>> | readonly NamedTarget<T>[];

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { redactUrls } from '../internal/redact-url.js';
-import { checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
+import { checkOptions, keysOf, optionalNumber } from '../internal/validate.js';
 import type { HealthVerdict, Probe } from './probe.js';
 import { withProbeTimeout } from './probe-timeout.js';
 
@@ -11,7 +11,7 @@ export interface TcpProbeOptions {
 }
 
 /** Keys of {@link TcpProbeOptions}. @internal */
-export const TCP_PROBE_KEYS = { timeoutMs: true } as const satisfies KnownKeys<TcpProbeOptions>;
+export const TCP_PROBE_KEYS = keysOf<TcpProbeOptions>()(['timeoutMs']);
 
 /** Where a TCP probe connects: `"host:port"` (`"[::1]:80"` for IPv6) or `{ host, port }`. */
 export type TcpTarget =

@@ -5,7 +5,7 @@ export interface Disposable {
 }
 
 /** Subscribes a listener to one kind of event. */
-export type Event<T> = (listener: (event: T) => void) => Disposable;
+export type Subscribe<T> = (listener: (event: T) => void) => Disposable;
 
 /**
  * A tiny typed event emitter. Emitting with no listeners costs one length check,
@@ -22,7 +22,7 @@ export class EventEmitter<T> {
   }
 
   /** The subscribe function to expose as `onX`. */
-  readonly on: Event<T> = (listener) => {
+  readonly on: Subscribe<T> = (listener) => {
     this.listeners = [...this.listeners, listener];
     let disposed = false;
     return {

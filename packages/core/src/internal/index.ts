@@ -93,6 +93,7 @@ export {
   checkOptions,
   describeValue,
   type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
   optionRangeError,

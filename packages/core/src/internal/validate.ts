@@ -176,12 +176,28 @@ function nearestKey(key: string, known: readonly string[]): string | undefined {
 }
 
 /**
- * Known keys of an options type, as an object literal with every key set to `true`;
- * write it `{ ... } as const satisfies KnownKeys<XOptions>` so TypeScript checks that it
- * lists exactly the interface's keys.
+ * Known keys of an options type, as an object with every key set to `true`; build it
+ * with {@link keysOf} from one array of the names, so TypeScript checks that it lists
+ * exactly the interface's keys.
  * @internal
  */
 export type KnownKeys<T> = { readonly [K in keyof Required<T>]: true };
+
+/** The keys of `T` that `Names` leaves out (never when it lists them all). */
+type Missing<T, Names extends readonly PropertyKey[]> = Exclude<keyof Required<T>, Names[number]>;
+
+/**
+ * The known keys of an options type from one `as const` array of its names:
+ * `keysOf<XOptions>()(['a', 'b'])`. TypeScript refuses an array that names a key
+ * the type does not have, or leaves one out (the error names it under `missing`),
+ * so the list cannot drift from the type. Curried so `T` is given and the names inferred.
+ * @internal
+ */
+export function keysOf<T>() {
+  return <const Names extends readonly (keyof Required<T> & string)[]>(
+    names: Names & ([Missing<T, Names>] extends [never] ? unknown : { missing: Missing<T, Names> }),
+  ): KnownKeys<T> => Object.fromEntries(names.map((name) => [name, true])) as KnownKeys<T>;
+}
 
 /**
  * Throws a `TypeError` for the first key of `options` that `known` does not list,

@@ -1,12 +1,7 @@
 import { ThrottledError } from '../errors/throttled-error.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { saneClock } from '../internal/sane-clock.js';
-import {
-  checkFunction,
-  checkOptions,
-  type KnownKeys,
-  optionalNumber,
-} from '../internal/validate.js';
+import { checkFunction, checkOptions, keysOf, optionalNumber } from '../internal/validate.js';
 import { err, ok, type Result } from '../result/result.js';
 import type { Clock } from '../time/clock.js';
 import { type RandomSource, systemRandom } from '../time/random.js';
@@ -40,14 +35,14 @@ export interface AdaptiveThrottleOptions {
 }
 
 /** Keys of {@link AdaptiveThrottleOptions}. @internal */
-export const ADAPTIVE_THROTTLE_KEYS = {
-  k: true,
-  windowMs: true,
-  buckets: true,
-  isRejection: true,
-  clock: true,
-  random: true,
-} as const satisfies KnownKeys<AdaptiveThrottleOptions>;
+export const ADAPTIVE_THROTTLE_KEYS = keysOf<AdaptiveThrottleOptions>()([
+  'k',
+  'windowMs',
+  'buckets',
+  'isRejection',
+  'clock',
+  'random',
+]);
 
 /** Counts of an {@link AdaptiveThrottle} over its current window. */
 export interface AdaptiveThrottleStats {
@@ -95,7 +90,7 @@ export interface AdaptiveThrottle {
   /** The rejection probability now. */
   probability(): number;
   /** Subscribes to local rejections. */
-  readonly onReject: Event<ThrottleRejectEvent>;
+  readonly onReject: Subscribe<ThrottleRejectEvent>;
   /** A snapshot of the window's counts. */
   stats(): AdaptiveThrottleStats;
 }

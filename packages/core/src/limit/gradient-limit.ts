@@ -1,7 +1,7 @@
 import {
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionPath,
   optionRangeError,
@@ -46,22 +46,19 @@ export interface AdaptiveConcurrencyOptions {
 }
 
 /** Keys of {@link AdaptiveConcurrencyOptions}. @internal */
-export const ADAPTIVE_CONCURRENCY_KEYS = {
-  initialLimit: true,
-  minLimit: true,
-  maxLimit: true,
-  rttTolerance: true,
-  smoothing: true,
-  backoffRatio: true,
-  probeIntervalMs: true,
-  probeSamples: true,
-  shares: true,
-} as const satisfies KnownKeys<AdaptiveConcurrencyOptions>;
+export const ADAPTIVE_CONCURRENCY_KEYS = keysOf<AdaptiveConcurrencyOptions>()([
+  'initialLimit',
+  'minLimit',
+  'maxLimit',
+  'rttTolerance',
+  'smoothing',
+  'backoffRatio',
+  'probeIntervalMs',
+  'probeSamples',
+  'shares',
+]);
 
-const SHARES_KEYS = {
-  default: true,
-  sheddable: true,
-} as const satisfies KnownKeys<CriticalityShares>;
+const SHARES_KEYS = keysOf<CriticalityShares>()(['default', 'sheddable']);
 
 /** The defaults of {@link AdaptiveConcurrencyOptions}. */
 export const DEFAULT_ADAPTIVE_CONCURRENCY = Object.freeze({

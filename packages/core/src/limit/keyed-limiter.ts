@@ -1,6 +1,6 @@
 import { LruMap } from '../cache/lru-map.js';
 import type { RateLimitError } from '../errors/rate-limit-error.js';
-import { checkFunction, checkNumber, checkOptions, type KnownKeys } from '../internal/validate.js';
+import { checkFunction, checkNumber, checkOptions, keysOf } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
 import type { Clock } from '../time/clock.js';
 import {
@@ -29,12 +29,12 @@ export interface KeyedLimiterOptions {
 }
 
 /** Keys of {@link KeyedLimiterOptions}. @internal */
-export const KEYED_LIMITER_KEYS = {
-  capacity: true,
-  refillPerSecond: true,
-  maxKeys: true,
-  clock: true,
-} as const satisfies KnownKeys<KeyedLimiterOptions>;
+export const KEYED_LIMITER_KEYS = keysOf<KeyedLimiterOptions>()([
+  'capacity',
+  'refillPerSecond',
+  'maxKeys',
+  'clock',
+]);
 
 /** Counters of a {@link KeyedLimiter}. */
 export interface KeyedLimiterStats {

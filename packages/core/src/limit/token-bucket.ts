@@ -1,6 +1,6 @@
 import type { RateLimitError } from '../errors/rate-limit-error.js';
 import { abortError } from '../internal/abort.js';
-import { checkFunction, checkOptions, type KnownKeys } from '../internal/validate.js';
+import { checkFunction, checkOptions, keysOf } from '../internal/validate.js';
 import type { Result } from '../result/result.js';
 import type { Clock } from '../time/clock.js';
 import { type Sleep, systemSleep } from '../time/sleep.js';
@@ -28,12 +28,12 @@ export interface TokenBucketOptions {
 }
 
 /** Keys of {@link TokenBucketOptions}. @internal */
-export const TOKEN_BUCKET_KEYS = {
-  capacity: true,
-  refillPerSecond: true,
-  clock: true,
-  sleep: true,
-} as const satisfies KnownKeys<TokenBucketOptions>;
+export const TOKEN_BUCKET_KEYS = keysOf<TokenBucketOptions>()([
+  'capacity',
+  'refillPerSecond',
+  'clock',
+  'sleep',
+]);
 
 /** A token bucket: bursts up to `capacity`, sustained `refillPerSecond`. */
 export interface TokenBucket {

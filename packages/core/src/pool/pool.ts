@@ -1,9 +1,9 @@
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { abortError, neverAbortedSignal } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { onAbort } from '../internal/on-abort.js';
-import { checkNumber, checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
+import { checkNumber, checkOptions, keysOf, optionalNumber } from '../internal/validate.js';
 import { LinkedList } from './linked-list.js';
 
 /** Work run by a {@link Pool}; receives the caller's signal, or a never-aborted one. */
@@ -24,10 +24,7 @@ export interface PoolOptions {
 }
 
 /** Keys of {@link PoolOptions}. @internal */
-export const POOL_KEYS = {
-  concurrency: true,
-  maxQueue: true,
-} as const satisfies KnownKeys<PoolOptions>;
+export const POOL_KEYS = keysOf<PoolOptions>()(['concurrency', 'maxQueue']);
 
 /** Counters of a {@link Pool}, since it was created. */
 export interface PoolStats {
@@ -71,7 +68,7 @@ export interface Pool {
   /** Resolves when no task is running or queued (at once if already so). */
   onIdle(): Promise<void>;
   /** Subscribes to queue-full refusals. */
-  readonly onQueueFull: Event<PoolQueueFullEvent>;
+  readonly onQueueFull: Subscribe<PoolQueueFullEvent>;
   /** Tasks running now. */
   readonly active: number;
   /** Tasks waiting for a slot now. */

@@ -1,4 +1,4 @@
-import { checkOptions, type KnownKeys, optionalNumber } from '../internal/validate.js';
+import { checkOptions, keysOf, optionalNumber } from '../internal/validate.js';
 import { RecentFailures } from './recent-failures.js';
 
 /** Inheritance from the inbound call: `propagate` of `ResilienceOptions`. */
@@ -10,7 +10,7 @@ export interface PropagateOptions {
 /** The margin kept back from the inbound deadline when none is given, in ms. */
 export const DEFAULT_PROPAGATE_MARGIN_MS = 5;
 
-const PROPAGATE_KEYS = { marginMs: true } as const satisfies KnownKeys<PropagateOptions>;
+const PROPAGATE_KEYS = keysOf<PropagateOptions>()(['marginMs']);
 
 /** `propagate` of a stack, validated. @internal */
 export interface PropagatePlan {

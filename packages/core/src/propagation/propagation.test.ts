@@ -3,10 +3,10 @@ import {
   currentInbound,
   DeadlineExceededError,
   PROPAGATION_HEADERS,
-  type ProtectRunner,
   protect,
 } from '@breakwater/core';
 import { createInboundCall, inboundFromHeaders, runInbound } from '@breakwater/core/node';
+import type { ProtectRunner } from '@breakwater/core/types';
 import { describe, expect, it } from 'vitest';
 import { COUNT_ONLY_CIRCUIT } from '../test-helpers/circuit.js';
 

@@ -2,7 +2,7 @@ import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
 import { type TimerWheel, timerWheelFor } from '../deadline/timer-wheel.js';
 import { abortError } from '../internal/abort.js';
 import { checkCall } from '../internal/call-options.js';
-import { type Event, EventEmitter } from '../internal/events.js';
+import { EventEmitter, type Subscribe } from '../internal/events.js';
 import { type AdaptiveLimiter, adaptiveLimiterOf } from '../limit/adaptive-limiter.js';
 import { type Criticality, criticalityOf } from '../limit/criticality.js';
 import { createSlotPool, type SlotPool } from '../pool/pool.js';
@@ -23,7 +23,7 @@ import type {
   ProtectTimeoutEvent,
 } from './types.js';
 
-const noStateChanges: Event<CircuitStateChange> = () => ({ dispose() {} });
+const noStateChanges: Subscribe<CircuitStateChange> = () => ({ dispose() {} });
 
 class Runner implements RunnerShared {
   readonly wheel: TimerWheel;

@@ -1,13 +1,13 @@
 import type { ResilienceOptions, RetryEvent } from '../attempts/resilience-options.js';
 import type { CircuitBreaker, CircuitStateChange } from '../breaker/types.js';
-import type { Event } from '../internal/events.js';
-import type { KnownKeys } from '../internal/validate.js';
+import type { Subscribe } from '../internal/events.js';
+import { keysOf } from '../internal/validate.js';
 import type { AdaptiveThrottle } from '../limit/adaptive-throttle.js';
 import type { Criticality } from '../limit/criticality.js';
 import type { ErrorPolicy } from '../retry/verdict.js';
 
 /**
- * Options of {@link protect}: the one `ResilienceOptions` object (every
+ * Options of `protect`: the one `ResilienceOptions` object (every
  * duration in ms; each part off unless given), without `hedge` — hedging races
  * other providers, which is the router's job — plus protect's own keys.
  */
@@ -32,25 +32,25 @@ export interface ProtectOptions extends Omit<ResilienceOptions, 'hedge'> {
 }
 
 /** Keys of {@link ProtectOptions}. @internal */
-export const PROTECT_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  budget: true,
-  circuit: true,
-  concurrency: true,
-  rateLimit: true,
-  timeoutMode: true,
-  classify: true,
-  throttle: true,
-  name: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<ProtectOptions>;
+export const PROTECT_KEYS = keysOf<ProtectOptions>()([
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retry',
+  'budget',
+  'circuit',
+  'concurrency',
+  'rateLimit',
+  'timeoutMode',
+  'classify',
+  'throttle',
+  'name',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
 /** What the protected callback receives. */
 export interface ProtectContext {
@@ -117,7 +117,7 @@ export interface ProtectTimeoutEvent {
   timeoutMs: number;
 }
 
-/** A runner created by {@link protect}: call it (or its `run`) with the operation. */
+/** A runner created by `protect`: call it (or its `run`) with the operation. */
 export interface ProtectRunner {
   /** Runs `fn` under the runner's policies. A non-function `fn` or an invalid per-call option throws `TypeError` synchronously, before the call takes anything. */
   <T>(fn: ProtectedFunction<T>, options?: ProtectRunOptions<T>): Promise<T>;
@@ -130,13 +130,13 @@ export interface ProtectRunner {
   /** Calls waiting for a slot now. */
   readonly queued: number;
   /** Retries about to happen; `attempt` is the attempt that failed. */
-  readonly onRetry: Event<ProtectRetryEvent>;
+  readonly onRetry: Subscribe<ProtectRetryEvent>;
   /** Circuit transitions (never fires without a circuit). */
-  readonly onStateChange: Event<CircuitStateChange>;
+  readonly onStateChange: Subscribe<CircuitStateChange>;
   /** Calls refused without running (queue full, circuit open, rate limited, or throttled on the first attempt). */
-  readonly onReject: Event<ProtectRejectEvent>;
+  readonly onReject: Subscribe<ProtectRejectEvent>;
   /** Fallbacks run. */
-  readonly onFallback: Event<ProtectFallbackEvent>;
+  readonly onFallback: Subscribe<ProtectFallbackEvent>;
   /** Attempts that timed out. */
-  readonly onTimeout: Event<ProtectTimeoutEvent>;
+  readonly onTimeout: Subscribe<ProtectTimeoutEvent>;
 }

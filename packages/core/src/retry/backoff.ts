@@ -3,7 +3,7 @@ import {
   checkNumber,
   checkOneOf,
   checkOptions,
-  type KnownKeys,
+  keysOf,
   optionalNumber,
   optionRangeError,
   optionTypeError,
@@ -30,7 +30,7 @@ export interface BackoffOptions {
   strategy?: BackoffStrategy;
   /** Exponential growth factor (>= 1); the decorrelated multiplier. Defaults to 2 (3 for `decorrelated`). */
   factor?: number;
-  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to {@link MAX_BACKOFF_DELAY_MS}, the host timer's limit. */
+  /** Cap on the schedule (and on decorrelated delays), in ms. Defaults to 2³¹−1 ms, the host timer's limit. */
   maxDelayMs?: number;
   /** Jitter mode. Defaults to `'additive'`. */
   jitter?: BackoffJitter;
@@ -45,17 +45,17 @@ export interface BackoffOptions {
 }
 
 /** Keys of {@link BackoffOptions}. @internal */
-export const BACKOFF_KEYS = {
-  baseDelayMs: true,
-  strategy: true,
-  factor: true,
-  maxDelayMs: true,
-  jitter: true,
-  jitterRatio: true,
-  random: true,
-  attempts: true,
-  maxTotalDelayMs: true,
-} as const satisfies KnownKeys<BackoffOptions>;
+export const BACKOFF_KEYS = keysOf<BackoffOptions>()([
+  'baseDelayMs',
+  'strategy',
+  'factor',
+  'maxDelayMs',
+  'jitter',
+  'jitterRatio',
+  'random',
+  'attempts',
+  'maxTotalDelayMs',
+]);
 
 /** An immutable backoff schedule; attempt numbers `n` count retries from 1. */
 export interface Backoff {
@@ -65,7 +65,7 @@ export interface Backoff {
   readonly strategy: BackoffStrategy;
   /** The resolved growth factor (2, or 3 for `decorrelated` jitter, when the option was omitted). */
   readonly factor: number;
-  /** The resolved cap in ms; {@link MAX_BACKOFF_DELAY_MS} when no lower cap was given. */
+  /** The resolved cap in ms; 2³¹−1 ms when no lower cap was given. */
   readonly maxDelayMs: number;
   /** The resolved jitter mode (`'additive'` when the option was omitted). */
   readonly jitter: BackoffJitter;

@@ -1,10 +1,5 @@
 import { saneClock } from '../internal/sane-clock.js';
-import {
-  checkFunction,
-  checkOptions,
-  type KnownKeys,
-  optionalNumber,
-} from '../internal/validate.js';
+import { checkFunction, checkOptions, keysOf, optionalNumber } from '../internal/validate.js';
 import type { Clock } from '../time/clock.js';
 
 /** Options of {@link createRetryBudget}. */
@@ -26,13 +21,13 @@ export interface RetryBudgetOptions {
 }
 
 /** Keys of {@link RetryBudgetOptions}. @internal */
-export const RETRY_BUDGET_KEYS = {
-  ratio: true,
-  minRetriesPerSecond: true,
-  ttlMs: true,
-  hedgeReserve: true,
-  clock: true,
-} as const satisfies KnownKeys<RetryBudgetOptions>;
+export const RETRY_BUDGET_KEYS = keysOf<RetryBudgetOptions>()([
+  'ratio',
+  'minRetriesPerSecond',
+  'ttlMs',
+  'hedgeReserve',
+  'clock',
+]);
 
 /** A snapshot of a {@link RetryBudget} over its current window. */
 export interface RetryBudgetStats {

@@ -1,11 +1,6 @@
 import { isDeadlineTimerError } from '../errors/deadline-timer-error.js';
 import { isOperationAbortedError } from '../errors/operation-aborted-error.js';
-import {
-  checkFunction,
-  checkOptions,
-  describeValue,
-  type KnownKeys,
-} from '../internal/validate.js';
+import { checkFunction, checkOptions, describeValue, keysOf } from '../internal/validate.js';
 
 /** Decides whether a failed attempt is worth another try. */
 export type TransientErrorPredicate = (error: unknown) => boolean;
@@ -21,11 +16,11 @@ export interface TransientErrorPredicateOptions {
 }
 
 /** Keys of {@link TransientErrorPredicateOptions}. @internal */
-export const TRANSIENT_KEYS = {
-  isConflict: true,
-  retryableCodes: true,
-  retryUnknown: true,
-} as const satisfies KnownKeys<TransientErrorPredicateOptions>;
+export const TRANSIENT_KEYS = keysOf<TransientErrorPredicateOptions>()([
+  'isConflict',
+  'retryableCodes',
+  'retryUnknown',
+]);
 
 type Verdict = 'transient' | 'permanent' | 'unknown';
 

@@ -16,7 +16,7 @@ import {
   checkObject,
   checkOptions,
   describeValue,
-  type KnownKeys,
+  keysOf,
   optionPath,
   optionRangeError,
 } from '../internal/validate.js';
@@ -73,17 +73,17 @@ export interface RetryOptions {
 }
 
 /** Keys of {@link RetryOptions}. @internal */
-export const RETRY_KEYS = {
-  backoff: true,
-  attempts: true,
-  classify: true,
-  onRetry: true,
-  signal: true,
-  timeoutMs: true,
-  budget: true,
-  sleep: true,
-  clock: true,
-} as const satisfies KnownKeys<RetryOptions>;
+export const RETRY_KEYS = keysOf<RetryOptions>()([
+  'backoff',
+  'attempts',
+  'classify',
+  'onRetry',
+  'signal',
+  'timeoutMs',
+  'budget',
+  'sleep',
+  'clock',
+]);
 
 /** The operation retried; it should stop when `signal` aborts. */
 export type RetryOperation<T> = (signal: AbortSignal) => PromiseLike<T> | T;

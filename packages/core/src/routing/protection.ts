@@ -6,7 +6,7 @@ import {
   resolveResilience,
 } from '../attempts/resilience-options.js';
 import type { CircuitBreaker } from '../breaker/types.js';
-import { checkOneOf, checkOptions, type KnownKeys, optionPath } from '../internal/validate.js';
+import { checkOneOf, checkOptions, keysOf, optionPath } from '../internal/validate.js';
 import type { RetryBudget } from '../retry/budget.js';
 import type { Clock } from '../time/clock.js';
 import type { RandomSource } from '../time/random.js';
@@ -28,13 +28,13 @@ export interface RouteProtection
 }
 
 /** Keys of {@link RouteProtection}. @internal */
-export const ROUTE_PROTECTION_KEYS = {
-  timeoutMs: true,
-  attemptTimeoutMs: true,
-  retry: true,
-  circuit: true,
-  timeoutMode: true,
-} as const satisfies KnownKeys<RouteProtection>;
+export const ROUTE_PROTECTION_KEYS = keysOf<RouteProtection>()([
+  'timeoutMs',
+  'attemptTimeoutMs',
+  'retry',
+  'circuit',
+  'timeoutMode',
+]);
 
 const KEYS = Object.keys(ROUTE_PROTECTION_KEYS) as (keyof RouteProtection)[];
 

@@ -5,8 +5,8 @@ import type { CircuitBreaker } from '../breaker/types.js';
 import type { RoutingSkipReason } from '../errors/routing-error.js';
 import type { ProbeSetting } from '../health/probe.js';
 import type { HealthRegistry } from '../health/registry.js';
-import type { Event } from '../internal/events.js';
-import type { KnownKeys } from '../internal/validate.js';
+import type { Subscribe } from '../internal/events.js';
+import { type KnownKeys, keysOf } from '../internal/validate.js';
 import type { AdaptiveLimiter } from '../limit/adaptive-limiter.js';
 import type { Criticality } from '../limit/criticality.js';
 import type { PropagateOptions } from '../propagation/propagate-options.js';
@@ -32,11 +32,11 @@ export interface RouteProvider<R> {
 }
 
 /** Keys of {@link RouteProvider}. @internal */
-export const ROUTE_PROVIDER_KEYS = {
-  id: true,
-  resource: true,
-  protection: true,
-} as const satisfies KnownKeys<RouteProvider<unknown>>;
+export const ROUTE_PROVIDER_KEYS = keysOf<RouteProvider<unknown>>()([
+  'id',
+  'resource',
+  'protection',
+]);
 
 /** The order in which providers are tried. */
 export type RouteSelection =
@@ -86,17 +86,15 @@ export type RouteSelection =
 export type RouteSelectionType = RouteSelection['type'];
 
 /** Keys of a `'priority'` {@link RouteSelection}. @internal */
-export const PRIORITY_SELECTION_KEYS = {
-  type: true,
-  priorities: true,
-} as const satisfies KnownKeys<Extract<RouteSelection, { type: 'priority' }>>;
+export const PRIORITY_SELECTION_KEYS = keysOf<Extract<RouteSelection, { type: 'priority' }>>()([
+  'type',
+  'priorities',
+]);
 
 /** Keys of a `'least-loaded'` {@link RouteSelection}. @internal */
-export const LEAST_LOADED_SELECTION_KEYS = {
-  type: true,
-  decayMs: true,
-  defaultLatencyMs: true,
-} as const satisfies KnownKeys<Extract<RouteSelection, { type: 'least-loaded' }>>;
+export const LEAST_LOADED_SELECTION_KEYS = keysOf<
+  Extract<RouteSelection, { type: 'least-loaded' }>
+>()(['type', 'decayMs', 'defaultLatencyMs']);
 
 /** Keys of every other {@link RouteSelection}. @internal */
 export const PLAIN_SELECTION_KEYS = { type: true } as const satisfies KnownKeys<
@@ -122,12 +120,12 @@ export interface RouteHedge {
 }
 
 /** Keys of {@link RouteHedge}. @internal */
-export const ROUTE_HEDGE_KEYS = {
-  delayMs: true,
-  percentile: true,
-  attempts: true,
-  windowMs: true,
-} as const satisfies KnownKeys<RouteHedge>;
+export const ROUTE_HEDGE_KEYS = keysOf<RouteHedge>()([
+  'delayMs',
+  'percentile',
+  'attempts',
+  'windowMs',
+]);
 
 /** What the operation receives besides the resource. */
 export interface RouteContext {
@@ -251,14 +249,14 @@ export interface RouteHealthOptions<R> {
 }
 
 /** Keys of {@link RouteHealthOptions}. @internal */
-export const ROUTE_HEALTH_KEYS = {
-  registry: true,
-  probe: true,
-  intervalMs: true,
-  timeoutMs: true,
-  failureThreshold: true,
-  openDurationMs: true,
-} as const satisfies KnownKeys<RouteHealthOptions<unknown>>;
+export const ROUTE_HEALTH_KEYS = keysOf<RouteHealthOptions<unknown>>()([
+  'registry',
+  'probe',
+  'intervalMs',
+  'timeoutMs',
+  'failureThreshold',
+  'openDurationMs',
+]);
 
 /** Options of {@link createRouter}. */
 export interface RouterOptions<R> {
@@ -336,23 +334,23 @@ export interface RouterOptions<R> {
 }
 
 /** Keys of {@link RouterOptions}. @internal */
-export const ROUTER_OPTION_KEYS = {
-  providers: true,
-  protection: true,
-  selection: true,
-  health: true,
-  hedge: true,
-  panic: true,
-  concurrency: true,
-  classify: true,
-  budget: true,
-  clock: true,
-  sleep: true,
-  random: true,
-  telemetry: true,
-  onEvent: true,
-  propagate: true,
-} as const satisfies KnownKeys<RouterOptions<unknown>>;
+export const ROUTER_OPTION_KEYS = keysOf<RouterOptions<unknown>>()([
+  'providers',
+  'protection',
+  'selection',
+  'health',
+  'hedge',
+  'panic',
+  'concurrency',
+  'classify',
+  'budget',
+  'clock',
+  'sleep',
+  'random',
+  'telemetry',
+  'onEvent',
+  'propagate',
+]);
 
 /** The panic rule of a router: see {@link RouterOptions.panic}. */
 export interface RoutePanic {
@@ -363,10 +361,7 @@ export interface RoutePanic {
 }
 
 /** Keys of {@link RoutePanic}. @internal */
-export const ROUTE_PANIC_KEYS = {
-  threshold: true,
-  ratio: true,
-} as const satisfies KnownKeys<RoutePanic>;
+export const ROUTE_PANIC_KEYS = keysOf<RoutePanic>()(['threshold', 'ratio']);
 
 /** Spreads calls over interchangeable providers with failover, health and hedging. */
 export interface Router<R> {
@@ -419,13 +414,13 @@ export interface Router<R> {
   /** Stops background probing. Idempotent; routing keeps working. */
   stop(): void;
   /** A provider was chosen for a visit. */
-  readonly onSelected: Event<RouteSelectedEvent>;
+  readonly onSelected: Subscribe<RouteSelectedEvent>;
   /** A provider was passed over (`'circuit-open'`, `'probe-busy'`). */
-  readonly onSkipped: Event<RouteSkippedEvent>;
+  readonly onSkipped: Subscribe<RouteSkippedEvent>;
   /** A provider's visit failed after its own retries. */
-  readonly onFailed: Event<RouteFailedEvent>;
+  readonly onFailed: Subscribe<RouteFailedEvent>;
   /** A hedge was started. */
-  readonly onHedged: Event<RouteHedgedEvent>;
+  readonly onHedged: Subscribe<RouteHedgedEvent>;
   /** A provider answered its recovery probe successfully. */
-  readonly onRecovered: Event<RouteRecoveredEvent>;
+  readonly onRecovered: Subscribe<RouteRecoveredEvent>;
 }

@@ -1,18 +1,13 @@
-import {
-  type CallOutcome,
-  type Clock,
-  isProbePermit,
-  isQueueFullError,
-  type LimitPermit,
-  type Pool,
-  type Sleep,
-} from '@breakwater/core';
+import { type CallOutcome, isQueueFullError } from '@breakwater/core';
+import { isProbePermit } from '@breakwater/core/breaker';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
   admitGrpcCall,
   type GrpcAdmissionParts,
   grpcLimitOutcome,
 } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
+import type { LimitPermit, Pool } from '@breakwater/core/types';
 import {
   type InterceptorOptions,
   Metadata,

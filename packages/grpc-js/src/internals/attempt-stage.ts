@@ -1,6 +1,6 @@
-import type { Clock } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import type { ResiliencePlan } from '@breakwater/core/internal';
+import type { Clock } from '@breakwater/core/time';
 import { withDeadline } from './deadline-stage.js';
 import { type AttemptPlan, MultiAttemptCall } from './multi-attempt-call.js';
 import { isProbeCall } from './probe.js';

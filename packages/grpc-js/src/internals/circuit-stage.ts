@@ -1,4 +1,4 @@
-import { isProbePermit } from '@breakwater/core';
+import { isProbePermit } from '@breakwater/core/breaker';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import { trailerGetter } from '../trailer-getter.js';

@@ -1,5 +1,6 @@
-import { type Clock, DeadlineExceededError } from '@breakwater/core';
+import { DeadlineExceededError } from '@breakwater/core';
 import { telemetryScopeOf } from '@breakwater/core/internal';
+import type { Clock } from '@breakwater/core/time';
 import { type InterceptorOptions, type NextCall, status as Status } from '@grpc/grpc-js';
 import { DeadlineCall } from './deadline-call.js';
 import { RefusedCall } from './refused-call.js';

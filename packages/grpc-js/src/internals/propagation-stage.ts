@@ -1,5 +1,5 @@
 import type { ErrorVerdict } from '@breakwater/core';
-import { DeadlineExceededError, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
+import { DeadlineExceededError, PROPAGATION_HEADERS } from '@breakwater/core';
 import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type Inheritance,
@@ -7,6 +7,7 @@ import {
   onInboundCancel,
   type PropagatePlan,
 } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import {
   type InterceptingListener,
   type Metadata,

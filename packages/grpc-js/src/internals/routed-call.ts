@@ -5,7 +5,6 @@ import {
   isQueueFullError,
   isRoutingError,
   PROPAGATION_HEADERS,
-  systemClock,
 } from '@breakwater/core';
 import { PREVIOUS_ATTEMPTS_HEADER } from '@breakwater/core/grpc';
 import {
@@ -14,6 +13,7 @@ import {
   onInboundCancel,
   timeoutHeaderMs,
 } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import {
   type CallCredentials,
   type ChannelInterface,

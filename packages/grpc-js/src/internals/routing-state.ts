@@ -1,6 +1,7 @@
-import type { Clock, ErrorVerdict, Router } from '@breakwater/core';
+import type { ErrorVerdict, Router } from '@breakwater/core';
 import type { GrpcStatusClassifier } from '@breakwater/core/grpc';
 import type { PropagatePlan } from '@breakwater/core/internal';
+import type { Clock } from '@breakwater/core/time';
 import type { ChannelInterface } from '@grpc/grpc-js';
 import { TargetAttemptError } from './target-attempt-error.js';
 

@@ -1,5 +1,6 @@
-import { PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
+import { PROPAGATION_HEADERS } from '@breakwater/core';
 import { timeoutHeaderMs } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import type { InterceptingListener, Metadata } from '@grpc/grpc-js';
 import { ForwardingCall } from './forwarding-call.js';
 import type { Stage } from './stage.js';

@@ -1,17 +1,12 @@
-import {
-  type CallOutcome,
-  isProbePermit,
-  isQueueFullError,
-  type LimitOutcome,
-  type LimitPermit,
-  type Pool,
-} from '@breakwater/core';
+import { type CallOutcome, isQueueFullError } from '@breakwater/core';
+import { isProbePermit } from '@breakwater/core/breaker';
 import type { GrpcCircuits, GrpcMethodCircuit } from '@breakwater/core/grpc';
 import {
   admitGrpcCall,
   type GrpcAdmissionParts,
   grpcLimitOutcome,
 } from '@breakwater/core/internal';
+import type { LimitOutcome, LimitPermit, Pool } from '@breakwater/core/types';
 import {
   type CallOptions,
   type ClientMiddleware,

@@ -1,5 +1,6 @@
-import { type Clock, PROPAGATION_HEADERS } from '@breakwater/core';
+import { PROPAGATION_HEADERS } from '@breakwater/core';
 import { timeoutHeaderMs } from '@breakwater/core/internal';
+import type { Clock } from '@breakwater/core/time';
 import type { Metadata } from 'nice-grpc-common';
 import { StampedMetadata } from './stamped-metadata.js';
 

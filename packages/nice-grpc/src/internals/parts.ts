@@ -1,11 +1,5 @@
-import {
-  MAX_ATTEMPTS,
-  type ResilienceOptions,
-  type ResilienceWarning,
-  type Sleep,
-  systemClock,
-  systemSleep,
-} from '@breakwater/core';
+import type { ResilienceOptions, ResilienceWarning } from '@breakwater/core';
+import { MAX_ATTEMPTS } from '@breakwater/core/adapter';
 import {
   createGrpcStatusClassifier,
   type GrpcRetryEvent,
@@ -22,6 +16,7 @@ import {
   reportWarning,
   resolveResilience,
 } from '@breakwater/core/internal';
+import { type Sleep, systemClock, systemSleep } from '@breakwater/core/time';
 import type { CallOptions, ClientMiddlewareCall, MethodDescriptor } from 'nice-grpc-common';
 import { idempotencyRule } from '../idempotency.js';
 import type { RetryCallOptions } from '../retry-middleware.js';

@@ -1,6 +1,7 @@
-import { DeadlineExceededError, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
+import { DeadlineExceededError, PROPAGATION_HEADERS } from '@breakwater/core';
 import { createGrpcStatusClassifier, type GrpcStatusClassifier } from '@breakwater/core/grpc';
 import { type Inheritance, inheritInbound, type PropagatePlan } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import {
   type CallOptions,
   type ClientMiddleware,

@@ -1,10 +1,4 @@
-import {
-  type Clock,
-  type ErrorVerdict,
-  isDeadlineExceededError,
-  type Sleep,
-  withTimeout,
-} from '@breakwater/core';
+import { type ErrorVerdict, isDeadlineExceededError, withTimeout } from '@breakwater/core';
 import type { GrpcRetryEvent, GrpcStatusClassifier } from '@breakwater/core/grpc';
 import {
   type AttemptEngine,
@@ -15,6 +9,7 @@ import {
   runAttempts,
   type TelemetryScope,
 } from '@breakwater/core/internal';
+import type { Clock, Sleep } from '@breakwater/core/time';
 import { type CallOptions, type ClientMiddlewareCall, Status } from 'nice-grpc-common';
 import { Attempt } from './attempt.js';
 import { type DeadlineOption, deadlineAt } from './deadline.js';

@@ -2,17 +2,11 @@ import {
   type CallOutcome,
   type CircuitBreaker,
   CircuitOpenError,
-  type Clock,
   type ErrorVerdict,
   isDeadlineExceededError,
-  isProbePermit,
-  type LimitOutcome,
-  type LimitPermit,
-  type Pool,
-  systemClock,
   type TelemetryTarget,
-  type TokenBucket,
 } from '@breakwater/core';
+import { isProbePermit } from '@breakwater/core/breaker';
 import {
   type AdaptiveLimiters,
   type AttemptEngine,
@@ -28,6 +22,8 @@ import {
   sharedTimerWheel,
   WheelEntry,
 } from '@breakwater/core/internal';
+import { type Clock, systemClock } from '@breakwater/core/time';
+import type { LimitOutcome, LimitPermit, Pool, TokenBucket } from '@breakwater/core/types';
 import type { Operation, OperationResultEnvelope, TRPCClientError, TRPCLink } from '@trpc/client';
 import type { AnyRouter } from '@trpc/server';
 import type { Observable, Observer, Unsubscribable } from '@trpc/server/observable';

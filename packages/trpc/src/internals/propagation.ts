@@ -1,5 +1,6 @@
-import { type ErrorVerdict, PROPAGATION_HEADERS, systemClock } from '@breakwater/core';
+import { type ErrorVerdict, PROPAGATION_HEADERS } from '@breakwater/core';
 import { inheritInbound, type PropagatePlan, timeoutHeaderMs } from '@breakwater/core/internal';
+import { systemClock } from '@breakwater/core/time';
 import type { Operation } from '@trpc/client';
 import type { Observer } from '@trpc/server/observable';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '@breakwater/core';
+import type { Clock } from '@breakwater/core/time';
 
 /** Header `name` of a fetch `Response`-like value, if it has one. @internal */
 export function header(response: unknown, name: string): string | null | undefined {
