@@ -24,10 +24,11 @@ export interface ErrorVerdict {
   neverSent?: boolean;
   /**
    * The server turned the attempt away without processing it (gRPC
-   * `UNAVAILABLE`: it cannot take the call now). The call's first retry after
-   * such a failure starts at once — over a multi-replica channel it lands on
-   * another replica, so a wait would only add latency — and later retries
-   * back off. `neverSent` implies it. Defaults to false.
+   * `UNAVAILABLE`: it cannot take the call now). With the default backoff,
+   * the call's first retry after such a failure starts at once — over a
+   * multi-replica channel it lands on another replica, so a wait would only
+   * add latency — and later retries back off; a backoff you give is waited
+   * every time. `neverSent` implies it. Defaults to false.
    */
   unprocessed?: boolean;
   /**
