@@ -6,6 +6,7 @@ import type {
   CallOutcome,
   ConformanceOptions,
   EntryPoint,
+  Observation,
   OptionRow,
   RowContext,
   Scenario,
@@ -228,15 +229,21 @@ export const SCENARIOS: readonly Scenario[] = [
       circuit: { failureThreshold: 5, failureSpanMs: 0, openDurationMs: 30_000 },
     },
     calls: 40,
-    check: ({ outcomes, attempts }) => {
-      expect(outcomes.every((o) => o.code !== 'OK')).toBe(true);
-      const perCall = (i: number) => attempts.filter((a) => a.callId === `call-${i}`).length;
-      let late = 0;
-      for (let i = 11; i <= 40; i++) late += perCall(i);
-      expect(late / 30).toBeLessThanOrEqual(0.2);
-      // 5 calls to trip the circuit, plus at most 10% of 40 calls in retries.
-      expect(attempts.length).toBeLessThanOrEqual(5 + 4 + 1);
+    check: checkSustainedOutage,
+  },
+  {
+    id: 'budget-outage-default-backoff',
+    title:
+      'sustained outage with the default backoff: the at-once first retry of an UNAVAILABLE adds no attempts (≤ 0.2 per call once the circuit trips)',
+    primary: { rest: fail('UNAVAILABLE') },
+    options: {
+      // The default backoff: each call's first retry goes at once, the next backs off.
+      retry: { attempts: 3 },
+      budget: { ratio: 0.1, minRetriesPerSecond: 0 },
+      circuit: { failureThreshold: 5, failureSpanMs: 0, openDurationMs: 30_000 },
     },
+    calls: 40,
+    check: checkSustainedOutage,
   },
   {
     id: 'attempt-timeout-server-deadline',
@@ -453,6 +460,19 @@ export const OPTION_ROWS: readonly OptionRow[] = [
     notApplicable: { protect: NO_HEDGE },
   },
 ];
+
+/**
+ * A sustained UNAVAILABLE outage of 40 calls: every call fails, ≤ 0.2 attempts per call once
+ * the circuit has tripped, and 5 calls to trip it plus at most 10% of 40 calls in retries.
+ */
+function checkSustainedOutage({ outcomes, attempts }: Observation): void {
+  expect(outcomes.every((o) => o.code !== 'OK')).toBe(true);
+  const perCall = (i: number) => attempts.filter((a) => a.callId === `call-${i}`).length;
+  let late = 0;
+  for (let i = 11; i <= 40; i++) late += perCall(i);
+  expect(late / 30).toBeLessThanOrEqual(0.2);
+  expect(attempts.length).toBeLessThanOrEqual(5 + 4 + 1);
+}
 
 function fail(
   status: 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'CANCELLED',

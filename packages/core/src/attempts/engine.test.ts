@@ -85,6 +85,43 @@ describe('AttemptEngine.afterFailure — the one set of rules', () => {
     expect(plain.afterFailure(1, 0, { timedOut: false }, new Error('x'), NONE)).toBe(100);
   });
 
+  it('retries at once the first time an attempt was turned away untouched (unprocessed, neverSent); later retries back off', () => {
+    const clock = createManualClock(1000);
+    const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.3, ttlMs: 10_000, clock });
+    const e = new AttemptEngine({
+      attempts: 3,
+      backoff: fixed,
+      retryTurnedAwayAtOnce: true,
+      budget,
+      clock,
+    });
+    // The call's first failure: the retry goes now (over round_robin, to another replica).
+    expect(e.afterFailure(1, 0, { unprocessed: true }, new Error('x'), NONE)).toBe(0);
+    expect(e.afterFailure(1, 0, { neverSent: true }, new Error('x'), NONE)).toBe(0);
+    // Its second failure backs off from the start of the schedule: one dead target is not hammered.
+    expect(e.afterFailure(2, 0, { unprocessed: true }, new Error('x'), NONE)).toBe(200);
+    // Pushback still replaces it, the deadline and the budget still rule.
+    expect(e.afterFailure(1, 0, { unprocessed: true, retryAfterMs: 40 }, undefined, NONE)).toBe(40);
+    expect(e.afterFailure(1, 0, { unprocessed: true }, undefined, 1000)).toBe(STOP_DEADLINE);
+    expect(budget.stats().retries).toBe(3);
+    expect(e.afterFailure(1, 0, { unprocessed: true }, undefined, NONE)).toBe(STOP_BUDGET);
+    // A failure the server may have processed still backs off the first time too.
+    const unbudgeted = new AttemptEngine({
+      attempts: 3,
+      backoff: fixed,
+      retryTurnedAwayAtOnce: true,
+    });
+    expect(unbudgeted.afterFailure(1, 0, { unprocessed: false }, new Error('x'), NONE)).toBe(100);
+    // The default backoff comes with the rule; a backoff given means what it says.
+    const standard = new AttemptEngine({ attempts: 3 });
+    expect(standard.afterFailure(1, 0, { unprocessed: true }, undefined, NONE)).toBe(0);
+    expect(standard.withAttempts(5).afterFailure(1, 0, { neverSent: true }, undefined, NONE)).toBe(
+      0,
+    );
+    const given = new AttemptEngine({ attempts: 3, backoff: fixed, clock });
+    expect(given.afterFailure(1, 0, { unprocessed: true }, undefined, NONE)).toBe(100);
+  });
+
   it('asks the budget last and stops when it refuses', () => {
     const clock = createManualClock();
     const budget = createRetryBudget({ ratio: 0, minRetriesPerSecond: 0.1, ttlMs: 10_000, clock });
@@ -268,6 +305,36 @@ describe('retryAfterFailure — the promise-style driver', () => {
       [1, 100],
       [2, 200],
     ]);
+  });
+
+  it('sends the retry of a turned-away attempt at the moment it failed, the next one after backoff (manual clock)', async () => {
+    const clock = createManualClock(5_000);
+    const e = new AttemptEngine({
+      attempts: 3,
+      backoff: fixed,
+      retryTurnedAwayAtOnce: true,
+      clock,
+      sleep: clock.sleep,
+    });
+    const startedAt: number[] = [];
+    const result = retryAfterFailure(
+      e,
+      {
+        run: (n) => {
+          startedAt.push(clock());
+          if (n < 3) throw new Error(`UNAVAILABLE ${n}`);
+          return `ok ${n}`;
+        },
+        judge: () => ({ unprocessed: true }),
+      },
+      1,
+      new Error('UNAVAILABLE 1'),
+      new AbortController().signal,
+      NONE,
+    );
+    await expect(clock.run(result)).resolves.toBe('ok 3');
+    // Attempt 2 at the first failure's instant; attempt 3 after attempt 2's backoff (200 ms).
+    expect(startedAt).toEqual([5_000, 5_200]);
   });
 
   it('rejects with the last error unchanged when the engine stops', async () => {

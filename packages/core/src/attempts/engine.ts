@@ -24,7 +24,15 @@ import { type Sleep, systemSleep } from '../time/sleep.js';
  *    than `maxPushbackMs`; a valid pushback *replaces* the backoff (gRFC A6:
  *    the server knows when it can take the call again); without pushback, an
  *    attempt that timed out (the verdict's `timedOut`, or a
- *    `DeadlineExceededError`) is retried at once: it already waited;
+ *    `DeadlineExceededError`) is retried at once: it already waited; with
+ *    the default backoff (`retryTurnedAwayAtOnce`), so is the call's *first*
+ *    retry after a failure the verdict marks `unprocessed` or `neverSent`
+ *    (gRPC `UNAVAILABLE`): the server turned it away untouched, and over a
+ *    multi-replica channel (grpc-js `round_robin`) the retry lands on another
+ *    replica, as grpc-js hedging's at-once retry of a non-fatal status does;
+ *    later retries back off, so a target that turns every attempt away is not
+ *    hammered (the budget and the circuit bound the rest). A backoff the user
+ *    gives means exactly what it says: every retry waits it;
  * 4. a retry whose delay ends at or after the call's deadline is skipped
  *    ({@link STOP_DEADLINE}): it could not finish, so the caller gets the last
  *    attempt's error at once instead of a wait that ends in a deadline error;
@@ -50,6 +58,8 @@ export class AttemptEngine {
   /** Hedging delay in ms, or `undefined` when attempts run one after another. */
   readonly hedgeDelayMs: number | undefined;
   readonly maxPushbackMs: number;
+  /** The first retry after a turned-away attempt goes at once (rule 3). */
+  readonly retryTurnedAwayAtOnce: boolean;
   readonly clock: Clock;
   readonly sleep: Sleep;
   /** Engines for other attempt counts (see {@link AttemptEngine.withAttempts}). */
@@ -61,6 +71,7 @@ export class AttemptEngine {
     this.budget = settings.budget;
     this.hedgeDelayMs = settings.hedgeDelayMs;
     this.maxPushbackMs = settings.maxPushbackMs ?? DEFAULT_MAX_PUSHBACK_MS;
+    this.retryTurnedAwayAtOnce = settings.retryTurnedAwayAtOnce ?? settings.backoff === undefined;
     this.clock = settings.clock ?? systemClock;
     this.sleep = settings.sleep ?? systemSleep;
   }
@@ -84,7 +95,10 @@ export class AttemptEngine {
     const pushback = pushbackOf(verdict, error);
     let delay: number;
     if (pushback === NO_PUSHBACK) {
-      const backOff = this.hedgeDelayMs === undefined && !timedOut(verdict, error);
+      const backOff =
+        this.hedgeDelayMs === undefined &&
+        !timedOut(verdict, error) &&
+        !(attempt === 1 && this.retryTurnedAwayAtOnce && turnedAway(verdict));
       delay = backOff ? this.backoff.delayFor(attempt, previousDelayMs) : 0;
     } else {
       if (!(pushback >= 0) || pushback > this.maxPushbackMs) return STOP_PUSHBACK;
@@ -175,6 +189,7 @@ export class AttemptEngine {
         budget: this.budget,
         hedgeDelayMs: this.hedgeDelayMs,
         maxPushbackMs: this.maxPushbackMs,
+        retryTurnedAwayAtOnce: this.retryTurnedAwayAtOnce,
         clock: this.clock,
         sleep: this.sleep,
       });
@@ -206,6 +221,13 @@ export interface AttemptEngineSettings {
   hedgeDelayMs?: number | undefined;
   /** Defaults to {@link DEFAULT_MAX_PUSHBACK_MS}. */
   maxPushbackMs?: number | undefined;
+  /**
+   * The call's first retry after an attempt the server turned away untouched
+   * (`unprocessed` or `neverSent`) goes at once instead of after the backoff.
+   * Defaults to true when `backoff` is left out (the default policy), false
+   * when one is given (a backoff you give means what it says).
+   */
+  retryTurnedAwayAtOnce?: boolean | undefined;
   clock?: Clock | undefined;
   sleep?: Sleep | undefined;
 }
@@ -280,6 +302,11 @@ const NO_PUSHBACK = Number.POSITIVE_INFINITY;
  */
 function timedOut(verdict: ErrorVerdict | undefined, error: unknown): boolean {
   return verdict?.timedOut === true || isDeadlineExceededError(error);
+}
+
+/** The server turned the attempt away untouched, or it never reached one. */
+function turnedAway(verdict: ErrorVerdict | undefined): boolean {
+  return verdict?.unprocessed === true || verdict?.neverSent === true;
 }
 
 /**

@@ -296,6 +296,8 @@ function resolve(options: ResilienceOptions | undefined, standard: boolean): Res
       retry = new AttemptEngine({
         attempts,
         backoff: backoffOf(`retry.backoff`, retryOption.backoff, o.random),
+        // The default policy's at-once first retry of a turned-away attempt; a given backoff is kept as given.
+        retryTurnedAwayAtOnce: retryOption.backoff === undefined,
         budget,
         maxPushbackMs: optionalNumber(
           `retry.maxPushbackMs`,

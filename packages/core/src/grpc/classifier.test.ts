@@ -6,12 +6,17 @@ import { GrpcStatus as status } from './status.js';
 const trailers = (map: Record<string, string>) => (key: string) => map[key];
 
 describe('classifyGrpcStatus', () => {
-  it('retries UNAVAILABLE and counts it', () => {
+  it('retries UNAVAILABLE and counts it, marked unprocessed (its first retry goes at once)', () => {
     expect(classifyGrpcStatus(status.UNAVAILABLE, undefined)).toEqual({
       retry: true,
       failover: true,
       countForCircuit: true,
+      unprocessed: true,
     });
+    // Other retryable statuses may have done work: they back off as before.
+    expect(
+      classifyGrpcStatus(status.INTERNAL, undefined, { retryInternal: true }).unprocessed,
+    ).toBeUndefined();
   });
 
   it('carries pushback on every retryable status; a bad value says do not retry', () => {
@@ -74,7 +79,12 @@ describe('classifyGrpcStatus', () => {
       { date: 'Wed, 02 Dec 2026 05:22:30 GMT' },
     ]) {
       const verdict = classifyGrpcStatus(status.UNAVAILABLE, trailers(metadata), noHeaders);
-      expect(verdict).toEqual({ retry: true, failover: true, countForCircuit: true });
+      expect(verdict).toEqual({
+        retry: true,
+        failover: true,
+        countForCircuit: true,
+        unprocessed: true,
+      });
     }
     // grpc-js's own status for the same words carries no metadata: never sent.
     expect(classifyGrpcStatus(status.UNAVAILABLE, trailers({}), noHeaders).neverSent).toBe(true);

@@ -60,6 +60,13 @@ export function parsePushback(trailer: TrailerGetter | undefined): number | unde
 
 // Verdicts are shared constants: classifying allocates nothing on the common paths.
 const RETRY: ErrorVerdict = Object.freeze({ retry: true, failover: true, countForCircuit: true });
+/** The server turned the attempt away untouched (`UNAVAILABLE`): the first retry goes at once. */
+const RETRY_UNPROCESSED: ErrorVerdict = Object.freeze({
+  retry: true,
+  failover: true,
+  countForCircuit: true,
+  unprocessed: true,
+});
 /** A per-attempt deadline passed: retried at once (the attempt already waited). */
 const RETRY_TIMED_OUT: ErrorVerdict = Object.freeze({
   retry: true,
@@ -174,7 +181,7 @@ function statusVerdict(
     case GrpcStatus.UNAVAILABLE:
       return provenNeverSent(info.details ?? '', trailer, info.headersReceived ?? true)
         ? NEVER_SENT
-        : RETRY;
+        : RETRY_UNPROCESSED;
     case GrpcStatus.RESOURCE_EXHAUSTED: {
       const pushback = parsePushback(trailer);
       if (pushback === undefined || pushback < 0) return FAIL_NEUTRAL;

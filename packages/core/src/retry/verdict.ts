@@ -23,6 +23,15 @@ export interface ErrorVerdict {
    */
   neverSent?: boolean;
   /**
+   * The server turned the attempt away without processing it (gRPC
+   * `UNAVAILABLE`: it cannot take the call now). With the default backoff,
+   * the call's first retry after such a failure starts at once — over a
+   * multi-replica channel it lands on another replica, so a wait would only
+   * add latency — and later retries back off; a backoff you give is waited
+   * every time. `neverSent` implies it. Defaults to false.
+   */
+  unprocessed?: boolean;
+  /**
    * The attempt ran out its own deadline: it already waited, so its retry
    * starts at once, without backoff (pushback still applies). Core's own
    * timeouts (`DeadlineExceededError`) count without it. Defaults to false.
