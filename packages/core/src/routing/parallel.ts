@@ -8,17 +8,21 @@ import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
 import {
+  anotherMayAnswer,
   lostToAnother,
   type ProviderRuntime,
   type RequestBounds,
   runVisit,
   VisitFailure,
+  visitDeadline,
   visitLimitOutcome,
 } from './visit.js';
 
 interface Running<R> {
   p: ProviderRuntime<R>;
   controller: LinkedController;
+  /** Cancels the visit's backup timer (see `backUp`), once it is armed. */
+  backup: AbortController | undefined;
 }
 
 /**
@@ -30,6 +34,13 @@ interface Running<R> {
  * when the engine allows it (the budget again). The first success wins and
  * aborts the rest, whose outcomes are neutral for circuits and health unless
  * they ran past their provider's normal latency (a slow call: a failure).
+ *
+ * A visit whose provider's `attemptTimeoutMs` was left out gets a backup when
+ * it runs past its derived cut (`AttemptTimeout.forAttempt`): the next provider
+ * starts beside it, as a hedge would, and the slow visit keeps running until
+ * the deadline. The backup is charged to the budget like a failover; when the
+ * budget refuses it, when another provider could not answer, or when the
+ * request is not safe to repeat, none starts and the slow visit goes on alone.
  * @internal
  */
 export function routeParallel<R, T>(
@@ -71,6 +82,7 @@ export function routeParallel<R, T>(
       timer?.abort();
       stopListening();
       for (const r of running) {
+        r.backup?.abort();
         r.controller.abort(callerAborted ? signal.reason : lostToAnother());
         r.controller.unlink();
       }
@@ -123,7 +135,11 @@ export function routeParallel<R, T>(
         const visit = rt === undefined ? 0 : rt.visit(p.id);
         const healthProbe = core.claimedHealthProbe;
         const probe = core.isProbe(permit);
-        const entry: Running<R> = { p, controller: new LinkedController(signal) };
+        const entry: Running<R> = {
+          p,
+          controller: new LinkedController(signal),
+          backup: undefined,
+        };
         running.add(entry);
         launched++;
         if (core.selected.active) {
@@ -131,6 +147,7 @@ export function routeParallel<R, T>(
         }
         runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, bounds).then(
           (value) => {
+            entry.backup?.abort();
             limitPermit?.release('answered');
             core.visitEnded(p, permit, healthProbe);
             if (done) return;
@@ -151,6 +168,7 @@ export function routeParallel<R, T>(
             resolve(value);
           },
           (error: unknown) => {
+            entry.backup?.abort();
             limitPermit?.release(visitLimitOutcome(error, entry.controller.signal));
             core.visitEnded(p, permit, healthProbe);
             running.delete(entry);
@@ -172,7 +190,10 @@ export function routeParallel<R, T>(
             if (running.size === 0) fail(core.exhausted(visits, refusal));
           },
         );
-        if (!race) arm(p);
+        if (!race) {
+          arm(p);
+          backUp(entry);
+        }
         return true;
       }
       return false;
@@ -209,6 +230,45 @@ export function routeParallel<R, T>(
           if (core.hedged.active) {
             const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
             core.hedged.emit({ fromProviderId: from, toProviderId: to.id, delayMs });
+          }
+        },
+        t.signal,
+      );
+    };
+
+    /**
+     * Arms the backup of the visit just launched at its provider's derived cut (none without
+     * one: an explicit `attemptTimeoutMs` cuts the attempt itself, in `startAttempt`).
+     */
+    const backUp = (entry: Running<R>) => {
+      const { p } = entry;
+      const timeout = p.config.attemptTimeout;
+      if (!bounds.idempotent || !timeout.derived || next >= order.length) return;
+      const now = core.clock();
+      const until = Math.min(visitDeadline(p, now), deadlineAt);
+      if (until === Number.POSITIVE_INFINITY) return;
+      const left = until - now;
+      const cutMs = timeout.forAttempt(p.id, left, true, now);
+      if (cutMs >= left) return;
+      const launchedBefore = launched;
+      const t = new AbortController();
+      entry.backup = t;
+      engine.schedule(
+        cutMs,
+        () => {
+          // Over, or already followed by a hedge or a failover: nothing to back up.
+          if (done || !running.has(entry) || launched !== launchedBefore) return;
+          // No other provider could answer: the slow visit is the call's best chance.
+          if (!anotherMayAnswer(p, core)) return;
+          if (engine.mayFailOver(undefined, deadlineAt) < 0) {
+            if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
+            return;
+          }
+          if (!launch(true)) return;
+          rt?.tel.hedge(rt.visits);
+          if (core.hedged.active) {
+            const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
+            core.hedged.emit({ fromProviderId: p.id, toProviderId: to.id, delayMs: cutMs });
           }
         },
         t.signal,

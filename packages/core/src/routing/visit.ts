@@ -42,11 +42,11 @@ export interface ProviderRuntime<R> {
 }
 
 /**
- * Whether a provider other than `p` may take a failover now: its circuit is not open and its
- * transport and health do not say it cannot answer. Cutting a slow attempt with no such
- * provider left would only fail a call the slow provider was about to answer.
+ * Whether a provider other than `p` may take a failover or backup now: its circuit is not
+ * open and its transport and health do not say it cannot answer.
+ * @internal
  */
-function anotherMayAnswer(p: ProviderRuntime<unknown>, env: VisitEnv): boolean {
+export function anotherMayAnswer(p: ProviderRuntime<unknown>, env: VisitEnv): boolean {
   return env.config.providers.some(
     (q) =>
       q !== p &&
@@ -213,14 +213,12 @@ export function singleAttemptFailed(
 }
 
 /**
- * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout,
- * shortened to what is left before the visit's deadline `deadlineAt`. With
- * `attemptTimeoutMs` left out, an attempt that a retry on `p` or a failover
- * may follow is cut by the derived rule (see `AttemptTimeout`: `p`'s own
- * latency, and what is left of the visit's or the request's deadline
- * `request.deadlineAt`, whichever is first); it then fails with a
- * `DeadlineExceededError`, a counted failure of `p`. The request's deadline
- * alone arms no timer: the operation enforces it.
+ * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout
+ * (`attemptTimeoutMs`, explicit or standard), shortened to what is left before
+ * the visit's deadline `deadlineAt`. The derived rule (`attemptTimeoutMs` left
+ * out) never cuts a visit's attempt: a visit that runs past it gets a backup
+ * on another provider instead (`routeParallel`), and keeps running. The
+ * request's deadline alone arms no timer: the operation enforces it.
  * @internal
  */
 export function startAttempt<R, T>(
@@ -230,23 +228,12 @@ export function startAttempt<R, T>(
   attempt: number,
   env: VisitEnv,
   deadlineAt: number,
-  request: RequestBounds,
 ): T | PromiseLike<T> {
   const { config } = p;
   let timeoutMs = config.attemptTimeoutMs;
-  const until = Math.min(deadlineAt, request.deadlineAt);
-  if (until !== Number.POSITIVE_INFINITY) {
-    const now = env.clock();
+  if (deadlineAt !== Number.POSITIVE_INFINITY) {
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
-    const left = Math.max(until - now, 1);
-    // A request not safe to repeat gets no retry or failover after a cut: nothing may cut it short.
-    const retryMayFollow =
-      request.idempotent && (attempt < config.attempts || anotherMayAnswer(p, env));
-    const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
-    if (own < left) timeoutMs = own;
-    else if (deadlineAt !== Number.POSITIVE_INFINITY) {
-      timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - now, 1));
-    }
+    timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - env.clock(), 1));
   }
   if (timeoutMs === Number.POSITIVE_INFINITY) {
     return fn(p.resource, { signal, providerId: p.id, attempt });
@@ -273,7 +260,7 @@ export function visitDeadline(p: ProviderRuntime<unknown>, startedAt: number): n
 export interface RequestBounds {
   /** The request's own deadline on the router's clock (`Infinity` for none): it bounds the retries. */
   readonly deadlineAt: number;
-  /** The request is safe to repeat; else no derived attempt timeout cuts it (no retry could follow). */
+  /** The request is safe to repeat; else no backup ever starts beside a slow visit (see `routeParallel`). */
   readonly idempotent: boolean;
   /** How much the request matters under an adaptive limit: each provider refuses the lowest tier first. */
   readonly criticality: Criticality;
@@ -323,7 +310,6 @@ export async function runVisit<R, T>(
     verdict: ALLOW,
     attemptStart: visitStart,
     retryBy: Math.min(deadlineAt, request.deadlineAt),
-    request,
   };
   p.load.begin(visitStart);
   try {
@@ -332,7 +318,7 @@ export async function runVisit<R, T>(
       if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
         try {
-          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, request);
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
         } catch (error) {
           value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
@@ -386,7 +372,6 @@ interface VisitState {
   attemptStart: number;
   /** The deadline retries must start before: the visit's or the request's, whichever is first. */
   readonly retryBy: number;
-  readonly request: RequestBounds;
 }
 
 /**
@@ -419,7 +404,7 @@ function continueVisit<R, T>(
     {
       run: (attempt) => {
         state.attemptStart = env.clock();
-        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.request);
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt);
       },
       judge: (e) => {
         state.verdict = judge(e, policy);
