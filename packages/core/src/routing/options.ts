@@ -222,6 +222,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       healthProbing: false,
       unreachable: false,
       notServing: false,
+      slowLossesInARow: 0,
     };
   });
   const ids = providers.map((p) => p.id);

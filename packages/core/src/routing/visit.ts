@@ -39,7 +39,21 @@ export interface ProviderRuntime<R> {
   unreachable: boolean;
   /** The provider's health service said `NOT_SERVING`, until it says `SERVING`: visited last too. */
   notServing: boolean;
+  /**
+   * Visits in a row that ran past the provider's derived attempt time and lost to another
+   * provider's answer (see {@link BLACK_HOLE_LOSSES}); any answer from the provider (a value or
+   * an error it sent) resets it.
+   */
+  slowLossesInARow: number;
 }
+
+/**
+ * Visits in a row that ran past their provider's derived attempt time while another provider
+ * answered the request: this many eject the provider (its circuit opens). A black hole (it
+ * accepts and never answers) is found within about two cuts, where the circuit's own count
+ * and span would take seconds; a healthy provider answers between two of its slow calls.
+ */
+export const BLACK_HOLE_LOSSES = 2;
 
 /**
  * Whether a provider other than `p` may take a failover or backup now: its circuit is not
@@ -162,6 +176,7 @@ export function visitSucceeded(
   const clock = env.clock;
   const end = clock();
   const ms = end - startedAt;
+  p.slowLossesInARow = 0;
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
   p.config.attemptTimeout.observe(p.id, ms, end);
@@ -180,6 +195,10 @@ export function visitFailed(
   // A visit that never reached the provider (the verdict's neverSent) counts, probe or not: the
   // provider is unreachable, and the router has others to send the next calls to.
   const counted = verdict.countForCircuit !== false;
+  // An error that came back from the provider is an answer: whatever it is, it is no black hole.
+  if (verdict.timedOut !== true && verdict.neverSent !== true && !isDeadlineExceededError(error)) {
+    p.slowLossesInARow = 0;
+  }
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
   p.load.failed(durationMs, env.clock());
@@ -348,6 +367,10 @@ export async function runVisit<R, T>(
         ) {
           visitFailed(p, permit, signal.reason, SLOW_LOSER, ran, env);
           permit = -1;
+          p.slowLossesInARow++;
+          if (p.slowLossesInARow >= BLACK_HOLE_LOSSES && p.breaker?.state === 'closed') {
+            p.breaker.trip();
+          }
         }
         throw abortError(signal);
       }
