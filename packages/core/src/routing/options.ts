@@ -223,6 +223,7 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       unreachable: false,
       notServing: false,
       slowLossesInARow: 0,
+      answeredAt: Number.NEGATIVE_INFINITY,
     };
   });
   const ids = providers.map((p) => p.id);

@@ -1,4 +1,5 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
+import { WheelEntry } from '../deadline/timer-wheel.js';
 import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import type { RoutingVisit } from '../errors/routing-error.js';
 import { abortError } from '../internal/abort.js';
@@ -21,8 +22,22 @@ import {
 interface Running<R> {
   p: ProviderRuntime<R>;
   controller: LinkedController;
-  /** Cancels the visit's backup timer (see `backUp`), once it is armed. */
-  backup: AbortController | undefined;
+  /** The visit's backup timer (see `backUp`), once it is armed. */
+  backup: BackupTimer | undefined;
+}
+
+/**
+ * A visit's backup timer, on the router's timer wheel (the wheel the attempt timeouts use:
+ * one armed per request, it must cost no host timer or `AbortController` of its own).
+ */
+class BackupTimer extends WheelEntry {
+  constructor(private readonly fire: () => void) {
+    super();
+  }
+
+  expire(): void {
+    this.fire();
+  }
 }
 
 /**
@@ -82,7 +97,7 @@ export function routeParallel<R, T>(
       timer?.abort();
       stopListening();
       for (const r of running) {
-        r.backup?.abort();
+        if (r.backup !== undefined) core.wheel.cancel(r.backup);
         r.controller.abort(callerAborted ? signal.reason : lostToAnother());
         r.controller.unlink();
       }
@@ -147,7 +162,7 @@ export function routeParallel<R, T>(
         }
         runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, bounds).then(
           (value) => {
-            entry.backup?.abort();
+            if (entry.backup !== undefined) core.wheel.cancel(entry.backup);
             limitPermit?.release('answered');
             core.visitEnded(p, permit, healthProbe);
             if (done) return;
@@ -168,7 +183,7 @@ export function routeParallel<R, T>(
             resolve(value);
           },
           (error: unknown) => {
-            entry.backup?.abort();
+            if (entry.backup !== undefined) core.wheel.cancel(entry.backup);
             limitPermit?.release(visitLimitOutcome(error, entry.controller.signal));
             core.visitEnded(p, permit, healthProbe);
             running.delete(entry);
@@ -251,28 +266,24 @@ export function routeParallel<R, T>(
       const cutMs = timeout.forAttempt(p.id, left, true, now);
       if (cutMs >= left) return;
       const launchedBefore = launched;
-      const t = new AbortController();
-      entry.backup = t;
-      engine.schedule(
-        cutMs,
-        () => {
-          // Over, or already followed by a hedge or a failover: nothing to back up.
-          if (done || !running.has(entry) || launched !== launchedBefore) return;
-          // No other provider could answer: the slow visit is the call's best chance.
-          if (!anotherMayAnswer(p, core)) return;
-          if (engine.mayFailOver(undefined, deadlineAt) < 0) {
-            if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
-            return;
-          }
-          if (!launch(true)) return;
-          rt?.tel.hedge(rt.visits);
-          if (core.hedged.active) {
-            const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
-            core.hedged.emit({ fromProviderId: p.id, toProviderId: to.id, delayMs: cutMs });
-          }
-        },
-        t.signal,
-      );
+      const timer = new BackupTimer(() => {
+        // Over, or already followed by a hedge or a failover: nothing to back up.
+        if (done || !running.has(entry) || launched !== launchedBefore) return;
+        // No other provider could answer: the slow visit is the call's best chance.
+        if (!anotherMayAnswer(p, core)) return;
+        if (engine.mayFailOver(undefined, deadlineAt) < 0) {
+          if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
+          return;
+        }
+        if (!launch(true)) return;
+        rt?.tel.hedge(rt.visits);
+        if (core.hedged.active) {
+          const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
+          core.hedged.emit({ fromProviderId: p.id, toProviderId: to.id, delayMs: cutMs });
+        }
+      });
+      entry.backup = timer;
+      core.wheel.schedule(timer, cutMs);
     };
 
     if (race) {

@@ -45,6 +45,8 @@ export interface ProviderRuntime<R> {
    * an error it sent) resets it.
    */
   slowLossesInARow: number;
+  /** Clock time of the provider's latest answer (a value or an error it sent); -Infinity for none. */
+  answeredAt: number;
 }
 
 /**
@@ -177,6 +179,7 @@ export function visitSucceeded(
   const end = clock();
   const ms = end - startedAt;
   p.slowLossesInARow = 0;
+  p.answeredAt = end;
   if (permit >= 0) p.breaker?.release(permit, 'success', ms, end, clock);
   env.health.success(p.id, ms);
   p.config.attemptTimeout.observe(p.id, ms, end);
@@ -198,6 +201,7 @@ export function visitFailed(
   // An error that came back from the provider is an answer: whatever it is, it is no black hole.
   if (verdict.timedOut !== true && verdict.neverSent !== true && !isDeadlineExceededError(error)) {
     p.slowLossesInARow = 0;
+    p.answeredAt = env.clock();
   }
   if (permit >= 0) p.breaker?.release(permit, counted ? 'failure' : 'neutral', durationMs);
   if (counted) env.health.failure(p.id);
@@ -367,7 +371,9 @@ export async function runVisit<R, T>(
         ) {
           visitFailed(p, permit, signal.reason, SLOW_LOSER, ran, env);
           permit = -1;
-          p.slowLossesInARow++;
+          // Only while the provider answered nothing since this visit started: a healthy one that
+          // answered others meanwhile is slow on this call, not a black hole.
+          p.slowLossesInARow = p.answeredAt > state.attemptStart ? 0 : p.slowLossesInARow + 1;
           if (p.slowLossesInARow >= BLACK_HOLE_LOSSES && p.breaker?.state === 'closed') {
             p.breaker.trip();
           }
