@@ -546,13 +546,31 @@ function partialFailureRows(): Scenario[] {
 
 /**
  * Issue 30, a black hole: a target that takes calls and never answers, after a warm-up that
- * taught the entry point its normal latency. Each hung attempt is cut (the derived attempt
- * timeout: 3 × the p99, at least 100 ms), counted for its circuit, cancelled at the target and
- * failed over; the circuit opens, and the hole then sees only recovery probes.
+ * taught the entry point its normal latency. Each hung attempt is backed up on the other target
+ * at the derived attempt time (3 × the p99, at least 100 ms), cancelled at the hole when the
+ * backup answers and counted for its circuit; two of those in a row open it, and the hole then
+ * sees only recovery probes.
  */
 function blackHoleRows(): Scenario[] {
   const calls = 30;
   const slow = { rest: { kind: 'ok', delayMs: 400 } } as const;
+  // The primary hangs after the warm-up; the secondary answers; the standard circuit (the
+  // router has none unless asked).
+  const hole = {
+    primary: { rest: { kind: 'hang' } },
+    secondary: {},
+    options: {
+      timeoutMs: 1_000,
+      retry: false,
+      budget: false,
+      circuit: {},
+      selection: { type: 'round-robin' },
+    },
+    warmUpCalls: 50,
+    calls,
+    settleMs: 300,
+    notApplicable: NO_FAILOVER,
+  } as const satisfies Partial<Scenario>;
   return [
     {
       id: 'unsafe-slow-not-cut',
@@ -570,19 +588,7 @@ function blackHoleRows(): Scenario[] {
       id: 'black-hole-ejected',
       title:
         'a black-holed target (hang) is ejected and calls fail over within the deadline (round-robin)',
-      primary: { rest: { kind: 'hang' } },
-      secondary: {},
-      options: {
-        timeoutMs: 1_000,
-        retry: false,
-        budget: false,
-        // The standard circuit (the router has none unless asked).
-        circuit: {},
-        selection: { type: 'round-robin' },
-      },
-      warmUpCalls: 50,
-      calls,
-      settleMs: 300,
+      ...hole,
       check: ({ outcomes, attempts }) => {
         expect(outcomes.map((o) => o.code)).toEqual(Array(calls).fill('OK'));
         expect(Math.max(...outcomes.map((o) => o.elapsedMs))).toBeLessThan(1_000);
@@ -597,7 +603,24 @@ function blackHoleRows(): Scenario[] {
           3,
         );
       },
-      notApplicable: NO_FAILOVER,
+    },
+    {
+      id: 'black-hole-ejected-fast',
+      title:
+        'a black-holed target is ejected within 2 × its derived cut + one probe interval (round-robin)',
+      ...hole,
+      check: ({ outcomes, attempts }) => {
+        expect(outcomes.map((o) => o.code)).toEqual(Array(calls).fill('OK'));
+        const hole = attempts.filter((a) => a.server === 'primary');
+        const first = hole[0]?.receivedAt ?? Number.NaN;
+        // Two visits ran past the cut (>= 100 ms each) while the other target answered: out.
+        // Without that rule, round-robin gives it every other call: 3 or more in 400 ms.
+        const soon = hole.filter((a) => a.receivedAt - first < 2 * 100 + 200);
+        expect(
+          soon.length,
+          'attempts at the hole within 2 cuts + one open duration',
+        ).toBeLessThanOrEqual(2);
+      },
     },
   ];
 }

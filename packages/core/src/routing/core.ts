@@ -202,6 +202,14 @@ export class RouterCore<R> implements VisitEnv {
   readonly budget;
   readonly health;
 
+  /**
+   * A visit may get a backup (a provider's `attemptTimeoutMs` was left out, and there is
+   * another provider): such requests take the parallel traversal, which can run two visits.
+   */
+  private readonly backups: boolean;
+  /** Some provider has a visit deadline (`timeoutMs`): a derived cut needs a deadline. */
+  private readonly visitDeadlines: boolean;
+
   constructor(readonly config: RouterConfig<R>) {
     this.clock = config.clock;
     this.sleep = config.sleep;
@@ -210,6 +218,12 @@ export class RouterCore<R> implements VisitEnv {
     this.budget = config.budget;
     this.health = config.health;
     this.limited = config.providers.some((p) => p.limiter !== undefined);
+    const { providers } = config;
+    this.backups =
+      providers.length > 1 &&
+      config.selection.type !== 'race' &&
+      providers.some((p) => p.config.attemptTimeout.derived);
+    this.visitDeadlines = providers.some((p) => p.config.timeoutMs !== Number.POSITIVE_INFINITY);
     // The outage gate is the panic rule's cadence: off with it.
     this.gate =
       config.panic === undefined ? undefined : outageGateFor(config.providers[0]?.breaker);
@@ -735,7 +749,7 @@ export class RouterCore<R> implements VisitEnv {
         let value: T;
         p.load.begin(start);
         try {
-          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start), bounds);
+          value = await startAttempt(p, fn, signal, 1, this, visitDeadline(p, start));
         } catch (error) {
           p.load.end(start);
           // A recovery probe is never retried: its failure re-opens the circuit at once.
@@ -816,8 +830,12 @@ export class RouterCore<R> implements VisitEnv {
         rt = new RouteTelemetry(tel, telemetry.clock, now, telemetry.firstAttemptAtStart);
       }
     }
+    const mayBackUp =
+      this.backups &&
+      bounds.idempotent &&
+      (this.visitDeadlines || deadlineAt !== Number.POSITIVE_INFINITY);
     const routed =
-      hedge === undefined && selection.type !== 'race'
+      hedge === undefined && selection.type !== 'race' && !mayBackUp
         ? this.routeSequential(fn, signal, policy, bounds, rt)
         : routeParallel(this, fn, signal, policy, bounds, rt);
     rt?.watch(routed, signal);

@@ -140,7 +140,7 @@ describe('router decisions go through the attempt engine', () => {
     expect(res.a!.signals[0]?.aborted).toBe(false);
   });
 
-  it('attemptTimeoutMs left out: a hung visit is cut at 3 x the p99 its siblings answered in, counted against its provider, and failed over', async () => {
+  it('attemptTimeoutMs left out: a hung visit is backed up at 3 x the p99 its siblings answered in; the backup wins, the hung visit is cancelled and counted against its provider', async () => {
     const { router, res, clock } = setup(['a', 'b'], {
       protection: { circuit: { failureThreshold: 1, failureSpanMs: 0 } },
     });
@@ -159,13 +159,15 @@ describe('router decisions go through the attempt engine', () => {
     expect(res.b!.calls).toBe(20);
     res.a!.behave = async (_n, signal) => {
       await clock.sleep(60_000, signal);
+      if (signal.aborted) throw signal.reason;
       return 'late';
     };
     const t0 = clock();
     expect(await runBy(router, clock, 1_000)).toBe('ok:b');
-    // Cut at +150 (3 x b's 50 ms p99), failed over at once to b (50 ms); a's circuit heard a failure.
+    // Backed up at +150 (3 x b's 50 ms p99) on b (50 ms); a, cancelled, ran past its cut: a failure.
     expect(clock() - t0).toBe(200);
     expect(res.a!.signals.at(-1)?.aborted).toBe(true);
+    await clock.flush();
     expect(router.circuit('a')?.state).toBe('open');
     expect(res.b!.calls).toBe(21);
   });

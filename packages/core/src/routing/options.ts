@@ -222,6 +222,8 @@ function resolve<R>(options: RouterOptions<R>): RouterConfig<R> {
       healthProbing: false,
       unreachable: false,
       notServing: false,
+      slowLossesInARow: 0,
+      answeredAt: Number.NEGATIVE_INFINITY,
     };
   });
   const ids = providers.map((p) => p.id);

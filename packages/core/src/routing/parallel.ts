@@ -1,4 +1,5 @@
 import { STOP_NOT_RETRYABLE } from '../attempts/engine.js';
+import { WheelEntry } from '../deadline/timer-wheel.js';
 import type { ConcurrencyLimitError } from '../errors/concurrency-limit-error.js';
 import type { RoutingVisit } from '../errors/routing-error.js';
 import { abortError } from '../internal/abort.js';
@@ -8,17 +9,35 @@ import type { RouterCore, RouteTelemetry } from './core.js';
 import { LinkedController } from './linked-controller.js';
 import type { RouteOperation } from './types.js';
 import {
+  anotherMayAnswer,
   lostToAnother,
   type ProviderRuntime,
   type RequestBounds,
   runVisit,
   VisitFailure,
+  visitDeadline,
   visitLimitOutcome,
 } from './visit.js';
 
 interface Running<R> {
   p: ProviderRuntime<R>;
   controller: LinkedController;
+  /** The visit's backup timer (see `backUp`), once it is armed. */
+  backup: BackupTimer | undefined;
+}
+
+/**
+ * A visit's backup timer, on the router's timer wheel (the wheel the attempt timeouts use:
+ * one armed per request, it must cost no host timer or `AbortController` of its own).
+ */
+class BackupTimer extends WheelEntry {
+  constructor(private readonly fire: () => void) {
+    super();
+  }
+
+  expire(): void {
+    this.fire();
+  }
 }
 
 /**
@@ -30,6 +49,13 @@ interface Running<R> {
  * when the engine allows it (the budget again). The first success wins and
  * aborts the rest, whose outcomes are neutral for circuits and health unless
  * they ran past their provider's normal latency (a slow call: a failure).
+ *
+ * A visit whose provider's `attemptTimeoutMs` was left out gets a backup when
+ * it runs past its derived cut (`AttemptTimeout.forAttempt`): the next provider
+ * starts beside it, as a hedge would, and the slow visit keeps running until
+ * the deadline. The backup is charged to the budget like a failover; when the
+ * budget refuses it, when another provider could not answer, or when the
+ * request is not safe to repeat, none starts and the slow visit goes on alone.
  * @internal
  */
 export function routeParallel<R, T>(
@@ -71,6 +97,7 @@ export function routeParallel<R, T>(
       timer?.abort();
       stopListening();
       for (const r of running) {
+        if (r.backup !== undefined) core.wheel.cancel(r.backup);
         r.controller.abort(callerAborted ? signal.reason : lostToAnother());
         r.controller.unlink();
       }
@@ -123,7 +150,11 @@ export function routeParallel<R, T>(
         const visit = rt === undefined ? 0 : rt.visit(p.id);
         const healthProbe = core.claimedHealthProbe;
         const probe = core.isProbe(permit);
-        const entry: Running<R> = { p, controller: new LinkedController(signal) };
+        const entry: Running<R> = {
+          p,
+          controller: new LinkedController(signal),
+          backup: undefined,
+        };
         running.add(entry);
         launched++;
         if (core.selected.active) {
@@ -131,6 +162,7 @@ export function routeParallel<R, T>(
         }
         runVisit(p, permit, probe, fn, entry.controller.signal, policy, core, bounds).then(
           (value) => {
+            if (entry.backup !== undefined) core.wheel.cancel(entry.backup);
             limitPermit?.release('answered');
             core.visitEnded(p, permit, healthProbe);
             if (done) return;
@@ -151,6 +183,7 @@ export function routeParallel<R, T>(
             resolve(value);
           },
           (error: unknown) => {
+            if (entry.backup !== undefined) core.wheel.cancel(entry.backup);
             limitPermit?.release(visitLimitOutcome(error, entry.controller.signal));
             core.visitEnded(p, permit, healthProbe);
             running.delete(entry);
@@ -172,7 +205,10 @@ export function routeParallel<R, T>(
             if (running.size === 0) fail(core.exhausted(visits, refusal));
           },
         );
-        if (!race) arm(p);
+        if (!race) {
+          arm(p);
+          backUp(entry);
+        }
         return true;
       }
       return false;
@@ -213,6 +249,41 @@ export function routeParallel<R, T>(
         },
         t.signal,
       );
+    };
+
+    /**
+     * Arms the backup of the visit just launched at its provider's derived cut (none without
+     * one: an explicit `attemptTimeoutMs` cuts the attempt itself, in `startAttempt`).
+     */
+    const backUp = (entry: Running<R>) => {
+      const { p } = entry;
+      const timeout = p.config.attemptTimeout;
+      if (!bounds.idempotent || !timeout.derived || next >= order.length) return;
+      const now = core.clock();
+      const until = Math.min(visitDeadline(p, now), deadlineAt);
+      if (until === Number.POSITIVE_INFINITY) return;
+      const left = until - now;
+      const cutMs = timeout.forAttempt(p.id, left, true, now);
+      if (cutMs >= left) return;
+      const launchedBefore = launched;
+      const timer = new BackupTimer(() => {
+        // Over, or already followed by a hedge or a failover: nothing to back up.
+        if (done || !running.has(entry) || launched !== launchedBefore) return;
+        // No other provider could answer: the slow visit is the call's best chance.
+        if (!anotherMayAnswer(p, core)) return;
+        if (engine.mayFailOver(undefined, deadlineAt) < 0) {
+          if (core.clock() < deadlineAt) rt?.tel.refused('budget-exhausted');
+          return;
+        }
+        if (!launch(true)) return;
+        rt?.tel.hedge(rt.visits);
+        if (core.hedged.active) {
+          const to = providers[order[next - 1] as number] as ProviderRuntime<R>;
+          core.hedged.emit({ fromProviderId: p.id, toProviderId: to.id, delayMs: cutMs });
+        }
+      });
+      entry.backup = timer;
+      core.wheel.schedule(timer, cutMs);
     };
 
     if (race) {

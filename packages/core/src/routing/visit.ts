@@ -40,14 +40,30 @@ export interface ProviderRuntime<R> {
   unreachable: boolean;
   /** The provider's health service said `NOT_SERVING`, until it says `SERVING`: visited last too. */
   notServing: boolean;
+  /**
+   * Visits in a row that ran past the provider's derived attempt time and lost to another
+   * provider's answer (see {@link BLACK_HOLE_LOSSES}); any answer from the provider (a value or
+   * an error it sent) resets it.
+   */
+  slowLossesInARow: number;
+  /** Clock time of the provider's latest answer (a value or an error it sent); -Infinity for none. */
+  answeredAt: number;
 }
 
 /**
- * Whether a provider other than `p` may take a failover now: its circuit is not open and its
- * transport and health do not say it cannot answer. Cutting a slow attempt with no such
- * provider left would only fail a call the slow provider was about to answer.
+ * Visits in a row that ran past their provider's derived attempt time while another provider
+ * answered the request: this many eject the provider (its circuit opens). A black hole (it
+ * accepts and never answers) is found within about two cuts, where the circuit's own count
+ * and span would take seconds; a healthy provider answers between two of its slow calls.
  */
-function anotherMayAnswer(p: ProviderRuntime<unknown>, env: VisitEnv): boolean {
+export const BLACK_HOLE_LOSSES = 2;
+
+/**
+ * Whether a provider other than `p` may take a failover or backup now: its circuit is not
+ * open and its transport and health do not say it cannot answer.
+ * @internal
+ */
+export function anotherMayAnswer(p: ProviderRuntime<unknown>, env: VisitEnv): boolean {
   return env.config.providers.some(
     (q) =>
       q !== p &&
@@ -161,6 +177,8 @@ export function visitSucceeded(
   const clock = env.clock;
   const end = clock();
   const ms = end - startedAt;
+  p.slowLossesInARow = 0;
+  p.answeredAt = end;
   if (permit >= 0) p.breaker?.release(permit, { outcome: 'success', durationMs: ms });
   env.health.success(p.id, ms);
   p.config.attemptTimeout.observe(p.id, ms, end);
@@ -179,6 +197,11 @@ export function visitFailed(
   // A visit that never reached the provider (the verdict's neverSent) counts, probe or not: the
   // provider is unreachable, and the router has others to send the next calls to.
   const counted = verdict.countForCircuit !== false;
+  // An error that came back from the provider is an answer: whatever it is, it is no black hole.
+  if (verdict.timedOut !== true && verdict.neverSent !== true && !isDeadlineExceededError(error)) {
+    p.slowLossesInARow = 0;
+    p.answeredAt = env.clock();
+  }
   if (permit >= 0)
     p.breaker?.release(permit, { outcome: counted ? 'failure' : 'neutral', durationMs });
   if (counted) env.health.failure(p.id);
@@ -213,14 +236,12 @@ export function singleAttemptFailed(
 }
 
 /**
- * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout,
- * shortened to what is left before the visit's deadline `deadlineAt`. With
- * `attemptTimeoutMs` left out, an attempt that a retry on `p` or a failover
- * may follow is cut by the derived rule (see `AttemptTimeout`: `p`'s own
- * latency, and what is left of the visit's or the request's deadline
- * `request.deadlineAt`, whichever is first); it then fails with a
- * `DeadlineExceededError`, a counted failure of `p`. The request's deadline
- * alone arms no timer: the operation enforces it.
+ * Starts attempt `attempt` on `p`: directly, or under the per-attempt timeout
+ * (`attemptTimeoutMs`, explicit or standard), shortened to what is left before
+ * the visit's deadline `deadlineAt`. The derived rule (`attemptTimeoutMs` left
+ * out) never cuts a visit's attempt: a visit that runs past it gets a backup
+ * on another provider instead (`routeParallel`), and keeps running. The
+ * request's deadline alone arms no timer: the operation enforces it.
  * @internal
  */
 export function startAttempt<R, T>(
@@ -230,23 +251,12 @@ export function startAttempt<R, T>(
   attempt: number,
   env: VisitEnv,
   deadlineAt: number,
-  request: RequestBounds,
 ): T | PromiseLike<T> {
   const { config } = p;
   let timeoutMs = config.attemptTimeoutMs;
-  const until = Math.min(deadlineAt, request.deadlineAt);
-  if (until !== Number.POSITIVE_INFINITY) {
-    const now = env.clock();
+  if (deadlineAt !== Number.POSITIVE_INFINITY) {
     // The engine never starts a retry at or past the deadline, so what is left is > 0 (1 ms at least).
-    const left = Math.max(until - now, 1);
-    // A request not safe to repeat gets no retry or failover after a cut: nothing may cut it short.
-    const retryMayFollow =
-      request.idempotent && (attempt < config.attempts || anotherMayAnswer(p, env));
-    const own = config.attemptTimeout.forAttempt(p.id, left, retryMayFollow, now);
-    if (own < left) timeoutMs = own;
-    else if (deadlineAt !== Number.POSITIVE_INFINITY) {
-      timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - now, 1));
-    }
+    timeoutMs = Math.min(timeoutMs, Math.max(deadlineAt - env.clock(), 1));
   }
   if (timeoutMs === Number.POSITIVE_INFINITY) {
     return fn(p.resource, { signal, providerId: p.id, attempt });
@@ -273,7 +283,7 @@ export function visitDeadline(p: ProviderRuntime<unknown>, startedAt: number): n
 export interface RequestBounds {
   /** The request's own deadline on the router's clock (`Infinity` for none): it bounds the retries. */
   readonly deadlineAt: number;
-  /** The request is safe to repeat; else no derived attempt timeout cuts it (no retry could follow). */
+  /** The request is safe to repeat; else no backup ever starts beside a slow visit (see `routeParallel`). */
   readonly idempotent: boolean;
   /** How much the request matters under an adaptive limit: each provider refuses the lowest tier first. */
   readonly criticality: Criticality;
@@ -325,7 +335,6 @@ export async function runVisit<R, T>(
     verdict: ALLOW,
     attemptStart: visitStart,
     retryBy: Math.min(deadlineAt, request.deadlineAt),
-    request,
   };
   p.load.begin(visitStart);
   try {
@@ -334,7 +343,7 @@ export async function runVisit<R, T>(
       if (first === undefined) {
         if (signal.aborted) throw abortError(signal);
         try {
-          value = await startAttempt(p, fn, signal, 1, env, deadlineAt, request);
+          value = await startAttempt(p, fn, signal, 1, env, deadlineAt);
         } catch (error) {
           value = await continueVisit(p, probe, fn, signal, policy, env, deadlineAt, error, state);
         }
@@ -364,6 +373,12 @@ export async function runVisit<R, T>(
         ) {
           visitFailed(p, permit, signal.reason, SLOW_LOSER, ran, env);
           permit = -1;
+          // Only while the provider answered nothing since this visit started: a healthy one that
+          // answered others meanwhile is slow on this call, not a black hole.
+          p.slowLossesInARow = p.answeredAt > state.attemptStart ? 0 : p.slowLossesInARow + 1;
+          if (p.slowLossesInARow >= BLACK_HOLE_LOSSES && p.breaker?.state === 'closed') {
+            p.breaker.trip();
+          }
         }
         throw abortError(signal);
       }
@@ -388,7 +403,6 @@ interface VisitState {
   attemptStart: number;
   /** The deadline retries must start before: the visit's or the request's, whichever is first. */
   readonly retryBy: number;
-  readonly request: RequestBounds;
 }
 
 /**
@@ -421,7 +435,7 @@ function continueVisit<R, T>(
     {
       run: (attempt) => {
         state.attemptStart = env.clock();
-        return startAttempt(p, fn, signal, attempt, env, deadlineAt, state.request);
+        return startAttempt(p, fn, signal, attempt, env, deadlineAt);
       },
       judge: (e) => {
         state.verdict = judge(e, policy);
