@@ -284,7 +284,7 @@ export const DEFAULT_BACKOFF_OPTIONS: Readonly<BackoffOptions> = Object.freeze({
 });
 
 /**
- * {@link DEFAULT_BACKOFF_OPTIONS} built: the backoff of every stack that names none.
+ * `DEFAULT_BACKOFF_OPTIONS` built: the backoff of every stack that names none.
  * Marked pure so that a bundle which never reads it (one importing only
  * `DEFAULT_ATTEMPTS`) leaves out the backoff and option-checking code it builds with.
  */
