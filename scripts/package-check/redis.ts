@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   assert.equal(perUser.tryAcquire('user-1').ok, true);
 
   // A circuit opened in one process refuses calls in the other.
-  circuit.release(circuit.tryAcquire(), 'failure');
+  circuit.release(circuit.tryAcquire(), { outcome: 'failure' });
   assert.equal(circuit.state, 'open');
   await eventually(() => otherProcess.state === 'open', 'the trip reaches the other process');
   assert.ok(otherProcess.tryAcquire() < 0);
