@@ -60,7 +60,21 @@ export function renderMarkdown(results: Results, order: readonly string[]): stri
     '',
   ];
   const ordered = order.map((name) => results.suites[name]).filter((s) => s !== undefined);
-  parts.push('### Targets', '', targetsMarkdown(ordered.flatMap((s) => s.targets)), '');
+  // Every suite's count of goal rows met, then the rows not met (all rows: bench/results/summary.json).
+  const counts = ordered
+    .filter((s) => s.targets.length > 0)
+    .map((s) => [
+      s.name,
+      `${s.targets.filter((t) => t.met === true).length} of ${s.targets.length}`,
+    ]);
+  const missed = ordered.flatMap((s) => s.targets.filter((t) => t.met !== true));
+  parts.push(
+    '### Targets',
+    '',
+    tableMarkdown({ title: 'Targets', columns: ['Suite', 'Goal rows met'], rows: counts }),
+    '',
+  );
+  if (missed.length > 0) parts.push('Not met:', '', targetsMarkdown(missed), '');
   for (const s of ordered) {
     parts.push(`### ${s.title}`, '');
     const line = provenance(s, m);
