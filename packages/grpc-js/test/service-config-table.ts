@@ -201,8 +201,10 @@ const rows: Row[] = [
     expectSame: (o) => {
       expect(o.code).toBe(status.OK);
       expect(o.attempts).toHaveLength(3);
+      // Gaps as the server saw the attempts arrive: a hedge timer never fires early, but the earlier
+      // attempt's own transit can arrive a few ms late (193.9 ms seen in CI), so 10% below.
       for (const gap of gaps(o)) {
-        expect(gap).toBeGreaterThanOrEqual(195);
+        expect(gap).toBeGreaterThanOrEqual(180);
         expect(gap).toBeLessThanOrEqual(200 + SLACK_MS);
       }
     },
