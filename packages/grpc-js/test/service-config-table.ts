@@ -255,7 +255,7 @@ const rows: Row[] = [
     expectSame: (o) => {
       expect(o.attempts).toHaveLength(2);
       const [gap] = gaps(o);
-      expect(gap).toBeGreaterThanOrEqual(95);
+      expect(gap).toBeGreaterThanOrEqual(90);
       expect(gap).toBeLessThanOrEqual(100 + SLACK_MS);
     },
   },
